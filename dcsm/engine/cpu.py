@@ -1,0 +1,227 @@
+"""The CPU engine: exact, sequential, numba-compiled; the oracle for the GPU engine.
+
+Updates are applied strictly one at a time in seq order, so every update sees exactly the
+graph its semantics ask for (after itself for an insertion, before itself for a deletion)
+and batch boundaries cannot change any result. The kernels live in
+:mod:`dcsm.engine.cpu_kernels`; this module owns their arrays, grows them, and turns the raw
+output buffers into :class:`~dcsm.engine.interface.BatchResult` arrays.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from numba import types
+from numba.typed import Dict
+
+from ..errors import EngineError
+from ..model import Graph, Pattern, UpdateBatch
+from . import cpu_kernels as kern
+from .interface import BatchResult, Counts, Deltas, Engine
+from .plan import plan_query, stack_plans
+
+
+class CpuEngine(Engine):
+    """Sequential exact engine.
+
+    Args:
+        chunk: updates per kernel call; ``started``/``finished`` timestamps are per chunk.
+    """
+
+    backend = "cpu"
+
+    def __init__(self, chunk: int = 256) -> None:
+        super().__init__()
+        if chunk < 1:
+            raise ValueError(f"chunk must be >= 1, got {chunk}")
+        self._chunk = chunk
+        self._idmap = Dict.empty(key_type=types.int64, value_type=types.int32)
+        self._ext = np.zeros(1024, np.int64)
+        self._vlab = np.zeros(1024, np.int32)
+        self._off = np.zeros(1024, np.int64)
+        self._deg = np.zeros(1024, np.int32)
+        self._cap = np.zeros(1024, np.int32)
+        self._nbr = np.zeros(1 << 16, np.int32)
+        self._elab = np.zeros(1 << 16, np.int32)
+        self._meta = np.zeros(2, np.int64)  # [vertices, pool tail]
+        self._cand = np.zeros((kern.K, 64), np.int32)
+        self._table_version = -1
+        self._table: tuple = ()
+        self._started = False
+
+    # -- graph ---------------------------------------------------------------------------
+
+    @property
+    def num_vertices(self) -> int:
+        return int(self._meta[0])
+
+    @property
+    def num_edges(self) -> int:
+        return int(self._deg[: self.num_vertices].sum()) // 2
+
+    def load_graph(self, graph: Graph) -> None:
+        if self._started or self.num_vertices:
+            raise EngineError("load_graph must come before any other graph change")
+        declared = np.asarray(graph.vertex_ids, np.int64)
+        endpoints = np.unique(np.concatenate([graph.src, graph.dst]).astype(np.int64))
+        extra = np.setdiff1d(endpoints, declared, assume_unique=True)
+        ext = np.concatenate([declared, extra])
+        labels = np.concatenate([graph.vertex_labels.astype(np.int32), np.zeros(len(extra), np.int32)])
+        nv = len(ext)
+        sorter = np.argsort(ext, kind="stable")
+        if nv > 1 and (np.diff(ext[sorter]) == 0).any():
+            raise EngineError("graph declares a vertex id twice")
+        a = sorter[np.searchsorted(ext, graph.src, sorter=sorter)].astype(np.int32)
+        b = sorter[np.searchsorted(ext, graph.dst, sorter=sorter)].astype(np.int32)
+        lo, hi = np.minimum(a, b), np.maximum(a, b)
+        keep = lo != hi
+        key = lo[keep].astype(np.int64) * nv + hi[keep]
+        key, first = np.unique(key, return_index=True)
+        lab = graph.edge_labels.astype(np.int32)[keep][first]
+        lo, hi = (key // max(nv, 1)).astype(np.int32), (key % max(nv, 1)).astype(np.int32)
+        off, deg, cap, nbr, elab, tail = kern.bulk_load(lo, hi, lab, nv)
+        self._ensure_vertices(nv)
+        self._ext[:nv] = ext
+        self._vlab[:nv] = labels
+        self._off[:nv], self._deg[:nv], self._cap[:nv] = off, deg, cap
+        self._nbr, self._elab = nbr, elab
+        self._meta[:] = (nv, tail)
+        kern.fill_idmap(self._idmap, self._ext, nv)
+
+    def export_graph(self) -> Graph:
+        nv = self.num_vertices
+        src, dst, lab = kern.export_edges(self._off, self._deg, self._nbr, self._elab, nv)
+        return Graph(
+            vertex_ids=self._ext[:nv].copy(),
+            vertex_labels=self._vlab[:nv].copy(),
+            src=self._ext[src],
+            dst=self._ext[dst],
+            edge_labels=lab,
+        )
+
+    def _ensure_vertices(self, n: int) -> None:
+        size = self._ext.shape[0]
+        if n <= size:
+            return
+        new = max(n, 2 * size)
+        for name in ("_ext", "_vlab", "_off", "_deg", "_cap"):
+            old = getattr(self, name)
+            grown = np.zeros(new, old.dtype)
+            grown[:size] = old
+            setattr(self, name, grown)
+
+    def _make_room(self) -> None:
+        """Repack the pool with at least as much free space as live data."""
+        nv = self.num_vertices
+        live = int(self._deg[:nv].sum())
+        extra = max(1 << 16, 2 * live)
+        self._nbr, self._elab, tail = kern.compact(
+            self._off, self._deg, self._cap, self._nbr, self._elab, nv, extra
+        )
+        self._meta[1] = tail
+
+    def _scratch(self, extra_degree: int) -> np.ndarray:
+        """Candidate buffer wide enough for the largest neighbour list plus growth."""
+        need = int(self._deg[: self.num_vertices].max(initial=0)) + extra_degree + 1
+        if self._cand.shape[1] < need:
+            self._cand = np.zeros((kern.K, max(need, 2 * self._cand.shape[1])), np.int32)
+        return self._cand
+
+    # -- matching ------------------------------------------------------------------------
+
+    def _plan_table(self) -> tuple:
+        if self._table_version != self.queries.version:
+            self._table = self.queries.table()
+            self._table_version = self.queries.version
+        return self._table
+
+    def apply(self, batch: UpdateBatch) -> BatchResult:
+        self._check_batch(batch)
+        self._started = True
+        n = len(batch)
+        plans, qids, qfrom, quntil, qcount = self._plan_table()
+        nq = len(qids)
+        width = int(plans.nverts.max(initial=0))
+        outcome = np.zeros(n, np.int8)
+        started = np.zeros(n, np.float64)
+        finished = np.zeros(n, np.float64)
+        out_m = np.empty((256, max(width, 1)), np.int32)
+        out_tag = np.empty(256, np.int64)
+        cnt_tag = np.empty(n * nq, np.int64)
+        cnt_val = np.empty(n * nq, np.int64)
+        nout = ncnt = 0
+        for c0 in range(0, n, self._chunk):
+            c1 = min(n, c0 + self._chunk)
+            self._ensure_vertices(self.num_vertices + 2 * (c1 - c0))
+            cand = self._scratch(c1 - c0)
+            t0 = time.time()
+            i = c0
+            while True:
+                i, out_m, out_tag, nout, ncnt = kern.apply_updates(
+                    i, batch.op[:c1], batch.u, batch.v, batch.label, batch.u_label,
+                    batch.v_label, batch.seq, self._idmap, self._ext, self._vlab, self._off,
+                    self._deg, self._cap, self._nbr, self._elab, self._meta, plans.first,
+                    plans.nverts, plans.pos, plans.vlabel, plans.start_elabel, plans.bn_cnt,
+                    plans.bn_pos, plans.bn_elabel, plans.sym_lt, plans.sym_gt, qfrom, quntil,
+                    qcount, cand, outcome, out_m, out_tag, nout, cnt_tag, cnt_val, ncnt,
+                )  # fmt: skip
+                if i >= c1:
+                    break
+                self._make_room()
+            started[c0:c1] = t0
+            finished[c0:c1] = time.time()
+        if n:
+            self.queries.advance(int(batch.seq[-1]))
+        return BatchResult(
+            outcome=outcome,
+            deltas=self._decode_deltas(batch, out_m, out_tag, nout, qids, plans.nverts, width),
+            counts=self._decode_counts(batch, cnt_tag, cnt_val, ncnt, qids),
+            started=started,
+            finished=finished,
+        )
+
+    def _decode_deltas(
+        self, batch: UpdateBatch, out_m: np.ndarray, out_tag: np.ndarray, nout: int,
+        qids: np.ndarray, nverts: np.ndarray, width: int,
+    ) -> Deltas:  # fmt: skip
+        if nout == 0:
+            return Deltas.empty(width)
+        nq = len(qids)
+        tag = out_tag[:nout]
+        upd, slot = tag // nq, tag % nq
+        match = self._ext[out_m[:nout, :width]]
+        match[np.arange(width)[None, :] >= nverts[slot][:, None]] = -1
+        return Deltas(
+            query=qids[slot], sign=batch.op[upd].astype(np.int8), seq=batch.seq[upd], match=match
+        )
+
+    @staticmethod
+    def _decode_counts(
+        batch: UpdateBatch, tag: np.ndarray, val: np.ndarray, k: int, qids: np.ndarray
+    ) -> Counts:
+        if k == 0:
+            return Counts.empty()
+        upd, slot = tag[:k] // len(qids), tag[:k] % len(qids)
+        return Counts(
+            query=qids[slot], seq=batch.seq[upd], sign=batch.op[upd].astype(np.int8),
+            count=val[:k].copy(),
+        )  # fmt: skip
+
+    def _static(self, pattern: Pattern, emit: bool) -> tuple[int, np.ndarray]:
+        plan = stack_plans([plan_query(pattern)])
+        out = np.empty((1024 if emit else 1, pattern.num_vertices), np.int32)
+        total, out, nout = kern.static_matches(
+            0, pattern.num_vertices, emit, self._ext, self._vlab, self._off, self._deg,
+            self._nbr, self._elab, self.num_vertices, plan.pos, plan.vlabel, plan.start_elabel,
+            plan.bn_cnt, plan.bn_pos, plan.bn_elabel, plan.sym_lt, plan.sym_gt,
+            self._scratch(0), out,
+        )  # fmt: skip
+        return int(total), self._ext[out[:nout]] if emit else out[:0].astype(np.int64)
+
+    def count_static(self, pattern: Pattern) -> int:
+        return self._static(pattern, emit=False)[0]
+
+    def match_static(self, pattern: Pattern) -> np.ndarray:
+        return self._static(pattern, emit=True)[1]
+

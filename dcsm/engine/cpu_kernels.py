@@ -1,0 +1,484 @@
+"""Numba kernels of the CPU engine: the dynamic graph and backtracking enumeration.
+
+Graph layout (all owned by :class:`dcsm.engine.cpu.CpuEngine`, passed in and out of every
+kernel; internal vertex ids are dense int32 in first-seen order):
+
+==========  ===========  ==========================================================
+array       dtype        meaning
+==========  ===========  ==========================================================
+``ext``     int64 (V,)   external id of internal vertex x
+``vlab``    int32 (V,)   label of x
+``off``     int64 (V,)   start of x's neighbour list in the pool
+``deg``     int32 (V,)   its length
+``cap``     int32 (V,)   its capacity (a full list moves to the pool tail, doubled)
+``nbr``     int32 (S,)   pool of neighbour ids; each list sorted ascending
+``elab``    int32 (S,)   edge label beside each pool entry
+``meta``    int64 (2,)   [number of vertices, pool tail]
+``idmap``   Dict         external id -> internal id
+==========  ===========  ==========================================================
+
+Enumeration is depth-first over a plan (see :mod:`dcsm.engine.plan`): step i's candidates
+are the neighbours of the backward neighbour with the smallest degree that pass the label,
+injectivity and symmetry checks and appear (with the right edge label) in every other
+backward neighbour's list, found by binary search. The last step is only counted, never
+materialised, unless matches are emitted.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+K = 16
+ANY = -1
+NOOP = 1
+APPLIED = 0
+SELF_LOOP = 2
+LABEL_CONFLICT = 3
+POOL_FULL = -1
+
+
+@njit(cache=True, inline="always")
+def _find(nbr, start, length, x):
+    """Index of x in nbr[start:start+length] (sorted), or -(insertion point) - 1."""
+    lo = start
+    hi = start + length
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        v = nbr[mid]
+        if v < x:
+            lo = mid + 1
+        elif v > x:
+            hi = mid
+        else:
+            return mid
+    return -(lo - start) - 1
+
+
+@njit(cache=True)
+def _intern(idmap, x, lab, ext, vlab, deg, cap, off, meta):
+    """Internal id of external x, creating it (label lab, or 0 if lab < 0)."""
+    if x in idmap:
+        return idmap[x]
+    i = meta[0]
+    meta[0] = i + 1
+    idmap[x] = np.int32(i)
+    ext[i] = x
+    vlab[i] = lab if lab >= 0 else 0
+    deg[i] = 0
+    cap[i] = 0
+    off[i] = 0
+    return np.int32(i)
+
+
+@njit(cache=True)
+def _insert_half(a, b, lab, off, deg, cap, nbr, elab, meta):
+    """Insert b into a's sorted list (the caller checked it is absent and the pool has room)."""
+    d = deg[a]
+    if d == cap[a]:
+        newcap = 4 if cap[a] == 0 else 2 * cap[a]
+        t = meta[1]
+        for k in range(d):
+            nbr[t + k] = nbr[off[a] + k]
+            elab[t + k] = elab[off[a] + k]
+        off[a] = t
+        cap[a] = newcap
+        meta[1] = t + newcap
+    s = off[a]
+    r = _find(nbr, s, d, b)
+    ins = -r - 1
+    k = d
+    while k > ins:
+        nbr[s + k] = nbr[s + k - 1]
+        elab[s + k] = elab[s + k - 1]
+        k -= 1
+    nbr[s + ins] = b
+    elab[s + ins] = lab
+    deg[a] = d + 1
+
+
+@njit(cache=True)
+def _delete_half(a, b, off, deg, nbr, elab):
+    s = off[a]
+    d = deg[a]
+    i = _find(nbr, s, d, b)
+    for k in range(i, s + d - 1):
+        nbr[k] = nbr[k + 1]
+        elab[k] = elab[k + 1]
+    deg[a] = d - 1
+
+
+@njit(cache=True)
+def _candidates(
+    i, p, m, store, cand, off, deg, nbr, elab, vlab, ext, bn_cnt, bn_pos, bn_elabel, vlabel,
+    sym_lt, sym_gt,
+):
+    """Candidates for step i of plan p given the partial match m[0:i]; stores them in
+    cand[i, :] when ``store``, returns how many there are."""
+    nb = bn_cnt[p, i]
+    # The backward neighbour with the shortest list drives the scan.
+    best = 0
+    bestdeg = deg[m[bn_pos[p, i, 0]]]
+    for k in range(1, nb):
+        dk = deg[m[bn_pos[p, i, k]]]
+        if dk < bestdeg:
+            best = k
+            bestdeg = dk
+    base = m[bn_pos[p, i, best]]
+    base_lab = bn_elabel[p, i, best]
+    want = vlabel[p, i]
+    lt = sym_lt[p, i]
+    gt = sym_gt[p, i]
+    s0 = off[base]
+    cnt = 0
+    for t in range(s0, s0 + bestdeg):
+        c = nbr[t]
+        if base_lab != ANY and elab[t] != base_lab:
+            continue
+        if want != ANY and vlab[c] != want:
+            continue
+        ok = True
+        for j in range(i):
+            if m[j] == c:
+                ok = False
+                break
+        if not ok:
+            continue
+        if lt != 0 or gt != 0:
+            ec = ext[c]
+            for j in range(i):
+                if (lt >> j) & 1 and not ec < ext[m[j]]:
+                    ok = False
+                    break
+                if (gt >> j) & 1 and not ec > ext[m[j]]:
+                    ok = False
+                    break
+            if not ok:
+                continue
+        for k in range(nb):
+            if k == best:
+                continue
+            w = m[bn_pos[p, i, k]]
+            r = _find(nbr, off[w], deg[w], c)
+            if r < 0:
+                ok = False
+                break
+            lk = bn_elabel[p, i, k]
+            if lk != ANY and elab[r] != lk:
+                ok = False
+                break
+        if not ok:
+            continue
+        if store:
+            cand[i, cnt] = c
+        cnt += 1
+    return cnt
+
+
+@njit(cache=True)
+def _grow_tags(a, need):
+    if need <= a.shape[0]:
+        return a
+    b = np.empty(max(need, 2 * a.shape[0]), a.dtype)
+    b[: a.shape[0]] = a
+    return b
+
+
+@njit(cache=True)
+def _grow_matches(a, need):
+    if need <= a.shape[0]:
+        return a
+    b = np.empty((max(need, 2 * a.shape[0]), a.shape[1]), a.dtype)
+    b[: a.shape[0]] = a
+    return b
+
+
+@njit(cache=True)
+def _extend(
+    p, n, a, b, emit, cand, m, off, deg, nbr, elab, vlab, ext, pos, bn_cnt, bn_pos, bn_elabel,
+    vlabel, sym_lt, sym_gt, out_m, out_tag, nout, tag,
+):
+    """Enumerate the matches of plan p that map its start edge to (a, b).
+
+    Returns (count, out_m, out_tag, nout): when ``emit``, each match is appended to out_m
+    (internal ids, query-vertex order) with ``tag`` in out_tag; the buffers grow as needed.
+    """
+    m[0] = a
+    m[1] = b
+    if n == 2:
+        if emit:
+            out_m = _grow_matches(out_m, nout + 1)
+            out_tag = _grow_tags(out_tag, nout + 1)
+            for x in range(n):
+                out_m[nout, x] = m[pos[p, x]]
+            out_tag[nout] = tag
+            nout += 1
+        return 1, out_m, out_tag, nout
+    total = 0
+    last = n - 1
+    ncand = np.zeros(K, np.int64)
+    idx = np.zeros(K, np.int64)
+    depth = 2
+    if depth == last and not emit:
+        total = _candidates(
+            2, p, m, False, cand, off, deg, nbr, elab, vlab, ext, bn_cnt, bn_pos, bn_elabel,
+            vlabel, sym_lt, sym_gt,
+        )
+        return total, out_m, out_tag, nout
+    ncand[2] = _candidates(
+        2, p, m, True, cand, off, deg, nbr, elab, vlab, ext, bn_cnt, bn_pos, bn_elabel, vlabel,
+        sym_lt, sym_gt,
+    )
+    idx[2] = 0
+    while depth >= 2:
+        if idx[depth] >= ncand[depth]:
+            depth -= 1
+            continue
+        m[depth] = cand[depth, idx[depth]]
+        idx[depth] += 1
+        if depth == last:
+            total += 1
+            out_m = _grow_matches(out_m, nout + 1)
+            out_tag = _grow_tags(out_tag, nout + 1)
+            for x in range(n):
+                out_m[nout, x] = m[pos[p, x]]
+            out_tag[nout] = tag
+            nout += 1
+            continue
+        depth += 1
+        if depth == last and not emit:
+            total += _candidates(
+                depth, p, m, False, cand, off, deg, nbr, elab, vlab, ext, bn_cnt, bn_pos,
+                bn_elabel, vlabel, sym_lt, sym_gt,
+            )
+            depth -= 1
+            continue
+        ncand[depth] = _candidates(
+            depth, p, m, True, cand, off, deg, nbr, elab, vlab, ext, bn_cnt, bn_pos, bn_elabel,
+            vlabel, sym_lt, sym_gt,
+        )
+        idx[depth] = 0
+    return total, out_m, out_tag, nout
+
+
+@njit(cache=True)
+def _start_ok(p, a, b, lab, vlab, ext, vlabel, start_elabel, sym_lt, sym_gt):
+    """Can plan p's start edge map onto data edge (a, b) with label lab?"""
+    if vlabel[p, 0] != ANY and vlab[a] != vlabel[p, 0]:
+        return False
+    if vlabel[p, 1] != ANY and vlab[b] != vlabel[p, 1]:
+        return False
+    if start_elabel[p] != ANY and lab != start_elabel[p]:
+        return False
+    if sym_lt[p, 1] & 1 and not ext[b] < ext[a]:
+        return False
+    if sym_gt[p, 1] & 1 and not ext[b] > ext[a]:
+        return False
+    return True
+
+
+@njit(cache=True)
+def apply_updates(
+    start, op, u, v, label, u_label, v_label, seq,
+    idmap, ext, vlab, off, deg, cap, nbr, elab, meta,
+    first, nverts, pos, vlabel, start_elabel, bn_cnt, bn_pos, bn_elabel, sym_lt, sym_gt,
+    q_from, q_until, q_count, cand,
+    outcome, out_m, out_tag, nout, cnt_tag, cnt_val, ncnt,
+):
+    """Apply updates[start:] in order, matching each against the live queries.
+
+    Writes outcome[i]; appends (from fill levels nout / ncnt) embedding-mode matches to out_m/out_tag (tag = update index *
+    Q + query slot) and count-mode counts to cnt_tag/cnt_val (same tag). Stops early when the
+    pool has no room for the next insertion, returning its index so the caller can grow the
+    pool and call again; otherwise returns len(op). Also returns the possibly regrown output
+    buffers and their fill levels.
+    """
+    nq = nverts.shape[0]
+    m = np.empty(K, np.int32)
+    for i in range(start, op.shape[0]):
+        x = u[i]
+        y = v[i]
+        if x == y:
+            outcome[i] = SELF_LOOP
+            continue
+        # Label conflicts are judged before interning so a rejected update leaves no trace.
+        lx = u_label[i]
+        ly = v_label[i]
+        if lx >= 0 and x in idmap and vlab[idmap[x]] != lx:
+            outcome[i] = LABEL_CONFLICT
+            continue
+        if ly >= 0 and y in idmap and vlab[idmap[y]] != ly:
+            outcome[i] = LABEL_CONFLICT
+            continue
+        is_ins = op[i] > 0
+        if is_ins:
+            # Worst-case pool need: both lists relocate, doubled.
+            need = 0
+            if x in idmap:
+                ia = idmap[x]
+                if deg[ia] == cap[ia]:
+                    need += max(4, 2 * cap[ia])
+            else:
+                need += 4
+            if y in idmap:
+                ib = idmap[y]
+                if deg[ib] == cap[ib]:
+                    need += max(4, 2 * cap[ib])
+            else:
+                need += 4
+            if meta[1] + need > nbr.shape[0]:
+                return i, out_m, out_tag, nout, ncnt
+            a = _intern(idmap, x, lx, ext, vlab, deg, cap, off, meta)
+            b = _intern(idmap, y, ly, ext, vlab, deg, cap, off, meta)
+            if _find(nbr, off[a], deg[a], b) >= 0:
+                outcome[i] = NOOP
+                continue
+            _insert_half(a, b, label[i], off, deg, cap, nbr, elab, meta)
+            _insert_half(b, a, label[i], off, deg, cap, nbr, elab, meta)
+            elab_ab = label[i]
+        else:
+            if x not in idmap or y not in idmap:
+                outcome[i] = NOOP
+                continue
+            a = idmap[x]
+            b = idmap[y]
+            r = _find(nbr, off[a], deg[a], b)
+            if r < 0:
+                outcome[i] = NOOP
+                continue
+            elab_ab = elab[r]
+        outcome[i] = APPLIED
+        s = seq[i]
+        for q in range(nq):
+            if s < q_from[q] or s >= q_until[q]:
+                continue
+            emit = not q_count[q]
+            tag = i * nq + q
+            total = 0
+            for p in range(first[q], first[q + 1]):
+                if not _start_ok(p, a, b, elab_ab, vlab, ext, vlabel, start_elabel, sym_lt, sym_gt):
+                    continue
+                c, out_m, out_tag, nout = _extend(
+                    p, nverts[q], a, b, emit, cand, m, off, deg, nbr, elab, vlab, ext, pos,
+                    bn_cnt, bn_pos, bn_elabel, vlabel, sym_lt, sym_gt, out_m, out_tag, nout, tag,
+                )
+                total += c
+            if not emit and total > 0:
+                cnt_tag[ncnt] = tag
+                cnt_val[ncnt] = total
+                ncnt += 1
+        if not is_ins:
+            _delete_half(a, b, off, deg, nbr, elab)
+            _delete_half(b, a, off, deg, nbr, elab)
+    return op.shape[0], out_m, out_tag, nout, ncnt
+
+
+@njit(cache=True)
+def static_matches(
+    p, n, emit, ext, vlab, off, deg, nbr, elab, nv, pos, vlabel, start_elabel, bn_cnt, bn_pos,
+    bn_elabel, sym_lt, sym_gt, cand, out_m,
+):
+    """Every match of plan p over every ordered data edge (each embedding once).
+
+    Returns (count, out_m, nout); out_m holds internal ids when ``emit``."""
+    m = np.empty(K, np.int32)
+    out_tag = np.empty(out_m.shape[0], np.int64)
+    nout = 0
+    total = 0
+    for a in range(nv):
+        if vlabel[p, 0] != ANY and vlab[a] != vlabel[p, 0]:
+            continue
+        for t in range(off[a], off[a] + deg[a]):
+            b = nbr[t]
+            if not _start_ok(p, a, b, elab[t], vlab, ext, vlabel, start_elabel, sym_lt, sym_gt):
+                continue
+            c, out_m, out_tag, nout = _extend(
+                p, n, a, b, emit, cand, m, off, deg, nbr, elab, vlab, ext, pos, bn_cnt, bn_pos,
+                bn_elabel, vlabel, sym_lt, sym_gt, out_m, out_tag, nout, 0,
+            )
+            total += c
+    return total, out_m, nout
+
+
+@njit(cache=True)
+def bulk_load(src, dst, lab, nv):
+    """CSR with slack from internal-id edge arrays (each undirected edge once, no
+    duplicates): returns off, deg, cap, nbr, elab, tail."""
+    deg = np.zeros(nv, np.int32)
+    for k in range(src.shape[0]):
+        deg[src[k]] += 1
+        deg[dst[k]] += 1
+    cap = np.empty(nv, np.int32)
+    off = np.empty(nv, np.int64)
+    t = 0
+    for x in range(nv):
+        c = deg[x] + (deg[x] >> 2) + 4
+        cap[x] = c
+        off[x] = t
+        t += c
+    nbr = np.empty(2 * t + 1024, np.int32)
+    elab = np.empty(2 * t + 1024, np.int32)
+    fill = np.zeros(nv, np.int32)
+    for k in range(src.shape[0]):
+        a = src[k]
+        b = dst[k]
+        nbr[off[a] + fill[a]] = b
+        elab[off[a] + fill[a]] = lab[k]
+        fill[a] += 1
+        nbr[off[b] + fill[b]] = a
+        elab[off[b] + fill[b]] = lab[k]
+        fill[b] += 1
+    for x in range(nv):
+        s = off[x]
+        d = deg[x]
+        order = np.argsort(nbr[s : s + d], kind="mergesort")
+        nbr[s : s + d] = nbr[s : s + d][order]
+        elab[s : s + d] = elab[s : s + d][order]
+    return off, deg, cap, nbr, elab, t
+
+
+@njit(cache=True)
+def compact(off, deg, cap, nbr, elab, nv, extra):
+    """Repack every list tightly (capacity = deg * 1.25 + 4) into a new pool with ``extra``
+    free slots at the tail; returns nbr, elab, tail and updates off/cap in place."""
+    t = 0
+    for x in range(nv):
+        t += deg[x] + (deg[x] >> 2) + 4
+    nn = np.empty(t + extra, np.int32)
+    ne = np.empty(t + extra, np.int32)
+    t = 0
+    for x in range(nv):
+        s = off[x]
+        d = deg[x]
+        nn[t : t + d] = nbr[s : s + d]
+        ne[t : t + d] = elab[s : s + d]
+        off[x] = t
+        cap[x] = d + (d >> 2) + 4
+        t += cap[x]
+    return nn, ne, t
+
+
+@njit(cache=True)
+def export_edges(off, deg, nbr, elab, nv):
+    """Each undirected edge once (internal ids, a < b) with its label."""
+    total = 0
+    for x in range(nv):
+        total += deg[x]
+    src = np.empty(total // 2, np.int32)
+    dst = np.empty(total // 2, np.int32)
+    lab = np.empty(total // 2, np.int32)
+    k = 0
+    for x in range(nv):
+        for t in range(off[x], off[x] + deg[x]):
+            if nbr[t] > x:
+                src[k] = x
+                dst[k] = nbr[t]
+                lab[k] = elab[t]
+                k += 1
+    return src, dst, lab
+
+
+@njit(cache=True)
+def fill_idmap(idmap, ext, n):
+    for i in range(n):
+        idmap[ext[i]] = np.int32(i)

@@ -1,0 +1,265 @@
+"""The engine interface shared by the CPU and GPU backends.
+
+An engine owns one data graph and a set of registered queries, and turns batches of edge
+updates into match deltas. Both backends implement exactly the same semantics (see README,
+"Matching semantics"), so the CPU engine is the oracle for the GPU engine:
+
+* Updates are applied in ``seq`` order. An insertion reports the matches that contain the new
+  edge in the graph right after it (sign +1); a deletion, those that contain the edge in the
+  graph right before it (sign -1). Each match is reported exactly once, however many of its
+  edges share a batch.
+* An edge is identified by its unordered endpoint pair; its label is fixed when inserted.
+  Inserting an existing pair or deleting a missing one changes nothing (outcome ``noop``).
+  A self loop, or a vertex label that differs from the one the vertex was first seen with,
+  rejects that update alone (outcome ``self_loop`` / ``label_conflict``).
+* A vertex first seen without a label gets label 0.
+* ``register(qid, pattern, from_seq=s)`` makes the query see every update with ``seq >= s``;
+  ``unregister(qid, from_seq=s)`` stops it from ``s`` on. Both must not lie in the past
+  (before the next seq the engine expects).
+* A query registered with ``count_only=True`` produces :class:`Counts` rows (one per update
+  and sign with a non-zero count) instead of :class:`Deltas` rows.
+
+Usage::
+
+    engine = make_engine("auto")
+    engine.load_graph(graph)
+    engine.register(0, pattern, from_seq=0)
+    result = engine.apply(batch)      # BatchResult of numpy arrays
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import BackendUnavailable, EngineError
+from ..model import Graph, Pattern, UpdateBatch
+from .plan import PlanTable, QueryPlan, plan_query, stack_plans
+
+NO_END = np.iinfo(np.int64).max
+
+
+@dataclass(frozen=True)
+class Deltas:
+    """Match deltas of embedding-mode queries, in (seq, query) order.
+
+    Attributes:
+        query: int32 (k,) query id.  sign: int8 (k,) +1 / -1.  seq: int64 (k,) update seq.
+        match: int64 (k, w) data vertex ids in query-vertex order; w is the largest vertex
+            count among the registered queries, shorter rows padded with -1.
+    """
+
+    query: np.ndarray
+    sign: np.ndarray
+    seq: np.ndarray
+    match: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.query.shape[0])
+
+    @staticmethod
+    def empty(width: int = 0) -> Deltas:
+        return Deltas(
+            np.zeros(0, np.int32),
+            np.zeros(0, np.int8),
+            np.zeros(0, np.int64),
+            np.zeros((0, width), np.int64),
+        )
+
+
+@dataclass(frozen=True)
+class Counts:
+    """Per-update match counts of count-mode queries (rows with count > 0 only).
+
+    Attributes: query int32 (k,), seq int64 (k,), sign int8 (k,), count int64 (k,).
+    """
+
+    query: np.ndarray
+    seq: np.ndarray
+    sign: np.ndarray
+    count: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.query.shape[0])
+
+    @staticmethod
+    def empty() -> Counts:
+        return Counts(
+            np.zeros(0, np.int32), np.zeros(0, np.int64), np.zeros(0, np.int8), np.zeros(0, np.int64)
+        )
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """What ``Engine.apply`` returns for a batch of n updates.
+
+    Attributes:
+        outcome: int8 (n,); dcsm.model.OUTCOME_* per update.
+        deltas: embedding-mode deltas.  counts: count-mode counts.
+        started, finished: float64 (n,); wall-clock seconds (time.time()) at which matching
+            of each update started and finished. Backends stamp at the finest grain they can
+            (the CPU engine per chunk of updates, the GPU engine per update).
+    """
+
+    outcome: np.ndarray
+    deltas: Deltas
+    counts: Counts
+    started: np.ndarray
+    finished: np.ndarray
+
+
+@dataclass
+class _Registration:
+    qid: int
+    plan: QueryPlan
+    count_only: bool
+    from_seq: int
+    until_seq: int = NO_END
+
+
+@dataclass
+class QueryRegistry:
+    """Registered queries and the seq interval each is live for; both backends use it to
+    build the stacked plan table their kernels read."""
+
+    next_seq: int = 0
+    _regs: dict[int, _Registration] = field(default_factory=dict)
+    _version: int = 0
+
+    def register(self, qid: int, pattern: Pattern, from_seq: int, count_only: bool) -> QueryPlan:
+        if qid in self._regs:
+            raise EngineError(f"query id {qid} is already registered")
+        if from_seq < self.next_seq:
+            raise EngineError(
+                f"cannot register query {qid} from seq {from_seq}: updates up to "
+                f"{self.next_seq - 1} were already applied"
+            )
+        plan = plan_query(pattern)
+        self._regs[qid] = _Registration(qid, plan, count_only, from_seq)
+        self._version += 1
+        return plan
+
+    def unregister(self, qid: int, from_seq: int) -> None:
+        reg = self._regs.get(qid)
+        if reg is None or reg.until_seq != NO_END:
+            raise EngineError(f"query id {qid} is not registered")
+        if from_seq < self.next_seq:
+            raise EngineError(
+                f"cannot unregister query {qid} from seq {from_seq}: updates up to "
+                f"{self.next_seq - 1} were already applied"
+            )
+        reg.until_seq = from_seq
+        self._version += 1
+
+    def advance(self, last_seq: int) -> None:
+        """Record that every update up to ``last_seq`` is applied; forget expired queries."""
+        self.next_seq = last_seq + 1
+        expired = [q for q, r in self._regs.items() if r.until_seq <= self.next_seq]
+        for q in expired:
+            del self._regs[q]
+        if expired:
+            self._version += 1
+
+    @property
+    def version(self) -> int:
+        """Changes whenever the table would change (cache key for uploaded plans)."""
+        return self._version
+
+    def plan(self, qid: int) -> QueryPlan:
+        return self._regs[qid].plan
+
+    def __contains__(self, qid: int) -> bool:
+        return qid in self._regs
+
+    def table(self) -> tuple[PlanTable, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(plans, qid int32 (Q,), from_seq int64 (Q,), until_seq int64 (Q,),
+        count_only bool (Q,)), slot order = registration order."""
+        regs = list(self._regs.values())
+        return (
+            stack_plans([r.plan for r in regs]),
+            np.array([r.qid for r in regs], np.int32),
+            np.array([r.from_seq for r in regs], np.int64),
+            np.array([r.until_seq for r in regs], np.int64),
+            np.array([r.count_only for r in regs], np.bool_),
+        )
+
+
+class Engine(abc.ABC):
+    """One data graph, a set of queries, and batches of updates in; deltas out."""
+
+    backend: str = "abstract"
+
+    def __init__(self) -> None:
+        self.queries = QueryRegistry()
+
+    @abc.abstractmethod
+    def load_graph(self, graph: Graph) -> None:
+        """Bulk-load an initial graph; only before the first ``apply``."""
+
+    def register(
+        self, qid: int, pattern: Pattern, *, from_seq: int, count_only: bool = False
+    ) -> None:
+        """Make query ``qid`` see every update with seq >= ``from_seq``."""
+        self.queries.register(qid, pattern, from_seq, count_only)
+
+    def unregister(self, qid: int, *, from_seq: int) -> None:
+        """Stop query ``qid`` from seq ``from_seq`` on."""
+        self.queries.unregister(qid, from_seq)
+
+    @abc.abstractmethod
+    def apply(self, batch: UpdateBatch) -> BatchResult:
+        """Apply ``batch`` (strictly increasing seqs, all >= the next expected seq)."""
+
+    @abc.abstractmethod
+    def count_static(self, pattern: Pattern) -> int:
+        """Matches of ``pattern`` in the current graph (embeddings, or subgraphs if
+        ``pattern.distinct``)."""
+
+    @abc.abstractmethod
+    def match_static(self, pattern: Pattern) -> np.ndarray:
+        """Every match of ``pattern`` in the current graph: int64 (k, n) external ids."""
+
+    @abc.abstractmethod
+    def export_graph(self) -> Graph:
+        """The current graph (for snapshots)."""
+
+    def close(self) -> None:
+        """Release resources; the engine is unusable afterwards."""
+
+    def _check_batch(self, batch: UpdateBatch) -> None:
+        if len(batch) == 0:
+            return
+        if batch.seq[0] < self.queries.next_seq:
+            raise EngineError(
+                f"batch starts at seq {int(batch.seq[0])}, but seqs up to "
+                f"{self.queries.next_seq - 1} were already applied"
+            )
+        if len(batch) > 1 and not (np.diff(batch.seq) > 0).all():
+            raise EngineError("seqs in a batch must be strictly increasing")
+
+
+def gpu_available() -> bool:
+    """True when CuPy imports and sees at least one CUDA device."""
+    try:
+        import cupy  # noqa: F401
+
+        return cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:
+        return False
+
+
+def make_engine(backend: str = "auto", **options: object) -> Engine:
+    """``backend``: "cpu", "gpu", or "auto" (GPU when CuPy and a device are present)."""
+    if backend not in ("auto", "cpu", "gpu"):
+        raise BackendUnavailable(f"unknown backend {backend!r}; choose auto, cpu or gpu")
+    if backend == "gpu" or (backend == "auto" and gpu_available()):
+        if not gpu_available():
+            raise BackendUnavailable("backend gpu needs CuPy (pip install 'dcsm[gpu]') and a CUDA device")
+        from ..gpu.engine import GpuEngine  # imported only when chosen
+
+        return GpuEngine(**options)  # type: ignore[arg-type]
+    from .cpu import CpuEngine
+
+    return CpuEngine(**options)  # type: ignore[arg-type]

@@ -1,0 +1,259 @@
+"""Matching plans: how to extend one data edge to every match of a pattern.
+
+Idea
+----
+An update on data edge ``(a, b)`` changes exactly the matches that map some query edge onto
+``{a, b}``. Because a match is injective, the query edge that lands on ``{a, b}`` and its
+orientation are unique for a given match, so enumerating, for every query edge ``(x, y)`` and
+both orientations, the matches with ``x -> a, y -> b`` finds each affected match exactly once.
+Each such (edge, orientation) pair gets a *plan*: a connected matching order that starts with
+``x, y`` and, for every later step, the already-matched ("backward") neighbours whose adjacency
+lists the candidate must appear in, with the edge label each of those edges must carry.
+
+Static matching (backfill, ``dcsm match``) reuses plan 0: iterating it over every ordered data
+edge finds each embedding exactly once, for the same reason.
+
+``distinct`` patterns report each matching subgraph once. We break symmetry the way
+Grochow and Kellis do: take the automorphism group ``A`` of the labelled pattern, pick a vertex
+``v`` with a non-trivial orbit, require ``f(v) < f(w)`` for every other ``w`` in its orbit,
+continue with the stabiliser of ``v`` until ``A`` is trivial. Exactly one embedding of every
+subgraph satisfies all constraints, and comparing *external* vertex ids makes the chosen
+representative independent of how an engine numbers vertices internally.
+
+Layout (every array padded to ``K = MAX_PATTERN_VERTICES`` so plans of different patterns
+stack into one table that a numba or CUDA kernel indexes directly):
+
+========================  ==============  =================================================
+array                     dtype, shape    meaning
+========================  ==============  =================================================
+``order``                 int32 (P, K)    query vertex matched at step i (-1 past n)
+``pos``                   int32 (P, K)    step at which query vertex x is matched
+``vlabel``                int32 (P, K)    label required at step i (-1 = any)
+``start_elabel``          int32 (P,)      label required on the start edge (-1 = any)
+``bn_cnt``                int32 (P, K)    number of backward neighbours of step i
+``bn_pos``                int32 (P, K, K) their steps (j < i), padded with -1
+``bn_elabel``             int32 (P, K, K) label required on edge (step j, step i)
+``sym_lt`` / ``sym_gt``   int32 (P, K)    bitmask over steps j < i: f(step i) must be
+                                          less / greater than f(step j) (distinct only)
+========================  ==============  =================================================
+
+References: DCSM (inter-batch parallel CSM) section 4 for the incremental decomposition;
+Grochow & Kellis, RECOMB 2007, for symmetry breaking.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from networkx.algorithms.isomorphism import GraphMatcher
+
+from ..errors import PatternError
+from ..model import ANY_LABEL, MAX_PATTERN_VERTICES, Pattern
+
+K = MAX_PATTERN_VERTICES
+
+
+@dataclass(frozen=True)
+class QueryPlan:
+    """All plans of one pattern (P = 2 * number of query edges)."""
+
+    pattern: Pattern
+    order: np.ndarray
+    pos: np.ndarray
+    vlabel: np.ndarray
+    start_elabel: np.ndarray
+    bn_cnt: np.ndarray
+    bn_pos: np.ndarray
+    bn_elabel: np.ndarray
+    sym_lt: np.ndarray
+    sym_gt: np.ndarray
+    automorphisms: int
+
+    @property
+    def num_plans(self) -> int:
+        return int(self.order.shape[0])
+
+    @property
+    def num_vertices(self) -> int:
+        return self.pattern.num_vertices
+
+
+PLAN_ARRAYS = (
+    "order",
+    "pos",
+    "vlabel",
+    "start_elabel",
+    "bn_cnt",
+    "bn_pos",
+    "bn_elabel",
+    "sym_lt",
+    "sym_gt",
+)
+
+
+@dataclass(frozen=True)
+class PlanTable:
+    """Plans of several patterns stacked along the plan axis.
+
+    ``first[q]:first[q + 1]`` are the plans of query slot q; ``nverts[q]`` its vertex count;
+    the other arrays are the QueryPlan arrays concatenated.
+    """
+
+    first: np.ndarray  # int32 (Q + 1,)
+    nverts: np.ndarray  # int32 (Q,)
+    order: np.ndarray
+    pos: np.ndarray
+    vlabel: np.ndarray
+    start_elabel: np.ndarray
+    bn_cnt: np.ndarray
+    bn_pos: np.ndarray
+    bn_elabel: np.ndarray
+    sym_lt: np.ndarray
+    sym_gt: np.ndarray
+
+
+def stack_plans(plans: list[QueryPlan]) -> PlanTable:
+    """Concatenate plans of several queries into one table (query slot = list index)."""
+    counts = [p.num_plans for p in plans]
+    first = np.zeros(len(plans) + 1, np.int32)
+    first[1:] = np.cumsum(counts, dtype=np.int64)
+    nverts = np.array([p.num_vertices for p in plans], np.int32)
+    arrays = {}
+    for name in PLAN_ARRAYS:
+        parts = [getattr(p, name) for p in plans]
+        if parts:
+            arrays[name] = np.ascontiguousarray(np.concatenate(parts))
+        else:
+            shape = {"start_elabel": (0,), "bn_pos": (0, K, K), "bn_elabel": (0, K, K)}
+            arrays[name] = np.zeros(shape.get(name, (0, K)), np.int32)
+    return PlanTable(first=first, nverts=nverts, **arrays)
+
+
+def _labels_equal(a: dict, b: dict) -> bool:
+    return a.get("label") == b.get("label")
+
+
+def _labels_compatible(a: dict, b: dict) -> bool:
+    la, lb = a.get("label"), b.get("label")
+    return la is None or lb is None or la == lb
+
+
+def _automorphisms(pattern: Pattern) -> list[tuple[int, ...]]:
+    """Automorphisms preserving every label constraint exactly (a wildcard only maps to a
+    wildcard). Raises PatternError for ``distinct`` patterns where a structural symmetry
+    swaps a wildcard with a fixed label: one subgraph could then match twice through
+    embeddings no label-preserving automorphism relates, so "once per subgraph" would need
+    a data-dependent rule we do not guess at."""
+    g = pattern.to_networkx()
+    n = pattern.num_vertices
+    exact = GraphMatcher(g, g, node_match=_labels_equal, edge_match=_labels_equal)
+    autos = [tuple(m[i] for i in range(n)) for m in exact.isomorphisms_iter()]
+    if pattern.distinct:
+        loose = GraphMatcher(g, g, node_match=_labels_compatible, edge_match=_labels_compatible)
+        loose_count = sum(1 for _ in loose.isomorphisms_iter())
+        if loose_count != len(autos):
+            raise PatternError(
+                "distinct",
+                "a symmetry of this pattern maps a wildcard-labelled vertex or edge onto a "
+                "labelled one, so its subgraphs have no unique representative; give those "
+                "vertices/edges explicit labels or set distinct to false",
+            )
+    return autos
+
+
+def _symmetry_constraints(pattern: Pattern, autos: list[tuple[int, ...]]) -> list[tuple[int, int]]:
+    """Grochow-Kellis constraints as pairs (v, w) meaning f(v) < f(w)."""
+    constraints: list[tuple[int, int]] = []
+    group = autos
+    while len(group) > 1:
+        # The vertex with the largest orbit breaks the most symmetry per constraint.
+        orbits = {v: {s[v] for s in group} for v in range(pattern.num_vertices)}
+        v = max(range(pattern.num_vertices), key=lambda x: (len(orbits[x]), -x))
+        constraints.extend((v, w) for w in sorted(orbits[v]) if w != v)
+        group = [s for s in group if s[v] == v]
+    return constraints
+
+
+def _order_from(pattern: Pattern, x: int, y: int, adj: list[set[int]]) -> list[int]:
+    """Connected greedy order starting with x, y: next is the vertex with most matched
+    neighbours (tightest candidate set), then a fixed label over a wildcard, then the
+    highest query degree, then the smallest id (deterministic)."""
+    order = [x, y]
+    matched = {x, y}
+    n = pattern.num_vertices
+    while len(order) < n:
+        best = None
+        best_key = None
+        for z in range(n):
+            if z in matched:
+                continue
+            back = len(adj[z] & matched)
+            if back == 0:
+                continue
+            key = (back, pattern.vlabels[z] != ANY_LABEL, len(adj[z]), -z)
+            if best_key is None or key > best_key:
+                best, best_key = z, key
+        assert best is not None, "pattern is connected"
+        order.append(best)
+        matched.add(best)
+    return order
+
+
+def plan_query(pattern: Pattern) -> QueryPlan:
+    """Build every incremental plan of ``pattern`` (two per query edge)."""
+    n = pattern.num_vertices
+    adj: list[set[int]] = [set() for _ in range(n)]
+    elabel: dict[tuple[int, int], int] = {}
+    for (u, v), lab in zip(pattern.edges.tolist(), pattern.elabels.tolist(), strict=True):
+        adj[u].add(v)
+        adj[v].add(u)
+        elabel[(u, v)] = elabel[(v, u)] = lab
+    autos = _automorphisms(pattern)
+    constraints = _symmetry_constraints(pattern, autos) if pattern.distinct else []
+
+    starts = [(u, v) for u, v in pattern.edges.tolist()]
+    starts = [s for uv in starts for s in (uv, uv[::-1])]
+    P = len(starts)
+    order = np.full((P, K), -1, np.int32)
+    pos = np.full((P, K), -1, np.int32)
+    vlabel = np.full((P, K), ANY_LABEL, np.int32)
+    start_elabel = np.zeros(P, np.int32)
+    bn_cnt = np.zeros((P, K), np.int32)
+    bn_pos = np.full((P, K, K), -1, np.int32)
+    bn_elabel = np.full((P, K, K), ANY_LABEL, np.int32)
+    sym_lt = np.zeros((P, K), np.int32)
+    sym_gt = np.zeros((P, K), np.int32)
+    for p, (x, y) in enumerate(starts):
+        o = _order_from(pattern, x, y, adj)
+        order[p, :n] = o
+        where = {q: i for i, q in enumerate(o)}
+        pos[p, :n] = [where[q] for q in range(n)]
+        vlabel[p, :n] = pattern.vlabels[o]
+        start_elabel[p] = elabel[(x, y)]
+        for i in range(2, n):
+            back = [j for j in range(i) if o[j] in adj[o[i]]]
+            bn_cnt[p, i] = len(back)
+            bn_pos[p, i, : len(back)] = back
+            bn_elabel[p, i, : len(back)] = [elabel[(o[j], o[i])] for j in back]
+        for v, w in constraints:  # f(v) < f(w); checked at the later of the two steps
+            iv, iw = where[v], where[w]
+            if iv > iw:
+                sym_lt[p, iv] |= 1 << iw
+            else:
+                sym_gt[p, iw] |= 1 << iv
+    return QueryPlan(
+        pattern=pattern,
+        order=order,
+        pos=pos,
+        vlabel=vlabel,
+        start_elabel=start_elabel,
+        bn_cnt=bn_cnt,
+        bn_pos=bn_pos,
+        bn_elabel=bn_elabel,
+        sym_lt=sym_lt,
+        sym_gt=sym_gt,
+        automorphisms=len(autos),
+    )
+
+

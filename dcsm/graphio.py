@@ -1,0 +1,183 @@
+"""Readers for graph, query and stream files.
+
+Formats:
+
+* **CSM text** (the format of the published CSM systems): ``v <id> <label>`` declares a
+  vertex, ``e <u> <v> <label>`` an undirected edge (in a stream file: an insertion) and
+  ``-e <u> <v> <label>`` a deletion (stream files only). Blank lines and lines starting with
+  ``#`` are ignored. A data graph may omit the edge label (0).
+* **SNAP edge lists**: one ``<u> <v>`` pair per line (tabs or spaces), ``#``/``%`` comments,
+  optionally a first line ``<|V|> <|E|>`` as in the DCSM copy of email-Enron. Both directions
+  and repeated pairs fold into one undirected edge; self loops are dropped. All labels are 0.
+
+Every error raises :class:`~dcsm.errors.InputFileError` naming the file and line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+
+from .errors import InputFileError, PatternError
+from .model import MAX_LABEL, MAX_VERTEX_ID, OP_DELETE, OP_INSERT, Graph, Pattern, UpdateBatch
+
+
+def _lines(path: str | Path) -> Iterator[tuple[int, list[str]]]:
+    """(line number, tokens) of every non-blank, non-comment line."""
+    try:
+        fh = open(path, encoding="utf-8")
+    except OSError as exc:
+        raise InputFileError(str(path), None, exc.strerror or str(exc)) from None
+    with fh:
+        try:
+            for lineno, line in enumerate(fh, 1):
+                tokens = line.split()
+                if tokens and not tokens[0].startswith(("#", "%")):
+                    yield lineno, tokens
+        except UnicodeDecodeError as exc:
+            raise InputFileError(str(path), None, f"not a text file ({exc.reason})") from None
+
+
+def _int(path: str | Path, lineno: int, token: str, what: str, hi: int) -> int:
+    try:
+        x = int(token)
+    except ValueError:
+        raise InputFileError(str(path), lineno, f"{what} {token!r} is not an integer") from None
+    if not 0 <= x <= hi:
+        raise InputFileError(str(path), lineno, f"{what} {x} is outside [0, {hi}]")
+    return x
+
+
+def _expect(path: str | Path, lineno: int, tokens: list[str], counts: tuple[int, ...]) -> None:
+    if len(tokens) not in counts:
+        want = " or ".join(str(c - 1) for c in counts)
+        raise InputFileError(
+            str(path), lineno, f"{tokens[0]!r} line needs {want} fields, got {len(tokens) - 1}"
+        )
+
+
+def read_csm_graph(path: str | Path) -> Graph:
+    """A data graph in CSM format. Repeated edges fold (the first label wins); an edge to an
+    undeclared vertex, a self loop or a repeated vertex is an error."""
+    labels: dict[int, int] = {}
+    edges: dict[tuple[int, int], int] = {}
+    for lineno, tok in _lines(path):
+        kind = tok[0]
+        if kind == "v":
+            _expect(path, lineno, tok, (3,))
+            x = _int(path, lineno, tok[1], "vertex id", MAX_VERTEX_ID)
+            if x in labels:
+                raise InputFileError(str(path), lineno, f"vertex {x} is declared twice")
+            labels[x] = _int(path, lineno, tok[2], "label", MAX_LABEL)
+        elif kind == "e":
+            _expect(path, lineno, tok, (3, 4))
+            u = _int(path, lineno, tok[1], "vertex id", MAX_VERTEX_ID)
+            v = _int(path, lineno, tok[2], "vertex id", MAX_VERTEX_ID)
+            lab = _int(path, lineno, tok[3], "label", MAX_LABEL) if len(tok) == 4 else 0
+            for x in (u, v):
+                if x not in labels:
+                    raise InputFileError(str(path), lineno, f"edge uses undeclared vertex {x}")
+            if u == v:
+                raise InputFileError(str(path), lineno, f"self loop on vertex {u}")
+            edges.setdefault((min(u, v), max(u, v)), lab)
+        else:
+            raise InputFileError(
+                str(path), lineno, f"unknown line type {kind!r} (a graph has 'v' and 'e' lines)"
+            )
+    pairs = np.array(list(edges.keys()), np.int64).reshape(-1, 2)
+    return Graph(
+        vertex_ids=np.fromiter(labels.keys(), np.int64, len(labels)),
+        vertex_labels=np.fromiter(labels.values(), np.int32, len(labels)),
+        src=pairs[:, 0].copy(),
+        dst=pairs[:, 1].copy(),
+        edge_labels=np.fromiter(edges.values(), np.int32, len(edges)),
+    )
+
+
+def read_csm_query(path: str | Path) -> Pattern:
+    """A query pattern in CSM format; its name is the file's stem."""
+    vlabels: dict[int, int] = {}
+    edges: list[tuple[int, int, int | None]] = []
+    for lineno, tok in _lines(path):
+        if tok[0] == "v":
+            _expect(path, lineno, tok, (3,))
+            x = _int(path, lineno, tok[1], "vertex id", 10**6)
+            if x in vlabels:
+                raise InputFileError(str(path), lineno, f"vertex {x} is declared twice")
+            vlabels[x] = _int(path, lineno, tok[2], "label", MAX_LABEL)
+        elif tok[0] == "e":
+            _expect(path, lineno, tok, (3, 4))
+            u = _int(path, lineno, tok[1], "vertex id", 10**6)
+            v = _int(path, lineno, tok[2], "vertex id", 10**6)
+            lab = _int(path, lineno, tok[3], "label", MAX_LABEL) if len(tok) == 4 else None
+            edges.append((u, v, lab))
+        else:
+            raise InputFileError(
+                str(path), lineno, f"unknown line type {tok[0]!r} (a query has 'v' and 'e' lines)"
+            )
+    n = len(vlabels)
+    if sorted(vlabels) != list(range(n)):
+        raise InputFileError(str(path), None, "query vertex ids must be 0..n-1")
+    try:
+        return Pattern.build(Path(path).stem, [vlabels[i] for i in range(n)], edges)
+    except PatternError as exc:
+        raise InputFileError(str(path), None, f"invalid pattern: {exc}") from None
+
+
+def read_csm_stream(path: str | Path) -> UpdateBatch:
+    """An update stream in CSM format (``e`` inserts, ``-e`` deletes), seqs 0..n-1."""
+    ops: list[int] = []
+    us: list[int] = []
+    vs: list[int] = []
+    labs: list[int] = []
+    for lineno, tok in _lines(path):
+        if tok[0] not in ("e", "-e"):
+            raise InputFileError(
+                str(path), lineno, f"unknown line type {tok[0]!r} (a stream has 'e' and '-e' lines)"
+            )
+        _expect(path, lineno, tok, (3, 4))
+        ops.append(OP_INSERT if tok[0] == "e" else OP_DELETE)
+        us.append(_int(path, lineno, tok[1], "vertex id", MAX_VERTEX_ID))
+        vs.append(_int(path, lineno, tok[2], "vertex id", MAX_VERTEX_ID))
+        labs.append(_int(path, lineno, tok[3], "label", MAX_LABEL) if len(tok) == 4 else 0)
+    return UpdateBatch.from_arrays(
+        np.array(ops, np.int8), np.array(us, np.int64), np.array(vs, np.int64), np.array(labs)
+    )
+
+
+def read_snap(path: str | Path) -> Graph:
+    """A SNAP edge list (see module docstring)."""
+    rows: list[tuple[int, int]] = []
+    for lineno, tok in _lines(path):
+        if len(tok) < 2:
+            raise InputFileError(str(path), lineno, f"expected '<u> <v>', got {' '.join(tok)!r}")
+        u = _int(path, lineno, tok[0], "vertex id", MAX_VERTEX_ID)
+        v = _int(path, lineno, tok[1], "vertex id", MAX_VERTEX_ID)
+        rows.append((u, v))
+    if not rows:
+        return Graph.empty()
+    arr = np.array(rows, np.int64)
+    # A first line "|V| |E|" is a header when it counts the lines after it and every id
+    # after it is below |V|.
+    nv, ne = arr[0]
+    if len(arr) - 1 == ne and (len(arr) == 1 or arr[1:].max() < nv):
+        arr = arr[1:]
+    arr = arr[arr[:, 0] != arr[:, 1]]
+    pairs = np.unique(np.sort(arr, axis=1), axis=0)
+    ids = np.unique(pairs)
+    return Graph(
+        vertex_ids=ids,
+        vertex_labels=np.zeros(len(ids), np.int32),
+        src=pairs[:, 0].copy(),
+        dst=pairs[:, 1].copy(),
+        edge_labels=np.zeros(len(pairs), np.int32),
+    )
+
+
+def read_graph(path: str | Path) -> Graph:
+    """A data graph in CSM or SNAP format, told apart by the first non-comment token."""
+    for _, tok in _lines(path):
+        return read_csm_graph(path) if tok[0] in ("v", "e") else read_snap(path)
+    return Graph.empty()

@@ -1,0 +1,1 @@
+"""dcsm.loadgen"""
