@@ -1,0 +1,603 @@
+"""The GPU engine: host side of the DCSM persistent kernel (gpu/dcsm_kernel.cu).
+
+Data flow (one way): ``apply`` admits updates on the host (ids, self loops, label
+conflicts; :mod:`dcsm.engine.intern`), writes them as records into the pinned input ring,
+and pumps the two pinned output rings (match records and per-update completion records)
+until every update of the batch has completed. Inside the kernel, updater warps batch and
+apply updates to the multi-version graph while executor warps match earlier updates: that
+overlap is DCSM's inter-batch parallelism, and it happens within one ``apply`` call as soon
+as the call carries more than one kernel batch (``batch_max`` updates).
+
+Query registration uploads the plan blob into a free slot (a copy on a side stream, no
+kernel load), then sends a REGISTER record placed right before the first update with
+``seq >= from_seq``, so the query sees exactly the updates it should.
+
+``fixed_batch=b`` turns the engine into the GCSM-style baseline used for comparisons: each
+``b`` updates are one kernel launch that first applies the whole batch and only then
+matches it, with no overlap between batches.
+
+Static matching (``count_static``/``match_static``, used for backfill) copies the current
+graph to the host and runs the CPU kernels on it.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from numba import types
+from numba.typed import Dict
+
+from dcsm.engine.cpu import CpuEngine
+from dcsm.engine.intern import ADMITTED, admit
+from dcsm.engine.interface import NO_END, BatchResult, Counts, Deltas, Engine
+from dcsm.errors import EngineError
+from dcsm.model import Graph, Pattern, UpdateBatch
+
+from . import layout as L
+from .loader import KernelConfig, load_kernel
+from .mvg import build_image, live_edges
+from .rings import read_records
+
+THREADS = 256
+
+
+class GpuEngine(Engine):
+    """DCSM on one CUDA device.
+
+    Args:
+        pool_slabs: slabs of 32 entries (16 B each) in the device pool.
+        max_vertices, max_versions: capacities of the vertex and version tables.
+        n_updaters: graph-updater warps (1-4).
+        batch_max: updates per updater batch (b); batch_timeout_us: t.
+        in_cap: input ring records; out_cap: output ring int32 words (pinned).
+        fixed_batch: run as the fixed-batch baseline with this batch size.
+        blocks: grid size (default: as many co-resident blocks as fit).
+    """
+
+    backend = "gpu"
+
+    def __init__(
+        self,
+        *,
+        pool_slabs: int = 1 << 19,
+        max_vertices: int = 1 << 22,
+        max_versions: int = 1 << 21,
+        n_updaters: int = 1,
+        batch_max: int = 64,
+        batch_timeout_us: float = 125.0,
+        in_cap: int = 1 << 16,
+        out_cap: int = 1 << 24,
+        chunk: int = 1024,
+        fixed_batch: int | None = None,
+        blocks: int | None = None,
+    ) -> None:
+        super().__init__()
+        import cupy as cp
+
+        self._cp = cp
+        cfg = KernelConfig(
+            n_updaters=n_updaters,
+            batch_max=batch_max,
+            chunk=chunk,
+            batch_timeout_ns=int(batch_timeout_us * 1000),
+        )
+        self.cfg = cfg
+        self._kernel = load_kernel(cfg)  # every module loads before the kernel ever runs
+        self._fixed_batch = fixed_batch
+        self._nslabs = pool_slabs
+        self._maxv = max_vertices
+        self._maxver = max_versions
+        z = cp.zeros
+        self._d = {
+            "vlab": z(max_vertices, np.int32),
+            "ext": z(max_vertices, np.int64),
+            "head": cp.full(max_vertices, -1, np.int32),
+            "entries": z((pool_slabs * 32, 4), np.int32),
+            "vers": z((max_versions, 8), np.int32),
+            "slab_free": z(sum(pool_slabs >> c for c in range(cfg.nclass)) + 1, np.int32),
+            "ver_free": z(max_versions, np.int32),
+            "gcq": z(max_versions, np.int32),
+            "upd": cp.asarray(self._initial_upd()),
+            "upd_count": z(cfg.maxu * cfg.qmax, np.uint64),
+            "items": z((cfg.maxi, 4), np.int32),
+            "item_free": cp.arange(cfg.maxi, dtype=np.int64),
+            "plans": z(cfg.qmax * cfg.pmax * L.PLAN_INTS, np.int32),
+            "chunkmask": z(cfg.maxchunk, np.uint32),
+            "chunkoff": z(cfg.maxchunk, np.int32),
+        }
+        self._state_dtype = L.state_dtype(cfg)
+        self._d["st"] = z(self._state_dtype.itemsize, np.uint8)
+        self._pinned: dict[str, object] = {}
+        self._in = self._pin("in_ring", in_cap, L.IN_REC)
+        self._hctl = self._pin("hctl", 1, L.HOST_CTL)
+        self._dstat = self._pin("dstat", 1, L.DEV_STATUS)
+        self._out = self._pin("out", out_cap, np.int32)
+        self._done = self._pin("done", cfg.maxu, L.DONE)
+        self._done_counts = self._pin("done_counts", cfg.maxu * cfg.qmax, np.uint64).reshape(
+            cfg.maxu, cfg.qmax
+        )
+        self._done["tau"] = -1
+        self._ctx = self._make_ctx(in_cap, out_cap)
+        self._stream = cp.cuda.Stream(non_blocking=True)
+        self._side = cp.cuda.Stream(non_blocking=True)
+        st = np.zeros(1, self._state_dtype)
+        st["next_tau"] = 1
+        st["gc_ptr"] = 1
+        st["q_from"] = NO_END
+        st["q_until"] = 0
+        st["hold_publish"] = 1 if fixed_batch else 0
+        self._put_state(st)
+        # Host-side admission state.
+        self._idmap = Dict.empty(key_type=types.int64, value_type=types.int32)
+        self._ext = np.zeros(1024, np.int64)
+        self._vlab = np.zeros(1024, np.int32)
+        self._meta = np.zeros(1, np.int64)
+        # Query slots.
+        self._slot_of: dict[int, int] = {}
+        self._slot_qid = np.full(cfg.qmax, -1, np.int32)
+        self._slot_count = np.zeros(cfg.qmax, np.bool_)
+        self._slot_nverts = np.zeros(cfg.qmax, np.int32)
+        self._free_slots = list(range(cfg.qmax))
+        self._pending: list[tuple[int, int, int, int, int, int]] = []  # (seq, order, kind, slot, b, label)
+        self._freeing: list[tuple[int, int]] = []  # (tau_cut, slot)
+        self._order = 0
+        # Ring positions.
+        self._in_tail = 0
+        self._next_tau = 1
+        self._done_next = 1
+        self._out_head = 0
+        self._expect_records = 0
+        self._got_records = 0
+        self._running = False
+        self._loaded = False
+        self._clock_offset_ns = 0
+        self._blocks = blocks or self._default_blocks()
+
+    # -- setup -----------------------------------------------------------------------------
+
+    def _pin(self, name: str, n: int, dtype: np.dtype | type) -> np.ndarray:
+        """Pinned host memory the kernel reads or writes directly (UVA pointer in Ctx)."""
+        dtype = np.dtype(dtype)
+        mem = self._cp.cuda.alloc_pinned_memory(max(1, n) * dtype.itemsize)
+        self._pinned[name] = mem
+        arr = np.frombuffer(mem, dtype, n)
+        arr[...] = np.zeros(1, dtype)[0] if dtype.names else 0
+        return arr
+
+    def _initial_upd(self) -> np.ndarray:
+        u = np.zeros(self.cfg.maxu, L.UPD)
+        u["tau"] = -1
+        u["done"] = -1
+        return u.view(np.uint8)
+
+    def _make_ctx(self, in_cap: int, out_cap: int):  # type: ignore[no-untyped-def]
+        d = self._d
+        ptr = {k: v.data.ptr for k, v in d.items()}
+        ptr.update({k: m.ptr for k, m in self._pinned.items()})  # type: ignore[attr-defined]
+        ptr.update(
+            maxv=self._maxv, nslabs=self._nslabs, maxver=self._maxver,
+            gcq_cap=d["gcq"].shape[0], in_cap=in_cap, out_cap=out_cap,
+        )  # fmt: skip
+        words = np.array([ptr[name] for name in L.CTX_FIELDS], np.uint64)
+        return self._cp.asarray(words)
+
+    def _default_blocks(self) -> int:
+        props = self._cp.cuda.runtime.getDeviceProperties(self._cp.cuda.Device().id)
+        regs = max(1, int(self._kernel.num_regs))
+        per_sm = max(1, min(65536 // (regs * THREADS), 2048 // THREADS))
+        return int(props["multiProcessorCount"]) * per_sm
+
+    def _get_state(self) -> np.ndarray:
+        raw = self._d["st"].get(stream=self._side)
+        self._side.synchronize()
+        return raw.view(self._state_dtype).copy()
+
+    def _put_state(self, st: np.ndarray) -> None:
+        self._d["st"].set(st.view(np.uint8), stream=self._side)
+        self._side.synchronize()
+
+    # -- graph -----------------------------------------------------------------------------
+
+    def _ensure_vertices(self, n: int) -> None:
+        if n > self._maxv:
+            raise EngineError(f"{n} vertices exceed max_vertices={self._maxv}")
+        size = self._ext.shape[0]
+        if n > size:
+            new = max(n, 2 * size)
+            self._ext = np.concatenate([self._ext, np.zeros(new - size, np.int64)])
+            self._vlab = np.concatenate([self._vlab, np.zeros(new - size, np.int32)])
+
+    def load_graph(self, graph: Graph) -> None:
+        if self._loaded or self._next_tau > 1:
+            raise EngineError("load_graph must come before any other graph change")
+        # Same vertex numbering rule as the CPU engine (declared first, then endpoints).
+        cpu = CpuEngine()
+        cpu.load_graph(graph)
+        g = cpu.export_graph()
+        nv = g.num_vertices
+        self._ensure_vertices(nv)
+        self._ext[:nv] = g.vertex_ids
+        self._vlab[:nv] = g.vertex_labels
+        self._meta[0] = nv
+        from dcsm.engine.cpu_kernels import fill_idmap
+
+        fill_idmap(self._idmap, self._ext, nv)
+        sorter = np.argsort(g.vertex_ids, kind="stable")
+        lo = sorter[np.searchsorted(g.vertex_ids, g.src, sorter=sorter)]
+        hi = sorter[np.searchsorted(g.vertex_ids, g.dst, sorter=sorter)]
+        img = build_image(nv, np.minimum(lo, hi), np.maximum(lo, hi), g.edge_labels, self.cfg.nclass)
+        if img.used_slabs > self._nslabs:
+            raise EngineError(f"the graph needs {img.used_slabs} slabs; pool_slabs={self._nslabs}")
+        if len(img.versions) > self._maxver:
+            raise EngineError(f"the graph needs {len(img.versions)} versions; max_versions={self._maxver}")
+        d, s = self._d, self._side
+        d["entries"][: len(img.entries)].set(img.entries, stream=s)
+        d["vers"][: len(img.versions)].set(img.versions, stream=s)
+        d["head"][:nv].set(img.head, stream=s)
+        d["vlab"][:nv].set(self._vlab[:nv], stream=s)
+        d["ext"][:nv].set(self._ext[:nv], stream=s)
+        st = self._get_state()
+        st["slab_bump"] = img.used_slabs
+        st["slabs_in_use"] = img.used_slabs
+        st["ver_bump"] = len(img.versions)
+        st["versions_in_use"] = len(img.versions)
+        self._put_state(st)
+        self._loaded = True
+
+    def export_graph(self) -> Graph:
+        self._drain_idle()
+        st = self._get_state()
+        d, s = self._d, self._side
+        nv = int(self._meta[0])
+        head = d["head"][:nv].get(stream=s)
+        vers = d["vers"][: int(st["ver_bump"][0])].get(stream=s)
+        entries = d["entries"][: int(st["slab_bump"][0]) * 32].get(stream=s)
+        s.synchronize()
+        a, b, lab = live_edges(head, vers, entries)
+        return Graph(
+            vertex_ids=self._ext[:nv].copy(), vertex_labels=self._vlab[:nv].copy(),
+            src=self._ext[a], dst=self._ext[b], edge_labels=lab,
+        )  # fmt: skip
+
+    def _host_engine(self) -> CpuEngine:
+        cpu = CpuEngine()
+        cpu.load_graph(self.export_graph())
+        return cpu
+
+    def count_static(self, pattern: Pattern) -> int:
+        return self._host_engine().count_static(pattern)
+
+    def match_static(self, pattern: Pattern) -> np.ndarray:
+        return self._host_engine().match_static(pattern)
+
+    # -- queries ---------------------------------------------------------------------------
+
+    def register(self, qid: int, pattern: Pattern, *, from_seq: int, count_only: bool = False) -> None:
+        if not self._free_slots:
+            raise EngineError(f"all {self.cfg.qmax} GPU query slots are in use")
+        plan = self.queries.register(qid, pattern, from_seq, count_only)
+        if plan.num_plans > self.cfg.pmax:
+            self.queries.unregister(qid, from_seq)
+            raise EngineError(f"pattern has {plan.num_plans // 2} edges; the GPU engine takes {self.cfg.pmax // 2}")
+        slot = self._free_slots.pop(0)
+        blob = L.plan_blob(plan).ravel()
+        start = slot * self.cfg.pmax * L.PLAN_INTS
+        self._d["plans"][start : start + blob.size].set(blob, stream=self._side)
+        self._side.synchronize()
+        self._slot_of[qid] = slot
+        self._slot_qid[slot] = qid
+        self._slot_count[slot] = count_only
+        self._slot_nverts[slot] = pattern.num_vertices
+        self._queue_control(from_seq, L.REC_REGISTER, slot, int(count_only), plan.num_plans)
+
+    def unregister(self, qid: int, *, from_seq: int) -> None:
+        self.queries.unregister(qid, from_seq)
+        self._queue_control(from_seq, L.REC_UNREGISTER, self._slot_of.pop(qid), 0, 0)
+
+    def _queue_control(self, seq: int, kind: int, slot: int, b: int, label: int) -> None:
+        self._pending.append((seq, self._order, kind, slot, b, label))
+        self._order += 1
+        self._pending.sort()
+
+    # -- running ---------------------------------------------------------------------------
+
+    def _launch(self) -> None:
+        if self._running:
+            return
+        st = self._get_state()
+        st["stop"] = 0
+        st["item_ticket"] = st["items_published"]
+        self._put_state(st)
+        self._dstat["running"] = 0
+        with self._stream:
+            self._kernel((self._blocks,), (THREADS,), (self._ctx,))
+        deadline = time.monotonic() + 30
+        while self._dstat["running"][0] != 1:
+            if self._stream.done:
+                raise EngineError("the persistent kernel exited at launch")
+            if time.monotonic() > deadline:
+                raise EngineError("the persistent kernel did not start within 30 s")
+        self._clock_offset_ns = time.time_ns() - int(self._dstat["clock_ns"][0])
+        self._running = True
+
+    def stop(self) -> None:
+        """Drain, stop the kernel and keep the graph (the next apply relaunches it)."""
+        if not self._running:
+            return
+        self._write_records(np.array([(L.REC_STOP, 0, 0, 0, 0, 0, 0, 0, 0)], L.IN_REC), None)
+        self._wait_exit()
+
+    def _wait_exit(self) -> None:
+        watch = _Watchdog(self)
+        while not self._stream.done:
+            self._pump(None)
+            watch.check()
+        self._stream.synchronize()
+        self._running = False
+        self._check_error()
+
+    def close(self) -> None:
+        if self._running:
+            self.stop()
+
+    def stats(self) -> dict[str, int]:
+        """Pool usage and progress counters as last written by the collector."""
+        s = self._dstat[0]
+        return {k: int(s[k]) for k in ("slabs_in_use", "versions_in_use", "gc_ptr", "completed", "gc_freed")} | {
+            "pool_slabs": self._nslabs, "max_versions": self._maxver
+        }  # fmt: skip
+
+    def _check_error(self) -> None:
+        err = int(self._dstat["error"][0])
+        if err:
+            raise EngineError(f"GPU engine stopped: {L.ERRORS.get(err, f'error {err}')}")
+
+    def _drain_idle(self) -> None:
+        if self._running:
+            self.stop()
+
+    # -- applying updates ------------------------------------------------------------------
+
+    def apply(self, batch: UpdateBatch) -> BatchResult:
+        self._check_batch(batch)
+        n = len(batch)
+        if self._fixed_batch:
+            return self._apply_fixed(batch)
+        return self._apply_stream(batch, n)
+
+    def _apply_fixed(self, batch: UpdateBatch) -> BatchResult:
+        parts = []
+        b = self._fixed_batch or 1
+        for i in range(0, len(batch), b):
+            # One launch per batch, ended by STOP: no overlap with the next batch.
+            parts.append(self._apply_stream(batch.slice(i, i + b), min(b, len(batch) - i), True))
+        return _concat_results(parts)
+
+    def _apply_stream(self, batch: UpdateBatch, n: int, then_stop: bool = False) -> BatchResult:
+        outcome = np.zeros(n, np.int8)
+        a = np.zeros(n, np.int32)
+        b = np.zeros(n, np.int32)
+        self._ensure_vertices(int(self._meta[0]) + 2 * n)
+        admit(batch.op, batch.u, batch.v, batch.u_label, batch.v_label, self._idmap, self._ext,
+              self._vlab, self._meta, outcome, a, b)  # fmt: skip
+        self._ensure_vertices(int(self._meta[0]))
+        sent = np.nonzero(outcome == ADMITTED)[0]
+        recs = np.zeros(len(sent), L.IN_REC)
+        recs["kind"] = np.where(batch.op[sent] > 0, L.REC_INSERT, L.REC_DELETE)
+        recs["a"], recs["b"] = a[sent], b[sent]
+        recs["label"] = batch.label[sent]
+        recs["a_label"], recs["b_label"] = self._vlab[a[sent]], self._vlab[b[sent]]
+        recs["ext_a"], recs["ext_b"] = self._ext[a[sent]], self._ext[b[sent]]
+        arrival = np.where(batch.ts > 0, batch.ts * 1e9, time.time_ns()).astype(np.int64)
+        recs["arrival_ns"] = arrival[sent]
+        tau0 = self._next_tau
+        self._next_tau += len(sent)
+        recs = self._with_controls(recs, batch.seq[sent], tau0)
+        if then_stop:
+            recs = np.concatenate([recs, np.array([(L.REC_STOP, 0, 0, 0, 0, 0, 0, 0, 0)], L.IN_REC)])
+        self._launch()
+        col = _Collector(n, sent, tau0)
+        self._write_records(recs, col)
+        last = tau0 + len(sent) - 1
+        watch = _Watchdog(self)
+        while self._done_next <= last or self._got_records < self._expect_records:
+            self._pump(col)
+            watch.check()
+        if then_stop:
+            self._wait_exit()
+        if n:
+            self.queries.advance(int(batch.seq[-1]))
+        return col.result(batch, outcome, self)
+
+    def _with_controls(self, recs: np.ndarray, seqs: np.ndarray, tau0: int) -> np.ndarray:
+        """Insert pending REGISTER/UNREGISTER records before the first update they affect."""
+        if not self._pending:
+            return recs
+        out, start = [], 0
+        keep = []
+        for seq, _, kind, slot, bb, label in self._pending:
+            at = int(np.searchsorted(seqs, seq))
+            if at >= len(seqs):
+                keep.append((seq, _, kind, slot, bb, label))
+                continue
+            out.append(recs[start:at])
+            start = at
+            out.append(np.array([(kind, slot, bb, label, 0, 0, 0, 0, 0)], L.IN_REC))
+            if kind == L.REC_UNREGISTER:
+                self._freeing.append((tau0 + at, slot))
+        out.append(recs[start:])
+        self._pending = keep
+        return np.concatenate(out)
+
+    def _write_records(self, recs: np.ndarray, col: _Collector | None) -> None:
+        cap = self._in.shape[0]
+        i = 0
+        watch = _Watchdog(self)
+        while i < len(recs):
+            free = cap - (self._in_tail - int(self._dstat["in_consumed"][0]))
+            k = min(free, len(recs) - i)
+            if k > 0:
+                pos = (self._in_tail + np.arange(k)) % cap
+                self._in[pos] = recs[i : i + k]
+                self._in_tail += k
+                self._hctl["in_tail"] = self._in_tail
+                i += k
+            else:
+                self._pump(col)
+                watch.check()
+
+    def _pump(self, col: _Collector | None) -> None:
+        """Read completion records, then match records, and hand both to the collector."""
+        self._check_error()
+        maxu = self.cfg.maxu
+        t = self._done_next
+        window = min(maxu, self._next_tau - t)
+        if window > 0:
+            taus = t + np.arange(window)
+            ok = self._done["tau"][taus % maxu] == taus
+            m = int(np.argmin(ok)) if not ok.all() else window
+            if m:
+                slots = taus[:m] % maxu
+                rec = self._done[slots].copy()
+                counts = self._done_counts[slots].copy()
+                self._expect_records += int(counts[:, ~self._slot_count & (self._slot_qid >= 0)].sum())
+                if col is not None:
+                    col.add_done(taus[:m], rec, counts, self)
+                self._done_next += m
+                self._hctl["done_consumed"] = self._done_next - 1
+                self._free_finished_slots()
+        while True:
+            rows = 1 << 16
+            tb = np.empty(rows, np.int32)
+            sb = np.empty(rows, np.int32)
+            mb = np.empty((rows, 16), np.int32)
+            self._out_head, k = read_records(self._out, self._out_head, self._slot_nverts, tb, sb, mb, 0)
+            self._hctl["out_consumed"] = self._out_head
+            self._got_records += k
+            if k and col is not None:
+                col.add_matches(tb[:k], sb[:k], mb[:k])
+            if k < rows:
+                break
+
+    def _free_finished_slots(self) -> None:
+        done = self._done_next - 1
+        for tau_cut, slot in [f for f in self._freeing if f[0] - 1 <= done]:
+            self._freeing.remove((tau_cut, slot))
+            self._slot_qid[slot] = -1
+            self._free_slots.append(slot)
+
+
+class _Watchdog:
+    """Raises when the kernel makes no visible progress for ``limit_s`` seconds (a hang
+    must surface as an error, not as a silent stall of the service)."""
+
+    def __init__(self, eng: GpuEngine, limit_s: float = 60.0) -> None:
+        self.eng = eng
+        self.limit_s = limit_s
+        self.mark = self._progress()
+        self.since = time.monotonic()
+
+    def _progress(self) -> tuple[int, int, int]:
+        e = self.eng
+        return (e._done_next, e._out_head, int(e._dstat["in_consumed"][0]))
+
+    def check(self) -> None:
+        now = self._progress()
+        if now != self.mark:
+            self.mark, self.since = now, time.monotonic()
+        elif time.monotonic() - self.since > self.limit_s:
+            d = self.eng._dstat[0]
+            raise EngineError(
+                f"GPU engine made no progress for {self.limit_s:.0f} s (consumed "
+                f"{int(d['in_consumed'])} records, {int(d['completed'])} updates completed)"
+            )
+
+
+class _Collector:
+    """Accumulates one apply call's completions and matches into a BatchResult."""
+
+    def __init__(self, n: int, sent: np.ndarray, tau0: int) -> None:
+        self.n = n
+        self.sent = sent
+        self.tau0 = tau0
+        self.dev_outcome = np.zeros(len(sent), np.int8)
+        self.started = np.zeros(len(sent), np.float64)
+        self.finished = np.zeros(len(sent), np.float64)
+        self.count_rows: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.match_rows: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+
+    def add_done(self, taus: np.ndarray, rec: np.ndarray, counts: np.ndarray, eng: GpuEngine) -> None:
+        i = taus - self.tau0
+        inside = (i >= 0) & (i < len(self.sent))
+        i, rec, counts = i[inside], rec[inside], counts[inside]
+        self.dev_outcome[i] = rec["outcome"]
+        off = eng._clock_offset_ns
+        self.started[i] = (rec["t_start"].astype(np.int64) + off) / 1e9
+        self.finished[i] = (rec["t_finish"].astype(np.int64) + off) / 1e9
+        slots = np.nonzero(eng._slot_count & (eng._slot_qid >= 0))[0]
+        if len(slots):
+            c = counts[:, slots]
+            r, s = np.nonzero(c)
+            if len(r):
+                self.count_rows.append((i[r], eng._slot_qid[slots[s]], c[r, s].astype(np.int64)))
+
+    def add_matches(self, taus: np.ndarray, slots: np.ndarray, matches: np.ndarray) -> None:
+        self.match_rows.append((taus - self.tau0, slots.copy(), matches.copy()))
+
+    def result(self, batch: UpdateBatch, outcome: np.ndarray, eng: GpuEngine) -> BatchResult:
+        now = time.time()
+        outcome = outcome.copy()
+        outcome[self.sent] = self.dev_outcome
+        started = np.full(self.n, now)
+        finished = np.full(self.n, now)
+        started[self.sent] = self.started
+        finished[self.sent] = self.finished
+        if self.count_rows:
+            i = np.concatenate([r[0] for r in self.count_rows])
+            upd = self.sent[i]
+            q = np.concatenate([r[1] for r in self.count_rows])
+            order = np.lexsort((q, upd))
+            counts = Counts(
+                query=q[order].astype(np.int32), seq=batch.seq[upd][order],
+                sign=batch.op[upd][order].astype(np.int8),
+                count=np.concatenate([r[2] for r in self.count_rows])[order],
+            )  # fmt: skip
+        else:
+            counts = Counts.empty()
+        width = int(eng._slot_nverts[eng._slot_qid >= 0].max(initial=0))
+        if self.match_rows:
+            i = np.concatenate([r[0] for r in self.match_rows])
+            slots = np.concatenate([r[1] for r in self.match_rows])
+            width = max(width, int(eng._slot_nverts[slots].max()))
+            m = np.concatenate([r[2] for r in self.match_rows])[:, :width]
+            upd = self.sent[i]
+            q = eng._slot_qid[slots]
+            order = np.lexsort((q, upd))
+            match = eng._ext[m[order]]
+            match[np.arange(width)[None, :] >= eng._slot_nverts[slots][order][:, None]] = -1
+            deltas = Deltas(
+                query=q[order].astype(np.int32), sign=batch.op[upd][order].astype(np.int8),
+                seq=batch.seq[upd][order], match=match,
+            )  # fmt: skip
+        else:
+            deltas = Deltas.empty(width)
+        return BatchResult(outcome, deltas, counts, started, finished)
+
+
+def _concat_results(parts: list[BatchResult]) -> BatchResult:
+    width = max((p.deltas.match.shape[1] for p in parts), default=0)
+
+    def pad(m: np.ndarray) -> np.ndarray:
+        return np.pad(m, ((0, 0), (0, width - m.shape[1])), constant_values=-1)
+
+    return BatchResult(
+        outcome=np.concatenate([p.outcome for p in parts]),
+        deltas=Deltas(
+            *(np.concatenate([getattr(p.deltas, f) for p in parts]) for f in ("query", "sign", "seq")),
+            np.concatenate([pad(p.deltas.match) for p in parts]) if parts else np.zeros((0, 0), np.int64),
+        ),
+        counts=Counts(*(np.concatenate([getattr(p.counts, f) for p in parts]) for f in ("query", "seq", "sign", "count"))),
+        started=np.concatenate([p.started for p in parts]),
+        finished=np.concatenate([p.finished for p in parts]),
+    )

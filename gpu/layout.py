@@ -1,0 +1,112 @@
+"""Host mirrors of the structures in dcsm_kernel.cu (same field order, sizes, alignment).
+
+Each dtype below must match its C struct byte for byte; ``tests/gpu`` checks the sizes the
+kernel reports against these.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dcsm.engine.plan import K, QueryPlan
+
+from .loader import KernelConfig
+
+INF_TS = 0x7FFFFFFF
+REC_INSERT, REC_DELETE, REC_REGISTER, REC_UNREGISTER, REC_STOP = 1, 2, 3, 4, 5
+ERRORS = {
+    1: "slab pool exhausted: live data does not fit (raise pool_slabs)",
+    2: "version pool exhausted (raise max_versions)",
+    3: "one batch touches more neighbour-array chunks than MAXCHUNK",
+}
+
+IN_REC = np.dtype(
+    [
+        ("kind", np.int32), ("a", np.int32), ("b", np.int32), ("label", np.int32),
+        ("a_label", np.int32), ("b_label", np.int32),
+        ("ext_a", np.int64), ("ext_b", np.int64), ("arrival_ns", np.int64),
+    ]
+)  # fmt: skip
+assert IN_REC.itemsize == 48
+
+DONE = np.dtype(
+    [
+        ("tau", np.int64), ("outcome", np.int32), ("nitems", np.int32),
+        ("t_taken", np.uint64), ("t_start", np.uint64), ("t_finish", np.uint64),
+        ("pad", np.int64),
+    ]
+)  # fmt: skip
+assert DONE.itemsize == 48
+
+UPD = np.dtype(
+    [
+        ("a", np.int32), ("b", np.int32), ("elab", np.int32), ("op", np.int32),
+        ("outcome", np.int32), ("pending", np.int32), ("tau", np.int64), ("done", np.int64),
+        ("t_taken", np.uint64), ("t_start", np.uint64),
+    ]
+)  # fmt: skip
+assert UPD.itemsize == 56
+
+HOST_CTL = np.dtype([("in_tail", np.uint64), ("out_consumed", np.uint64),
+                     ("done_consumed", np.uint64), ("pad", np.uint64)])  # fmt: skip
+DEV_STATUS = np.dtype(
+    [
+        ("in_consumed", np.uint64), ("gc_ptr", np.uint64), ("slabs_in_use", np.uint64),
+        ("versions_in_use", np.uint64), ("clock_ns", np.uint64), ("running", np.uint64),
+        ("error", np.uint64), ("completed", np.uint64), ("gc_freed", np.uint64),
+        ("pad", np.uint64, 7),
+    ]
+)  # fmt: skip
+
+STATE_SCALARS = (
+    "in_head", "next_tau", "items_published", "item_ticket", "out_reserve", "out_consumed",
+    "done_consumed", "completed", "gc_ptr", "gcq_head", "gcq_tail", "slab_bump", "ver_bump",
+    "ver_free_head", "ver_free_tail", "slabs_in_use", "versions_in_use", "stop",
+    "hold_publish", "held_items",
+)  # fmt: skip
+
+
+def state_dtype(cfg: KernelConfig) -> np.dtype:
+    fields = [(name, np.uint64) for name in STATE_SCALARS]
+    fields += [
+        ("free_head", np.uint64, cfg.nclass),
+        ("free_tail", np.uint64, cfg.nclass),
+        ("q_from", np.int64, cfg.qmax),
+        ("q_until", np.int64, cfg.qmax),
+        ("q_count", np.int32, cfg.qmax),
+        ("q_nplans", np.int32, cfg.qmax),
+    ]
+    return np.dtype(fields)
+
+
+# Field order of struct Ctx (every field 8 bytes: a device pointer or a size).
+CTX_FIELDS = (
+    "vlab", "ext", "head", "maxv", "entries", "nslabs", "vers", "maxver", "slab_free",
+    "ver_free", "gcq", "gcq_cap", "upd", "upd_count", "items", "item_free", "plans",
+    "chunkmask", "chunkoff", "st", "in_ring", "in_cap", "hctl", "dstat", "out", "out_cap",
+    "done", "done_counts",
+)  # fmt: skip
+
+# Plan blob (int32 per field), as the PL_* offsets in the kernel.
+PLAN_INTS = 2 + 3 * K + 2 * K * K + 2 * K
+
+
+def plan_blob(plan: QueryPlan) -> np.ndarray:
+    """int32 (P, PLAN_INTS): one row per plan, in the kernel's PL_* layout."""
+    P = plan.num_plans
+    rows = np.concatenate(
+        [
+            np.full((P, 1), plan.num_vertices, np.int32),
+            plan.start_elabel[:, None],
+            plan.vlabel,
+            plan.pos,
+            plan.bn_cnt,
+            plan.bn_pos.reshape(P, K * K),
+            plan.bn_elabel.reshape(P, K * K),
+            plan.sym_lt,
+            plan.sym_gt,
+        ],
+        axis=1,
+    ).astype(np.int32)
+    assert rows.shape[1] == PLAN_INTS
+    return np.ascontiguousarray(rows)

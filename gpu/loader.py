@@ -1,0 +1,58 @@
+"""Compile and load the GPU kernels, once per configuration.
+
+Everything the persistent kernel's lifetime needs is compiled and loaded here, before it
+starts: loading a CUDA module while it runs blocks until it exits (gpu-facts rule 2).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+SOURCE = Path(__file__).with_name("dcsm_kernel.cu")
+
+
+@dataclass(frozen=True)
+class KernelConfig:
+    """Compile-time sizes of dcsm_kernel.cu (its #ifndef defaults name the same values)."""
+
+    n_updaters: int = 1
+    batch_max: int = 64
+    qmax: int = 32
+    pmax: int = 64
+    maxu: int = 1 << 16
+    maxi: int = 1 << 20
+    maxchunk: int = 1 << 21
+    nclass: int = 24
+    chunk: int = 1024
+    batch_timeout_ns: int = 125_000
+
+    def defines(self) -> tuple[str, ...]:
+        return tuple(f"-D{k.upper()}={v}" for k, v in asdict(self).items())
+
+    def validate(self) -> None:
+        if not 1 <= self.n_updaters <= 4:
+            raise ValueError(f"n_updaters must be 1..4, got {self.n_updaters}")
+        if not 1 <= self.batch_max <= 256:
+            raise ValueError(f"batch_max must be 1..256, got {self.batch_max}")
+        if not 1 <= self.qmax <= 32:
+            raise ValueError(f"qmax must be 1..32, got {self.qmax}")
+        for name in ("maxu", "maxi", "maxchunk"):
+            x = getattr(self, name)
+            if x & (x - 1):
+                raise ValueError(f"{name} must be a power of two, got {x}")
+
+
+@functools.lru_cache(maxsize=None)
+def load_kernel(config: KernelConfig):  # type: ignore[no-untyped-def]
+    """The loaded ``dcsm_persistent`` function for ``config`` (cooperative launch)."""
+    import cupy as cp
+
+    config.validate()
+    module = cp.RawModule(
+        code=SOURCE.read_text(),
+        options=("-std=c++17", *config.defines()),
+        enable_cooperative_groups=True,
+    )
+    return module.get_function("dcsm_persistent")

@@ -1,0 +1,30 @@
+"""GPU tests: skipped where CuPy or a CUDA device is missing (CI has neither; run them on a
+GPU machine with scripts/gpu-suite.sh)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from dcsm.engine.interface import gpu_available
+
+if not gpu_available():
+    pytest.skip("needs CuPy and a CUDA device (run scripts/gpu-suite.sh on a GPU machine)",
+                allow_module_level=True)  # fmt: skip
+
+
+def shared_data() -> Path | None:
+    """../shared/data beside the checkout, or $DCSM_SHARED_DATA."""
+    env = os.environ.get("DCSM_SHARED_DATA")
+    root = Path(env) if env else Path(__file__).resolve().parents[3] / "shared" / "data"
+    return root if root.is_dir() else None
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    root = shared_data()
+    if root is None:
+        pytest.skip("reference data not found (../shared/data or $DCSM_SHARED_DATA)")
+    return root

@@ -1,0 +1,150 @@
+"""The GPU engine against the CPU engine (the oracle), match by match."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dcsm.engine.cpu import CpuEngine
+from dcsm.errors import EngineError
+from dcsm.gpu.engine import GpuEngine
+from dcsm.model import Graph, UpdateBatch
+
+from gpu_helpers import (
+    PATTERNS, SQUARE, TRIANGLE, assert_same, canonical, cpu_run, random_graph, random_stream, run,
+)  # fmt: skip
+
+SMALL = dict(pool_slabs=1 << 14, max_vertices=1 << 16, max_versions=1 << 16, out_cap=1 << 20)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("batch_max,chunk", [(1, 50), (7, 33), (64, 1000)])
+@pytest.mark.parametrize("count_only", [False, True])
+def test_random_streams(seed: int, batch_max: int, chunk: int, count_only: bool) -> None:
+    rng = np.random.default_rng(seed)
+    g = random_graph(rng, nv=int(rng.integers(20, 60)), ne=int(rng.integers(40, 300)))
+    stream = random_stream(rng, g, 400)
+    want = cpu_run(g, stream, PATTERNS, count_only)
+    got = run(GpuEngine(batch_max=batch_max, **SMALL), g, stream, PATTERNS, count_only, chunk)
+    assert_same(got, want)
+
+
+@pytest.mark.parametrize("n_updaters", [2, 4])
+def test_several_updater_warps(n_updaters: int) -> None:
+    rng = np.random.default_rng(11)
+    g = random_graph(rng, nv=300, ne=3000)
+    stream = random_stream(rng, g, 3000)
+    want = cpu_run(g, stream, PATTERNS, False)
+    got = run(GpuEngine(n_updaters=n_updaters, **SMALL), g, stream, PATTERNS, False, 3000)
+    assert_same(got, want)
+
+
+def test_fixed_batch_baseline_is_exact() -> None:
+    rng = np.random.default_rng(5)
+    g = random_graph(rng, nv=100, ne=600)
+    stream = random_stream(rng, g, 700)
+    want = cpu_run(g, stream, PATTERNS, False)
+    got = run(GpuEngine(fixed_batch=128, **SMALL), g, stream, PATTERNS, False, 700)
+    assert_same(got, want)
+
+
+def _hub_graph(rng: np.random.Generator, leaves: int) -> Graph:
+    ids = np.arange(leaves + 1, dtype=np.int64)
+    s = rng.integers(1, leaves + 1, leaves)
+    d = rng.integers(1, leaves + 1, leaves)
+    keep = s != d
+    src = np.concatenate([np.zeros(leaves, np.int64), s[keep]])
+    dst = np.concatenate([ids[1:], d[keep]])
+    return Graph(ids, np.zeros(leaves + 1, np.int32), src, dst, np.zeros(len(src), np.int32))
+
+
+def test_hub_vertex_of_degree_100k() -> None:
+    rng = np.random.default_rng(7)
+    g = _hub_graph(rng, 100_000)
+    n = 2000
+    # Updates among leaves (closing triangles through the hub) and on hub edges.
+    u = np.where(rng.random(n) < 0.3, 0, rng.integers(1, 100_001, n))
+    v = rng.integers(1, 100_001, n)
+    op = np.where(rng.random(n) < 0.7, 1, -1).astype(np.int8)
+    stream = UpdateBatch.from_arrays(op, u, v)
+    pats = [TRIANGLE, SQUARE]
+    want = cpu_run(g, stream, pats, True)
+    got = run(GpuEngine(), g, stream, pats, True, n)
+    assert_same(got, want)
+    want_e = cpu_run(g, stream.slice(0, 300), [TRIANGLE], False)
+    got_e = run(GpuEngine(), g, stream.slice(0, 300), [TRIANGLE], False, 300)
+    assert_same(got_e, want_e)
+
+
+def test_register_and_unregister_at_exact_seq() -> None:
+    rng = np.random.default_rng(3)
+    g = random_graph(rng, nv=60, ne=300)
+    stream = random_stream(rng, g, 600)
+
+    def scenario(engine):  # type: ignore[no-untyped-def]
+        engine.load_graph(g)
+        engine.register(0, TRIANGLE, from_seq=0)
+        engine.register(1, SQUARE, from_seq=137)  # in the middle of the first apply
+        engine.unregister(0, from_seq=411)
+        out = [engine.apply(stream.slice(0, 300)), engine.apply(stream.slice(300, 600))]
+        engine.close()
+        return out
+
+    assert_same(scenario(GpuEngine(**SMALL)), scenario(CpuEngine()))
+    seqs = canonical(scenario(GpuEngine(**SMALL)))["deltas"]
+    assert seqs[seqs[:, 1] == 1, 0].min() >= 137
+    assert seqs[seqs[:, 1] == 0, 0].max() < 411
+
+
+def test_stop_and_relaunch_keep_the_graph() -> None:
+    rng = np.random.default_rng(4)
+    g = random_graph(rng, nv=80, ne=500)
+    stream = random_stream(rng, g, 800)
+    gpu = GpuEngine(**SMALL)
+    gpu.load_graph(g)
+    gpu.register(0, TRIANGLE, from_seq=0)
+    parts = []
+    for i in range(0, 800, 200):
+        parts.append(gpu.apply(stream.slice(i, i + 200)))
+        gpu.stop()
+    want = cpu_run(g, stream, [TRIANGLE], False)
+    assert_same(parts, want)
+    cpu = CpuEngine()
+    cpu.load_graph(g)
+    cpu.apply(stream)
+    exported = gpu.export_graph()
+    a, b = cpu.export_graph(), exported
+    key = lambda x: sorted(zip(np.minimum(x.src, x.dst).tolist(), np.maximum(x.src, x.dst).tolist()))  # noqa: E731
+    assert key(a) == key(b)
+
+
+def test_pool_backpressure_and_recovery() -> None:
+    """A pool far smaller than what the stream allocates over time: the updater must wait for
+    the collector and still produce exact results."""
+    rng = np.random.default_rng(9)
+    g = random_graph(rng, nv=200, ne=800)
+    stream = random_stream(rng, g, 20_000)
+    want = cpu_run(g, stream, [TRIANGLE], True)
+    eng = GpuEngine(pool_slabs=2048, max_versions=4096, max_vertices=1 << 12, out_cap=1 << 16)
+    got = run(eng, g, stream, [TRIANGLE], True, 20_000)
+    assert_same(got, want)
+
+
+def test_pool_exhaustion_is_an_error_not_a_hang() -> None:
+    rng = np.random.default_rng(10)
+    g = random_graph(rng, nv=50, ne=100)
+    eng = GpuEngine(pool_slabs=256, max_versions=4096, max_vertices=1 << 14, out_cap=1 << 16)
+    eng.load_graph(g)
+    eng.register(0, TRIANGLE, from_seq=0, count_only=True)
+    n = 20_000  # far more live edges than 256 slabs hold
+    u = rng.integers(0, 5000, n) + 10**6
+    v = rng.integers(0, 5000, n) + 2 * 10**6
+    with pytest.raises(EngineError, match="pool exhausted"):
+        eng.apply(UpdateBatch.from_arrays(np.ones(n, np.int8), u, v))
+
+
+def test_graph_larger_than_pool_is_rejected() -> None:
+    rng = np.random.default_rng(12)
+    g = random_graph(rng, nv=5000, ne=50_000)
+    with pytest.raises(EngineError, match="pool_slabs"):
+        GpuEngine(pool_slabs=64, max_vertices=1 << 14, max_versions=1 << 14).load_graph(g)
