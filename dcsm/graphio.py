@@ -5,7 +5,12 @@ Formats:
 * **CSM text** (the format of the published CSM systems): ``v <id> <label>`` declares a
   vertex, ``e <u> <v> <label>`` an undirected edge (in a stream file: an insertion) and
   ``-e <u> <v> <label>`` a deletion (stream files only). Blank lines and lines starting with
-  ``#`` are ignored. A data graph may omit the edge label (0).
+  ``#`` are ignored. A data graph or stream may omit the edge label (0).
+* **Timestamped streams** (our extension, written by ``dcsm gen-stream --rate``): a stream
+  line may carry a 5th column, ``e <u> <v> <label> <ts>``, the update's arrival time in
+  seconds since the start of the stream (a float). Either every update line of a file has
+  one or none does; they must be finite, >= 0 and non-decreasing. Readers that do not know
+  the extension see an ordinary CSM stream once the column is cut off.
 * **SNAP edge lists**: one ``<u> <v>`` pair per line (tabs or spaces), ``#``/``%`` comments,
   optionally a first line ``<|V|> <|E|>`` as in the DCSM copy of email-Enron. Both directions
   and repeated pairs fold into one undirected edge; self loops are dropped. All labels are 0.
@@ -15,6 +20,7 @@ Every error raises :class:`~dcsm.errors.InputFileError` naming the file and line
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -50,9 +56,20 @@ def _int(path: str | Path, lineno: int, token: str, what: str, hi: int) -> int:
     return x
 
 
+def _float(path: str | Path, lineno: int, token: str, what: str) -> float:
+    try:
+        x = float(token)
+    except ValueError:
+        raise InputFileError(str(path), lineno, f"{what} {token!r} is not a number") from None
+    if not (math.isfinite(x) and x >= 0):
+        raise InputFileError(str(path), lineno, f"{what} {token!r} is not a finite number >= 0")
+    return x
+
+
 def _expect(path: str | Path, lineno: int, tokens: list[str], counts: tuple[int, ...]) -> None:
     if len(tokens) not in counts:
-        want = " or ".join(str(c - 1) for c in counts)
+        lo, hi = min(counts) - 1, max(counts) - 1
+        want = str(lo) if lo == hi else f"{lo} to {hi}"
         raise InputFileError(
             str(path), lineno, f"{tokens[0]!r} line needs {want} fields, got {len(tokens) - 1}"
         )
@@ -127,23 +144,49 @@ def read_csm_query(path: str | Path) -> Pattern:
 
 
 def read_csm_stream(path: str | Path) -> UpdateBatch:
-    """An update stream in CSM format (``e`` inserts, ``-e`` deletes), seqs 0..n-1."""
+    """An update stream in CSM format (``e`` inserts, ``-e`` deletes), seqs 0..n-1.
+
+    ``ts`` holds the optional 5th column (seconds since the start of the stream), else 0.
+    """
     ops: list[int] = []
     us: list[int] = []
     vs: list[int] = []
     labs: list[int] = []
+    tss: list[float] = []
+    timed: bool | None = None  # decided by the first update line
     for lineno, tok in _lines(path):
         if tok[0] not in ("e", "-e"):
             raise InputFileError(
                 str(path), lineno, f"unknown line type {tok[0]!r} (a stream has 'e' and '-e' lines)"
             )
-        _expect(path, lineno, tok, (3, 4))
+        _expect(path, lineno, tok, (3, 4, 5))
+        has_ts = len(tok) == 5
+        if timed is None:
+            timed = has_ts
+        elif has_ts != timed:
+            first = "has" if timed else "has no"
+            raise InputFileError(
+                str(path),
+                lineno,
+                f"the first update {first} a timestamp column; either every line has one or none",
+            )
         ops.append(OP_INSERT if tok[0] == "e" else OP_DELETE)
         us.append(_int(path, lineno, tok[1], "vertex id", MAX_VERTEX_ID))
         vs.append(_int(path, lineno, tok[2], "vertex id", MAX_VERTEX_ID))
-        labs.append(_int(path, lineno, tok[3], "label", MAX_LABEL) if len(tok) == 4 else 0)
+        labs.append(_int(path, lineno, tok[3], "label", MAX_LABEL) if len(tok) >= 4 else 0)
+        if has_ts:
+            ts = _float(path, lineno, tok[4], "timestamp")
+            if tss and ts < tss[-1]:
+                raise InputFileError(
+                    str(path), lineno, f"timestamp {ts} is before the previous one ({tss[-1]})"
+                )
+            tss.append(ts)
     return UpdateBatch.from_arrays(
-        np.array(ops, np.int8), np.array(us, np.int64), np.array(vs, np.int64), np.array(labs)
+        np.array(ops, np.int8),
+        np.array(us, np.int64),
+        np.array(vs, np.int64),
+        np.array(labs),
+        ts=np.array(tss, np.float64) if timed else None,
     )
 
 
@@ -181,3 +224,39 @@ def read_graph(path: str | Path) -> Graph:
     for _, tok in _lines(path):
         return read_csm_graph(path) if tok[0] in ("v", "e") else read_snap(path)
     return Graph.empty()
+
+
+# -- writers -------------------------------------------------------------------------------
+
+_WRITE_ROWS = 1 << 16  # rows formatted per string operation (bounds peak memory)
+
+
+def _write_rows(fh, template: str, columns: list[list]) -> None:  # type: ignore[no-untyped-def]
+    """Write ``template % row`` for every row of the equally long ``columns``, formatting a
+    block of rows per call (one C-level ``%`` instead of one per line)."""
+    rows = list(zip(*columns, strict=True))
+    for k in range(0, len(rows), _WRITE_ROWS):
+        block = rows[k : k + _WRITE_ROWS]
+        fh.write((template * len(block)) % tuple(x for row in block for x in row))
+
+
+def write_csm_graph(path: str | Path, graph: Graph) -> None:
+    """Write ``graph`` in CSM format: every vertex, then every edge with its label."""
+    with open(path, "w", encoding="utf-8") as fh:
+        _write_rows(fh, "v %d %d\n", [graph.vertex_ids.tolist(), graph.vertex_labels.tolist()])
+        _write_rows(
+            fh, "e %d %d %d\n", [graph.src.tolist(), graph.dst.tolist(), graph.edge_labels.tolist()]
+        )
+
+
+def write_csm_stream(path: str | Path, batch: UpdateBatch, *, timestamps: bool = False) -> None:
+    """Write ``batch`` as a CSM stream (``e`` / ``-e`` lines with the edge label); with
+    ``timestamps``, ``batch.ts`` goes into a 5th column (microsecond precision)."""
+    kinds = np.where(batch.op > 0, "e", "-e").tolist()
+    cols = [kinds, batch.u.tolist(), batch.v.tolist(), batch.label.tolist()]
+    template = "%s %d %d %d\n"
+    if timestamps:
+        cols.append(batch.ts.tolist())
+        template = "%s %d %d %d %.6f\n"
+    with open(path, "w", encoding="utf-8") as fh:
+        _write_rows(fh, template, cols)

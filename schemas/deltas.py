@@ -19,5 +19,9 @@ class MatchDelta(BaseModel):
     seq: int = Field(ge=0, description="sequence number of the update that caused it")
     match: list[int]
     backfill: bool | None = Field(default=None, description="true for backfilled matches")
-    arrival_ts: float | None = Field(default=None, description="update arrival, epoch seconds")
-    emitted_ts: float | None = Field(default=None, description="delta emission, epoch seconds")
+    arrival_ts: float | None = Field(
+        default=None, allow_inf_nan=False, description="update arrival, epoch seconds"
+    )
+    emitted_ts: float | None = Field(
+        default=None, allow_inf_nan=False, description="delta emission, epoch seconds"
+    )

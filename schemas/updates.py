@@ -30,7 +30,9 @@ class EdgeUpdate(BaseModel):
     label: int = Field(default=0, ge=0, le=MAX_LABEL)
     u_label: int | None = Field(default=None, ge=0, le=MAX_LABEL)
     v_label: int | None = Field(default=None, ge=0, le=MAX_LABEL)
-    ts: float | None = Field(default=None, description="producer timestamp, seconds since epoch")
+    ts: float | None = Field(
+        default=None, allow_inf_nan=False, description="producer timestamp, seconds since epoch"
+    )
 
     @model_validator(mode="after")
     def _no_self_loop(self) -> EdgeUpdate:
