@@ -22,7 +22,11 @@ graph to the host and runs the CPU kernels on it.
 
 from __future__ import annotations
 
+import atexit
+import os
+import sys
 import time
+import weakref
 
 import numpy as np
 from numba import types
@@ -56,6 +60,7 @@ class GpuEngine(Engine):
     """
 
     backend = "gpu"
+    _live: weakref.WeakSet[GpuEngine] = weakref.WeakSet()
 
     def __init__(
         self,
@@ -153,6 +158,7 @@ class GpuEngine(Engine):
         self._loaded = False
         self._clock_offset_ns = 0
         self._blocks = blocks or self._default_blocks()
+        GpuEngine._live.add(self)
 
     # -- setup -----------------------------------------------------------------------------
 
@@ -321,15 +327,15 @@ class GpuEngine(Engine):
         self._clock_offset_ns = time.time_ns() - int(self._dstat["clock_ns"][0])
         self._running = True
 
-    def stop(self) -> None:
+    def stop(self, limit_s: float = 60.0) -> None:
         """Drain, stop the kernel and keep the graph (the next apply relaunches it)."""
         if not self._running:
             return
         self._write_records(np.array([(L.REC_STOP, 0, 0, 0, 0, 0, 0, 0, 0)], L.IN_REC), None)
-        self._wait_exit()
+        self._wait_exit(limit_s)
 
-    def _wait_exit(self) -> None:
-        watch = _Watchdog(self)
+    def _wait_exit(self, limit_s: float = 60.0) -> None:
+        watch = _Watchdog(self, limit_s)
         while not self._stream.done:
             self._pump(None)
             watch.check()
@@ -338,6 +344,7 @@ class GpuEngine(Engine):
         self._check_error()
 
     def close(self) -> None:
+        GpuEngine._live.discard(self)
         if self._running:
             self.stop()
 
@@ -361,20 +368,35 @@ class GpuEngine(Engine):
 
     def apply(self, batch: UpdateBatch) -> BatchResult:
         self._check_batch(batch)
-        n = len(batch)
         if self._fixed_batch:
-            return self._apply_fixed(batch)
-        return self._apply_stream(batch, n)
+            return self._apply_fixed(batch, paced=False)
+        return self._apply_stream(batch, len(batch))
 
-    def _apply_fixed(self, batch: UpdateBatch) -> BatchResult:
+    def apply_paced(self, batch: UpdateBatch) -> BatchResult:
+        """Like ``apply``, but each update enters the engine no earlier than its arrival time
+        ``batch.ts`` (epoch seconds): replays a stream at its recorded rate, so response
+        time (arrival -> start of matching) can be measured."""
+        self._check_batch(batch)
+        if self._fixed_batch:
+            return self._apply_fixed(batch, paced=True)
+        return self._apply_stream(batch, len(batch), paced=True)
+
+    def _apply_fixed(self, batch: UpdateBatch, paced: bool) -> BatchResult:
         parts = []
         b = self._fixed_batch or 1
         for i in range(0, len(batch), b):
+            part = batch.slice(i, i + b)
+            if paced:  # a fixed batch starts once its last update has arrived
+                while time.time() < part.ts[-1]:
+                    pass
             # One launch per batch, ended by STOP: no overlap with the next batch.
-            parts.append(self._apply_stream(batch.slice(i, i + b), min(b, len(batch) - i), True))
+            parts.append(self._apply_stream(part, len(part), then_stop=True))
         return _concat_results(parts)
 
-    def _apply_stream(self, batch: UpdateBatch, n: int, then_stop: bool = False) -> BatchResult:
+    def _apply_stream(
+        self, batch: UpdateBatch, n: int, then_stop: bool = False, paced: bool = False
+    ) -> BatchResult:
+        width = self.queries.max_vertices()  # before queries expire at the end of the batch
         outcome = np.zeros(n, np.int8)
         a = np.zeros(n, np.int32)
         b = np.zeros(n, np.int32)
@@ -398,7 +420,8 @@ class GpuEngine(Engine):
             recs = np.concatenate([recs, np.array([(L.REC_STOP, 0, 0, 0, 0, 0, 0, 0, 0)], L.IN_REC)])
         self._launch()
         col = _Collector(n, sent, tau0)
-        self._write_records(recs, col)
+        # Control records carry arrival 0 and are due at once.
+        self._write_records(recs, col, np.maximum.accumulate(recs["arrival_ns"]) if paced else None)
         last = tau0 + len(sent) - 1
         watch = _Watchdog(self)
         while self._done_next <= last or self._got_records < self._expect_records:
@@ -408,7 +431,7 @@ class GpuEngine(Engine):
             self._wait_exit()
         if n:
             self.queries.advance(int(batch.seq[-1]))
-        return col.result(batch, outcome, self)
+        return col.result(batch, outcome, self, width)
 
     def _with_controls(self, recs: np.ndarray, seqs: np.ndarray, tau0: int) -> np.ndarray:
         """Insert pending REGISTER/UNREGISTER records before the first update they affect."""
@@ -430,13 +453,17 @@ class GpuEngine(Engine):
         self._pending = keep
         return np.concatenate(out)
 
-    def _write_records(self, recs: np.ndarray, col: _Collector | None) -> None:
+    def _write_records(self, recs: np.ndarray, col: _Collector | None, due_ns: np.ndarray | None = None) -> None:
+        """Write records into the input ring as space frees up (and, when ``due_ns`` is
+        given, no record before its due time), pumping the output rings meanwhile."""
         cap = self._in.shape[0]
         i = 0
         watch = _Watchdog(self)
         while i < len(recs):
             free = cap - (self._in_tail - int(self._dstat["in_consumed"][0]))
             k = min(free, len(recs) - i)
+            if due_ns is not None:
+                k = min(k, int(np.searchsorted(due_ns, time.time_ns(), "right")) - i)
             if k > 0:
                 pos = (self._in_tail + np.arange(k)) % cap
                 self._in[pos] = recs[i : i + k]
@@ -466,7 +493,6 @@ class GpuEngine(Engine):
                     col.add_done(taus[:m], rec, counts, self)
                 self._done_next += m
                 self._hctl["done_consumed"] = self._done_next - 1
-                self._free_finished_slots()
         while True:
             rows = 1 << 16
             tb = np.empty(rows, np.int32)
@@ -476,16 +502,37 @@ class GpuEngine(Engine):
             self._hctl["out_consumed"] = self._out_head
             self._got_records += k
             if k and col is not None:
-                col.add_matches(tb[:k], sb[:k], mb[:k])
+                col.add_matches(tb[:k], sb[:k], mb[:k], self)
             if k < rows:
                 break
+        self._free_finished_slots()
 
     def _free_finished_slots(self) -> None:
+        """Recycle slots of unregistered queries once every update they saw has completed and
+        all of their match records have been read (records are decoded by slot)."""
+        if self._got_records < self._expect_records:
+            return
         done = self._done_next - 1
         for tau_cut, slot in [f for f in self._freeing if f[0] - 1 <= done]:
             self._freeing.remove((tau_cut, slot))
             self._slot_qid[slot] = -1
             self._free_slots.append(slot)
+
+
+def _stop_all_at_exit() -> None:
+    """A persistent kernel still running at interpreter exit would block the CUDA context
+    teardown forever: stop every live engine, and if one cannot stop, leave at once."""
+    for eng in list(GpuEngine._live):
+        try:
+            eng.stop(limit_s=10.0)
+        except Exception as exc:  # noqa: BLE001 - last resort at exit
+            print(f"dcsm: GPU kernel did not stop ({exc}); exiting without CUDA teardown",
+                  file=sys.stderr)  # fmt: skip
+            sys.stderr.flush()
+            os._exit(3)
+
+
+atexit.register(_stop_all_at_exit)
 
 
 class _Watchdog:
@@ -525,7 +572,7 @@ class _Collector:
         self.started = np.zeros(len(sent), np.float64)
         self.finished = np.zeros(len(sent), np.float64)
         self.count_rows: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-        self.match_rows: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.match_rows: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
 
     def add_done(self, taus: np.ndarray, rec: np.ndarray, counts: np.ndarray, eng: GpuEngine) -> None:
         i = taus - self.tau0
@@ -542,10 +589,13 @@ class _Collector:
             if len(r):
                 self.count_rows.append((i[r], eng._slot_qid[slots[s]], c[r, s].astype(np.int64)))
 
-    def add_matches(self, taus: np.ndarray, slots: np.ndarray, matches: np.ndarray) -> None:
-        self.match_rows.append((taus - self.tau0, slots.copy(), matches.copy()))
+    def add_matches(self, taus: np.ndarray, slots: np.ndarray, matches: np.ndarray, eng: GpuEngine) -> None:
+        # Query ids and widths are taken now: a slot may serve another query later.
+        self.match_rows.append(
+            (taus - self.tau0, eng._slot_qid[slots], eng._slot_nverts[slots], matches.copy())
+        )
 
-    def result(self, batch: UpdateBatch, outcome: np.ndarray, eng: GpuEngine) -> BatchResult:
+    def result(self, batch: UpdateBatch, outcome: np.ndarray, eng: GpuEngine, width: int) -> BatchResult:
         now = time.time()
         outcome = outcome.copy()
         outcome[self.sent] = self.dev_outcome
@@ -565,17 +615,17 @@ class _Collector:
             )  # fmt: skip
         else:
             counts = Counts.empty()
-        width = int(eng._slot_nverts[eng._slot_qid >= 0].max(initial=0))
         if self.match_rows:
             i = np.concatenate([r[0] for r in self.match_rows])
-            slots = np.concatenate([r[1] for r in self.match_rows])
-            width = max(width, int(eng._slot_nverts[slots].max()))
-            m = np.concatenate([r[2] for r in self.match_rows])[:, :width]
+            q = np.concatenate([r[1] for r in self.match_rows])
+            nverts = np.concatenate([r[2] for r in self.match_rows])
+            width = max(width, int(nverts.max()))
+            m = np.concatenate([r[3] for r in self.match_rows])[:, :width]
             upd = self.sent[i]
-            q = eng._slot_qid[slots]
             order = np.lexsort((q, upd))
-            match = eng._ext[m[order]]
-            match[np.arange(width)[None, :] >= eng._slot_nverts[slots][order][:, None]] = -1
+            pad = np.arange(width)[None, :] >= nverts[order][:, None]
+            match = eng._ext[np.where(pad, 0, m[order])]  # columns past n hold garbage
+            match[pad] = -1
             deltas = Deltas(
                 query=q[order].astype(np.int32), sign=batch.op[upd][order].astype(np.int8),
                 seq=batch.seq[upd][order], match=match,

@@ -14,7 +14,7 @@ what=${1:-all}
 export DCSM_RESULTS=${DCSM_RESULTS:-bench/results/gpu}
 mkdir -p "$DCSM_RESULTS"
 export PYTHONUNBUFFERED=1
-if ! python3 -c "import dcsm.gpu.engine" 2>/dev/null; then
+if ! python3 -P -c "import dcsm.gpu.engine" 2>/dev/null; then
     site=$(mktemp -d)
     python3 -m pip install -q --no-deps --no-build-isolation --no-index --target "$site" . || exit 1
     export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
@@ -23,12 +23,12 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | 
 status=0
 if [ "$what" = all ] || [ "$what" = --tests ]; then
     # -P: never import the source folder in place of the installed package.
-    timeout 480 python3 -P -m pytest tests/gpu -x -q -p no:cacheprovider --confcutdir=tests/gpu \
+    timeout -k 10 420 python3 -P -m pytest tests/gpu -x -q -p no:cacheprovider --confcutdir=tests/gpu \
         --timeout 240 --junitxml="$DCSM_RESULTS/gpu-tests.xml" 2>&1 | tee "$DCSM_RESULTS/gpu-tests.log"
     status=${PIPESTATUS[0]}
 fi
 if [ "$what" = all ] || [ "$what" = --bench ]; then
-    timeout 540 python3 -P bench/gpu_bench.py --out "$DCSM_RESULTS" 2>&1 | tee "$DCSM_RESULTS/gpu-bench.log"
+    timeout -k 10 540 python3 -P bench/gpu_bench.py --out "$DCSM_RESULTS" 2>&1 | tee "$DCSM_RESULTS/gpu-bench.log"
     [ "${PIPESTATUS[0]}" = 0 ] || status=1
 fi
 exit $status

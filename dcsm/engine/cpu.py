@@ -190,8 +190,9 @@ class CpuEngine(Engine):
         nq = len(qids)
         tag = out_tag[:nout]
         upd, slot = tag // nq, tag % nq
-        match = self._ext[out_m[:nout, :width]]
-        match[np.arange(width)[None, :] >= nverts[slot][:, None]] = -1
+        pad = np.arange(width)[None, :] >= nverts[slot][:, None]  # columns past a query's n
+        match = self._ext[np.where(pad, 0, out_m[:nout, :width])]
+        match[pad] = -1
         return Deltas(
             query=qids[slot], sign=batch.op[upd].astype(np.int8), seq=batch.seq[upd], match=match
         )

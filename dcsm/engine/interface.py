@@ -167,6 +167,10 @@ class QueryRegistry:
         """Changes whenever the table would change (cache key for uploaded plans)."""
         return self._version
 
+    def max_vertices(self) -> int:
+        """Largest vertex count among registered queries (the width of Deltas.match)."""
+        return max((r.plan.num_vertices for r in self._regs.values()), default=0)
+
     def plan(self, qid: int) -> QueryPlan:
         return self._regs[qid].plan
 

@@ -28,3 +28,13 @@ def data_dir() -> Path:
     if root is None:
         pytest.skip("reference data not found (../shared/data or $DCSM_SHARED_DATA)")
     return root
+
+
+@pytest.fixture(autouse=True)
+def _stop_engines():
+    """A failed test must not leave a persistent kernel running into the next one."""
+    yield
+    from dcsm.gpu.engine import GpuEngine
+
+    for eng in list(GpuEngine._live):
+        eng.close()

@@ -56,12 +56,13 @@ def random_stream(rng: np.random.Generator, g: Graph, n: int, new_vertices: int 
 
 def run(engine: Engine, g: Graph, stream: UpdateBatch, patterns: list[Pattern], count_only: bool,
         chunk: int) -> list[BatchResult]:  # fmt: skip
-    engine.load_graph(g)
-    for q, p in enumerate(patterns):
-        engine.register(q, p, from_seq=0, count_only=count_only)
-    out = [engine.apply(stream.slice(i, i + chunk)) for i in range(0, len(stream), chunk)]
-    engine.close()
-    return out
+    try:
+        engine.load_graph(g)
+        for q, p in enumerate(patterns):
+            engine.register(q, p, from_seq=0, count_only=count_only)
+        return [engine.apply(stream.slice(i, i + chunk)) for i in range(0, len(stream), chunk)]
+    finally:
+        engine.close()
 
 
 def canonical(results: list[BatchResult]) -> dict[str, np.ndarray]:

@@ -114,7 +114,7 @@ def test_stop_and_relaunch_keep_the_graph() -> None:
     cpu.apply(stream)
     exported = gpu.export_graph()
     a, b = cpu.export_graph(), exported
-    key = lambda x: sorted(zip(np.minimum(x.src, x.dst).tolist(), np.maximum(x.src, x.dst).tolist()))  # noqa: E731
+    key = lambda x: sorted(zip(np.minimum(x.src, x.dst).tolist(), np.maximum(x.src, x.dst).tolist(), strict=True))  # noqa: E731
     assert key(a) == key(b)
 
 
