@@ -116,11 +116,11 @@ class Report:
         ]
         for r in self.rows:
             rf = r.get("rapidflow_s")
+            peer_s = "" if rf is None else f"{rf:.4f}"
+            ratio = "" if rf is None else f"{rf / r['seconds']:.2f}x"
             lines.append(
                 f"| {r['dataset']} | {r['query']} | {r['stream']} | {r['mode']} | {r['matches']} | "
-                f"{r['seconds']:.4f} | {r['matches'] / r['seconds']:.3g} | "
-                f"{'' if rf is None else f'{rf:.4f}'} | "
-                f"{'' if rf is None else f'{rf / r['seconds']:.2f}x'} |"
+                f"{r['seconds']:.4f} | {r['matches'] / r['seconds']:.3g} | {peer_s} | {ratio} |"
             )
         for mode in ("count", "embedding"):
             sel = [r for r in self.rows if r["dataset"] == "oracle-github" and r["mode"] == mode]
