@@ -263,18 +263,18 @@ def _print_replay_table(report: dict, out: IO[str]) -> None:
     from rich.table import Table
 
     n, secs = report["updates"], report["seconds"]
-    rate = f"{n / secs:,.0f} updates/s" if secs > 0 else "-"
+    rate = f", {n / secs:,.0f} updates/s" if secs > 0 else ""
     outcomes = ", ".join(f"{k} {v:,}" for k, v in report["outcomes"].items() if v)
-    table = Table(
-        title=f"{n:,} updates on {report['backend']} in {secs:.3f} s ({rate})",
-        caption=f"outcomes: {outcomes or 'none'}",
-    )
+    console = Console(file=out)
+    console.print(f"{n:,} updates on {report['backend']} in {secs:.3f} s{rate}")
+    console.print(f"outcomes: {outcomes or 'none'}")
+    table = Table()
     for col in ("query", "positive", "negative", "net change"):
         table.add_column(col, justify="left" if col == "query" else "right")
     for q in report["queries"]:
         p, m = q["positive"], q["negative"]
         table.add_row(q["name"], f"{p:,}", f"{m:,}", f"{p - m:+,}")
-    Console(file=out).print(table)
+    console.print(table)
 
 
 # -- match ---------------------------------------------------------------------------------

@@ -164,11 +164,11 @@ def read_csm_stream(path: str | Path) -> UpdateBatch:
         if timed is None:
             timed = has_ts
         elif has_ts != timed:
-            first = "has" if timed else "has no"
+            first = "has a" if timed else "has no"
             raise InputFileError(
                 str(path),
                 lineno,
-                f"the first update {first} a timestamp column; either every line has one or none",
+                f"the first update {first} timestamp column; either every line has one or none",
             )
         ops.append(OP_INSERT if tok[0] == "e" else OP_DELETE)
         us.append(_int(path, lineno, tok[1], "vertex id", MAX_VERTEX_ID))
