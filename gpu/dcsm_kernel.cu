@@ -36,10 +36,10 @@
 //                              dt}; a version owns a run of 2^cls consecutive slabs, entries
 //                              sorted by (nbr, ct). Updater writes new runs and in-place dt
 //                              edits; executors read through L2 (__ldcg: L1 is not coherent).
-//   vers   Version[maxver]     {slab, len, cls, ct_min, dt_max, prev}; updater writes,
+//   vers   Version[maxver]     {slab, len, cls, ct_min, dt_max, prev, dead}; updater writes,
 //                              executors and GC read.
 //   slab_free int32[sum_c nslabs>>c]  per-class free rings of slab-run starts: GC pushes,
-//                              updater w0 pops (single producer, single consumer).
+//                              updater w0 lane 0 pops (single producer, single consumer).
 //   ver_free int32[maxver]     free ring of version ids (GC pushes, updater pops).
 //   gcq    int32[gcq_cap]      retired versions in dt_max order (the GC graph's frontier):
 //                              updater w0 appends, GC consumes.
@@ -50,7 +50,10 @@
 //   item_free int64[MAXI]      item index the slot may next hold (executor frees it).
 //   plans  int32[QMAX*PMAX*PLAN_INTS]  plan blobs (layout below): host uploads before the
 //                              REGISTER command; executors and updater read.
-//   chunkmask u32, chunkoff int32 [MAXCHUNK]  updater scratch of the multi-array copy.
+//   chunkmask u32, chunkoff int32 [MAXCHUNK]  updater scratch of the multi-array copy
+//                              (live masks and prefix offsets of 32-entry chunks).
+//   UpdShared (shared memory of block 0): the batch, its segments, the query-slot table;
+//                              warp 0 writes, all updater warps read after a named barrier.
 //   st     State               counters (below); mixed writers as commented per field.
 //   Host-mapped (pinned):
 //   in_ring InRec[in_cap]      host writes records then hctl->in_tail; updater w0 reads.
@@ -62,7 +65,7 @@
 //                              finishing warp writes counts and times, then the stamp tau.
 
 #ifndef N_UPDATERS
-#define N_UPDATERS 1
+#define N_UPDATERS 4
 #endif
 #ifndef BATCH_MAX
 #define BATCH_MAX 64
@@ -132,6 +135,8 @@ typedef unsigned long long u64;
 typedef long long i64;
 
 struct Entry { int nbr; int elab; int ct; int dt; };
+// pad0 counts the version's dead entries (dt != INF): a copy of a version without any skips
+// the compaction scan.
 struct Version { int slab; int len; int cls; int ct_min; int dt_max; int prev; int pad0; int pad1; };
 
 struct InRec {
@@ -601,68 +606,26 @@ __device__ void collector(const Ctx& C, int lane) {
 // ---------------------------------------------------------------------------------------
 // Graph updater (section 5)
 
-// Copy the host's consumption counters into device memory (only warp 0 reads host memory).
+// Copy the host's consumption counters into device memory (only warp 0, lane 0 reads host
+// memory).
 __device__ __forceinline__ void relay(const Ctx& C) {
     if ((threadIdx.x & 31) != 0) return;
     vstore(&C.st->out_consumed, vload(&C.hctl->out_consumed));
     vstore(&C.st->done_consumed, vload(&C.hctl->done_consumed));
 }
 
-__device__ int pop_slab_run(const Ctx& C, int cls, bool& fatal) {
-    u64 base = 0;
-    for (int c = 0; c < cls; ++c) base += C.nslabs >> c;
-    u64 spins = 0;
-    while (true) {
-        u64 h = C.st->free_head[cls];
-        if (h < vload(&C.st->free_tail[cls])) {
-            int s = vload(&C.slab_free[base + h % (C.nslabs >> cls)]);
-            vstore(&C.st->free_head[cls], h + 1);
-            atomicAdd(&C.st->slabs_in_use, 1ULL << cls);
-            return s;
-        }
-        u64 bump = C.st->slab_bump;
-        if (bump + (1ULL << cls) <= C.nslabs) {
-            C.st->slab_bump = bump + (1ULL << cls);
-            atomicAdd(&C.st->slabs_in_use, 1ULL << cls);
-            return (int)bump;
-        }
-        // Backpressure: the pool is empty; wait for the collector.
-        relay(C);
-        u64 pending_gc = vload(&C.st->gcq_tail) - vload(&C.st->gcq_head);
-        u64 running = vload(&C.st->next_tau) - 1 - vload(&C.st->completed);
-        if (pending_gc == 0 && running == 0 && ++spins > 100000) {
-            vstore(&C.dstat->error, (u64)ERR_POOL_EXHAUSTED);
-            fatal = true;
-            return -1;
-        }
-        __nanosleep(1000);
-    }
+// True when nothing can ever be freed again: no retired version waits for the collector and
+// no update is still running. A pool that is empty then stays empty: fatal, not a hang.
+__device__ bool pool_stuck(const Ctx& C) {
+    u64 pending_gc = vload(&C.st->gcq_tail) - vload(&C.st->gcq_head);
+    u64 running = vload(&C.st->next_tau) - 1 - vload(&C.st->completed);
+    return pending_gc == 0 && running == 0;
 }
 
-__device__ int pop_version(const Ctx& C, bool& fatal) {
-    u64 spins = 0;
-    while (true) {
-        u64 h = C.st->ver_free_head;
-        if (h < vload(&C.st->ver_free_tail)) {
-            int v = vload(&C.ver_free[h % C.maxver]);
-            C.st->ver_free_head = h + 1;
-            atomicAdd(&C.st->versions_in_use, 1ULL);
-            return v;
-        }
-        if (C.st->ver_bump < C.maxver) {
-            atomicAdd(&C.st->versions_in_use, 1ULL);
-            return (int)(C.st->ver_bump++);
-        }
-        relay(C);
-        u64 pending_gc = vload(&C.st->gcq_tail) - vload(&C.st->gcq_head);
-        u64 running = vload(&C.st->next_tau) - 1 - vload(&C.st->completed);
-        if (pending_gc == 0 && running == 0 && ++spins > 100000) {
-            vstore(&C.dstat->error, (u64)ERR_VERSIONS_EXHAUSTED);
-            fatal = true;
-            return -1;
-        }
-        __nanosleep(1000);
-    }
+__device__ __forceinline__ u64 class_base(const Ctx& C, int cls) {
+    u64 base = 0;
+    for (int c = 0; c < cls; ++c) base += C.nslabs >> c;
+    return base;
 }
 
 // Live entry of neighbour y in version v (dt == INF), or -1.
@@ -684,35 +647,58 @@ __device__ int find_live(const Ctx& C, int v, int y) {
 
 __device__ __forceinline__ int ceil_log2(unsigned x) { return x <= 1 ? 0 : 32 - __clz(x - 1); }
 
-// Shared state of the updater warps (block 0 only uses it).
+#define MAXSEG (2 * BATCH_MAX)
+#define MAXQP (QMAX * PMAX)
+
+// Shared state of the updater warps (block 0). Warp 0 writes the batch, the slot table and
+// the segment table; all updater warps read them in the copy and item phases.
 struct UpdShared {
     InRec rec[BATCH_MAX];
     int tau0;                    // tau of rec[0]
     int nb;                      // updates in the batch
     int stop;                    // STOP seen: drain and exit after this batch
+    int fatal;
     int outcome[BATCH_MAX];
     int elab[BATCH_MAX];         // label of the edge each applied update touches
     u64 taken[BATCH_MAX];
-    int nitems[BATCH_MAX];       // work items cut for each update
-    // half edges (x, y, update index) of applied updates, sorted by (x, index)
-    unsigned long long half[2 * BATCH_MAX];
+    int len_a[BATCH_MAX];        // version lengths of a and b at the update's tau
+    int len_b[BATCH_MAX];
+    int nitems[BATCH_MAX];       // work items cut for each update (shared atomics)
+    int item_count;              // items cut in this batch (shared atomic)
+    // Query slots (warp 0 keeps these and st->q_* in step; reading shared memory keeps the
+    // per-update slot checks off global memory).
+    i64 qf[QMAX], qu[QMAX];
+    int qn[QMAX], qc[QMAX];
+    int nqp;
+    int qp[MAXQP];               // (slot << 16 | plan) of slots live somewhere in the batch
+    // Half edges (x, update index, side) of applied updates, sorted by (x, index).
+    unsigned long long half[MAXSEG];
     int nh;
-    // segments: one per vertex whose array changes
+    // Segments: one per vertex whose neighbour array changes.
     int nseg;
-    int seg_h0[2 * BATCH_MAX + 1];   // first half edge of the segment
-    int seg_cur[2 * BATCH_MAX];      // current version (-1 if none)
-    int seg_new[2 * BATCH_MAX];      // new version (-1 if no insertion)
-    int seg_first_ins[2 * BATCH_MAX];// index of the first insertion half edge, -1 if none
-    int seg_oldlen[2 * BATCH_MAX];
-    int seg_chunk0[2 * BATCH_MAX + 1];
-    int seg_live[2 * BATCH_MAX];
+    int seg_h0[MAXSEG + 1];      // first half edge
+    int seg_cur[MAXSEG];         // current version (-1 if none)
+    int seg_new[MAXSEG];         // new version (-1 if no insertion)
+    int seg_first_ins[MAXSEG];   // first insertion half edge, -1 if none
+    int seg_oldlen[MAXSEG];
+    int seg_dead[MAXSEG];        // entries of the current version that are already dead
+    int seg_off[MAXSEG];         // entry offset of the current / new version
+    int seg_noff[MAXSEG];
+    int seg_nins[MAXSEG];
+    int seg_cls[MAXSEG];
+    int seg_chunk0[MAXSEG + 1];
+    int seg_live[MAXSEG];
+    int pick[32];                // allocation results, by rank in a group of lanes
     int nchunks;
-    int fatal;
 };
 
 __device__ __forceinline__ int half_x(unsigned long long h) { return (int)(h >> 32); }
 __device__ __forceinline__ int half_i(unsigned long long h) { return (int)((h >> 1) & 0x7fff); }
 __device__ __forceinline__ int half_side(unsigned long long h) { return (int)(h & 1); }
+__device__ __forceinline__ int half_y(const UpdShared& S, unsigned long long h) {
+    const InRec& r = S.rec[half_i(h)];
+    return half_side(h) ? r.a : r.b;
+}
 
 // Form the next batch (warp 0): up to BATCH_MAX updates, or what arrived within
 // BATCH_TIMEOUT_NS of the first one; control records are applied in stream order.
@@ -738,7 +724,7 @@ __device__ void form_batch(const Ctx& C, UpdShared& S, int lane) {
                 r.ext_a = src->ext_a; r.ext_b = src->ext_b; r.arrival_ns = src->arrival_ns;
             }
             u64 now = gtime();
-            // Sequentially accept records (control records change state between updates).
+            // Accept records in order (control records change state between updates).
             int took = 0;
             for (int k = 0; k < (int)avail && nb < BATCH_MAX && !stop; ++k) {
                 int kind = __shfl_sync(0xffffffffu, r.kind, k);
@@ -747,23 +733,19 @@ __device__ void form_batch(const Ctx& C, UpdShared& S, int lane) {
                 int rl = __shfl_sync(0xffffffffu, r.label, k);
                 u64 tau = tau0 + nb;
                 if (kind == REC_INSERT || kind == REC_DELETE) {
-                    // The update slot may be reused only once the host has read its previous
+                    // An update slot is reused only once the host has read its previous
                     // occupant's completion record.
                     if (tau > MAXU && vload(&C.st->done_consumed) < tau - MAXU) break;
-                    if (lane == k) {
-                        S.rec[nb] = r;
-                        S.taken[nb] = now;
-                    }
+                    if (lane == k) { S.rec[nb] = r; S.taken[nb] = now; }
                     ++nb;
                 } else if (kind == REC_REGISTER) {
                     if (lane == 0) {
-                        C.st->q_count[ra] = rb;
-                        C.st->q_nplans[ra] = rl;
-                        C.st->q_until[ra] = 0x7fffffffffffffffLL;
-                        vstore(&C.st->q_from[ra], (i64)tau);
+                        S.qc[ra] = rb; S.qn[ra] = rl; S.qu[ra] = 0x7fffffffffffffffLL; S.qf[ra] = (i64)tau;
+                        C.st->q_count[ra] = rb; C.st->q_nplans[ra] = rl;
+                        C.st->q_until[ra] = 0x7fffffffffffffffLL; vstore(&C.st->q_from[ra], (i64)tau);
                     }
                 } else if (kind == REC_UNREGISTER) {
-                    if (lane == 0) vstore(&C.st->q_until[ra], (i64)tau);
+                    if (lane == 0) { S.qu[ra] = (i64)tau; vstore(&C.st->q_until[ra], (i64)tau); }
                 } else if (kind == REC_STOP) {
                     stop = 1;
                 }
@@ -785,7 +767,7 @@ __device__ void form_batch(const Ctx& C, UpdShared& S, int lane) {
 
 // Outcome of every update (warp 0): per endpoint pair, walk its updates in order from the
 // pair's state in the current graph (insert of a present edge / delete of an absent one is
-// a no-op). Also records each applied update's edge label and the new vertices' labels.
+// a no-op). Then the sorted half edges, the segments, and the in-place prefix deletions.
 __device__ void classify(const Ctx& C, UpdShared& S, int lane) {
     int nb = S.nb;
     for (int i = lane; i < nb; i += 32) {
@@ -812,12 +794,11 @@ __device__ void classify(const Ctx& C, UpdShared& S, int lane) {
             if (ins != exists) {
                 S.outcome[k] = OUT_APPLIED;
                 if (ins) lab = S.rec[k].label;
-                S.elab[k] = lab;
                 exists = ins;
             } else {
                 S.outcome[k] = OUT_NOOP;
-                S.elab[k] = lab;
             }
+            S.elab[k] = lab;
         }
     }
     __syncwarp();
@@ -833,14 +814,15 @@ __device__ void classify(const Ctx& C, UpdShared& S, int lane) {
     }
     __syncwarp();
     int nh = S.nh;
-    unsigned long long mine[(2 * BATCH_MAX + 31) / 32];
-    int rank[(2 * BATCH_MAX + 31) / 32];
+    const int R = (MAXSEG + 31) / 32;
+    unsigned long long mine[R];
+    int rank[R];
 #pragma unroll
-    for (int r = 0; r < (2 * BATCH_MAX + 31) / 32; ++r) {
+    for (int r = 0; r < R; ++r) {
         int k = lane + 32 * r;
         rank[r] = -1;
         if (k < nh) {
-            unsigned long long key = S.half[k] >> 1;  // (x, i); the side bit breaks no tie
+            unsigned long long key = S.half[k] >> 1;  // (x, i): unique, a != b
             mine[r] = S.half[k];
             int cnt = 0;
             for (int j = 0; j < nh; ++j) cnt += (S.half[j] >> 1) < key;
@@ -849,10 +831,9 @@ __device__ void classify(const Ctx& C, UpdShared& S, int lane) {
     }
     __syncwarp();
 #pragma unroll
-    for (int r = 0; r < (2 * BATCH_MAX + 31) / 32; ++r)
+    for (int r = 0; r < R; ++r)
         if (rank[r] >= 0) S.half[rank[r]] = mine[r];
     __syncwarp();
-    // Segments (one per vertex) and their prefix deletions, applied in place.
     if (lane == 0) {
         int ns = 0;
         for (int k = 0; k < nh; ++k)
@@ -864,48 +845,114 @@ __device__ void classify(const Ctx& C, UpdShared& S, int lane) {
     for (int g = lane; g < S.nseg; g += 32) {
         int x = half_x(S.half[S.seg_h0[g]]);
         int cur = __ldcg(C.head + x);
-        int first_ins = -1;
+        int first_ins = -1, nins = 0, dead_now = 0;
         for (int k = S.seg_h0[g]; k < S.seg_h0[g + 1]; ++k) {
-            int i = half_i(S.half[k]);
-            const InRec& r = S.rec[i];
-            if (r.kind == REC_INSERT) { if (first_ins < 0) first_ins = k; continue; }
+            const InRec& r = S.rec[half_i(S.half[k])];
+            if (r.kind == REC_INSERT) { if (first_ins < 0) first_ins = k; ++nins; continue; }
             if (first_ins >= 0) continue;
             // Deleted before the batch's first insertion into this array: edit in place.
-            int y = half_side(S.half[k]) ? r.a : r.b;
-            int e = find_live(C, cur, y);
-            C.entries[e].dt = S.tau0 + i;
+            int e = find_live(C, cur, half_y(S, S.half[k]));
+            C.entries[e].dt = S.tau0 + half_i(S.half[k]);
+            ++dead_now;
+        }
+        int oldlen = 0, dead = 0, off = 0;
+        if (cur >= 0) {
+            Version ver = load_version(C.vers + cur);
+            oldlen = ver.len; off = ver.slab * 32;
+            dead = ver.pad0 + dead_now;
+            C.vers[cur].pad0 = dead;  // dead-entry count: lets a later copy skip compaction
         }
         S.seg_cur[g] = cur;
         S.seg_first_ins[g] = first_ins;
-        S.seg_oldlen[g] = cur >= 0 ? load_version(C.vers + cur).len : 0;
+        S.seg_nins[g] = nins;
+        S.seg_oldlen[g] = oldlen;
+        S.seg_dead[g] = dead;
+        S.seg_off[g] = off;
         S.seg_new[g] = -1;
+        S.seg_cls[g] = first_ins >= 0 ? ceil_log2((unsigned)((oldlen + nins + 31) / 32)) : -1;
     }
     __threadfence();
     __syncwarp();
 }
 
-// Allocate the new versions (warp 0, lane 0; pops may wait for the collector).
+// Pop k items for the lanes of `grp` (their ranks 0..k-1) from a free ring [head, tail) of
+// capacity cap at `ring`, then from a bump region of `bump_cap` units of `unit`; results go to
+// S.pick[rank]. Waits for the collector while both are empty; false if that can never end.
+__device__ bool pop_group(const Ctx& C, UpdShared& S, int k, u64* head, const u64* tail,
+                          const int* ring, u64 cap, u64* bump, u64 bump_cap, u64 unit) {
+    int got = 0;
+    u64 spins = 0;
+    while (got < k) {
+        u64 h = *head, t = vload(tail);
+        while (got < k && h < t) S.pick[got++] = vload(ring + h++ % cap);
+        *head = h;
+        while (got < k && *bump + unit <= bump_cap) { S.pick[got++] = (int)*bump; *bump += unit; }
+        if (got < k) {
+            // Backpressure: wait for the collector to return versions.
+            relay(C);
+            if (pool_stuck(C) && ++spins > 100000) return false;
+            __nanosleep(1000);
+        }
+    }
+    return true;
+}
+
+// Allocate every new version's slab run and id (warp 0): lanes take segments, and each
+// group of lanes wanting the same size class pops its runs at once.
 __device__ void allocate(const Ctx& C, UpdShared& S, int lane) {
+    bool fatal = false;
+    for (int base = 0; base < S.nseg && !fatal; base += 32) {
+        int g = base + lane;
+        int cls = g < S.nseg ? S.seg_cls[g] : -1;
+        unsigned pending = __ballot_sync(0xffffffffu, cls >= 0);
+        if (!pending) continue;
+        unsigned want_v = pending;
+        // Version ids.
+        int kv = __popc(want_v);
+        bool ok = true;
+        if (lane == 0) {
+            ok = pop_group(C, S, kv, &C.st->ver_free_head, &C.st->ver_free_tail, C.ver_free,
+                           C.maxver, &C.st->ver_bump, C.maxver, 1);
+            if (ok) atomicAdd(&C.st->versions_in_use, (u64)kv);
+            else vstore(&C.dstat->error, (u64)ERR_VERSIONS_EXHAUSTED);
+        }
+        __syncwarp();  // S.pick written by lane 0
+        ok = __shfl_sync(0xffffffffu, ok, 0);
+        if (!ok) { fatal = true; break; }
+        if ((want_v >> lane) & 1) S.seg_new[g] = S.pick[__popc(want_v & lanemask_lt())];
+        __syncwarp();
+        // Slab runs, one size class at a time.
+        while (pending) {
+            int leader = __ffs(pending) - 1;
+            int cc = __shfl_sync(0xffffffffu, cls, leader);
+            unsigned grp = __ballot_sync(0xffffffffu, cls == cc) & pending;
+            if (lane == 0) {
+                int k = __popc(grp);
+                ok = pop_group(C, S, k, &C.st->free_head[cc], &C.st->free_tail[cc],
+                               C.slab_free + class_base(C, cc), C.nslabs >> cc, &C.st->slab_bump,
+                               C.nslabs, 1ULL << cc);
+                if (ok) atomicAdd(&C.st->slabs_in_use, (u64)k << cc);
+                else vstore(&C.dstat->error, (u64)ERR_POOL_EXHAUSTED);
+            }
+            __syncwarp();
+            ok = __shfl_sync(0xffffffffu, ok, 0);
+            if (!ok) { fatal = true; break; }
+            if ((grp >> lane) & 1) {
+                int slab = S.pick[__popc(grp & lanemask_lt())];
+                Version* nv = C.vers + S.seg_new[g];
+                nv->slab = slab; nv->len = 0; nv->cls = cc; nv->ct_min = INF_TS; nv->dt_max = INF_TS;
+                nv->prev = S.seg_cur[g]; nv->pad0 = 0; nv->pad1 = 0;
+                S.seg_noff[g] = slab * 32;
+            }
+            __syncwarp();
+            pending &= ~grp;
+        }
+    }
     if (lane == 0) {
         int chunks = 0;
-        bool fatal = false;
-        for (int g = 0; g < S.nseg && !fatal; ++g) {
+        for (int g = 0; g < S.nseg; ++g) {
             S.seg_chunk0[g] = chunks;
-            if (S.seg_first_ins[g] < 0) continue;
-            int nins = 0;
-            for (int k = S.seg_first_ins[g]; k < S.seg_h0[g + 1]; ++k)
-                nins += S.rec[half_i(S.half[k])].kind == REC_INSERT;
-            int upper = S.seg_oldlen[g] + nins;
-            int cls = ceil_log2((unsigned)((upper + 31) / 32));
-            int slab = pop_slab_run(C, cls, fatal);
-            if (fatal) break;
-            int v = pop_version(C, fatal);
-            if (fatal) break;
-            Version* nv = C.vers + v;
-            nv->slab = slab; nv->len = 0; nv->cls = cls; nv->ct_min = INF_TS; nv->dt_max = INF_TS;
-            nv->prev = S.seg_cur[g];
-            S.seg_new[g] = v;
-            chunks += (S.seg_oldlen[g] + 31) / 32;
+            if (S.seg_new[g] >= 0) chunks += (S.seg_oldlen[g] + 31) / 32;
         }
         S.seg_chunk0[S.nseg] = chunks;
         S.nchunks = chunks;
@@ -915,42 +962,47 @@ __device__ void allocate(const Ctx& C, UpdShared& S, int lane) {
     __syncwarp();
 }
 
-__device__ __forceinline__ int seg_of_chunk(const UpdShared& S, int g) {
+__device__ __forceinline__ int seg_of_chunk(const UpdShared& S, int gc) {
     int lo = 0, hi = S.nseg - 1;
-    while (lo < hi) {  // last segment with chunk0 <= g
+    while (lo < hi) {  // last segment with chunk0 <= gc (empty segments share chunk0)
         int mid = (lo + hi + 1) >> 1;
-        if (S.seg_chunk0[mid] <= g) lo = mid; else hi = mid - 1;
+        if (S.seg_chunk0[mid] <= gc) lo = mid; else hi = mid - 1;
     }
     return lo;
 }
 
-// Number of entries of segment g's old version that are live (dt == INF) and lie before
-// index j, from the chunk masks and offsets (phases A and B).
+// Live entries of segment g's current version before index j (from the chunk masks and
+// offsets of phases A and B; every entry is live when the version has no dead entry).
 __device__ __forceinline__ int live_before(const Ctx& C, const UpdShared& S, int g, int j) {
+    if (S.seg_dead[g] == 0) return j;
     int c = S.seg_chunk0[g] + j / 32;
     if (j % 32 == 0) return j / 32 == (S.seg_oldlen[g] + 31) / 32 ? S.seg_live[g] : C.chunkoff[c];
     return C.chunkoff[c] + __popc(C.chunkmask[c] & ((1u << (j % 32)) - 1u));
 }
 
-// The parallel multi-array copy, spread over all updater warps: every new version gets the
-// live entries of its old version merged with the batch's insertions, positions from prefix
-// sums over live-entry counts, so many short arrays and one long one copy at once.
+#define COPY_UNROLL 4
+
+// The parallel multi-array copy over all updater warps (a "super-warp"): each new version
+// receives the live entries of its current version merged with the batch's insertions, at
+// positions from prefix sums over live counts, so many short arrays and one long one copy
+// at once. Versions without dead entries skip the compaction scan (phases A and B).
 __device__ void copy_versions(const Ctx& C, UpdShared& S, int w, int lane) {
     int nchunks = S.nchunks;
-    // Phase A: live masks of every 32-entry chunk of the old versions.
+    // Phase A: live masks of the 32-entry chunks of versions that have dead entries.
     for (int gc = w; gc < nchunks; gc += N_UPDATERS) {
         int g = seg_of_chunk(S, gc);
+        if (S.seg_dead[g] == 0) continue;
         int j = (gc - S.seg_chunk0[g]) * 32 + lane;
-        int off = load_version(C.vers + S.seg_cur[g]).slab * 32;
-        bool live = j < S.seg_oldlen[g] && __ldcg(&C.entries[off + j].dt) == INF_TS;
+        bool live = j < S.seg_oldlen[g] && __ldcg(&C.entries[S.seg_off[g] + j].dt) == INF_TS;
         unsigned mask = __ballot_sync(0xffffffffu, live);
         if (lane == 0) C.chunkmask[gc] = mask;
     }
     __threadfence_block();
     named_barrier_updaters();
-    // Phase B: exclusive scan of live counts within each segment.
+    // Phase B: exclusive scan of live counts within each such segment.
     for (int g = w; g < S.nseg; g += N_UPDATERS) {
         if (S.seg_new[g] < 0) continue;
+        if (S.seg_dead[g] == 0) { if (lane == 0) S.seg_live[g] = S.seg_oldlen[g]; continue; }
         int c0 = S.seg_chunk0[g], c1 = c0 + (S.seg_oldlen[g] + 31) / 32;
         int carry = 0;
         for (int base = c0; base < c1; base += 32) {
@@ -968,53 +1020,57 @@ __device__ void copy_versions(const Ctx& C, UpdShared& S, int w, int lane) {
     }
     __threadfence_block();
     named_barrier_updaters();
-    // Phase C: scatter live old entries and inserted entries into the new versions.
-    for (int gc = w; gc < nchunks; gc += N_UPDATERS) {
-        int g = seg_of_chunk(S, gc);
-        if (S.seg_new[g] < 0) continue;
-        int j = (gc - S.seg_chunk0[g]) * 32 + lane;
-        unsigned mask = C.chunkmask[gc];
-        if ((mask >> lane) & 1) {
-            int off = load_version(C.vers + S.seg_cur[g]).slab * 32;
-            Entry e = load_entry(C.entries + off + j);
+    // Phase C: scatter live entries; COPY_UNROLL chunks per step keep several loads in flight.
+    for (int gc0 = w; gc0 < nchunks; gc0 += N_UPDATERS * COPY_UNROLL) {
+        Entry e[COPY_UNROLL];
+        int g[COPY_UNROLL], j[COPY_UNROLL];
+        bool valid[COPY_UNROLL];
+#pragma unroll
+        for (int u = 0; u < COPY_UNROLL; ++u) {
+            int gc = gc0 + u * N_UPDATERS;
+            valid[u] = gc < nchunks;
+            g[u] = valid[u] ? seg_of_chunk(S, gc) : 0;
+            j[u] = valid[u] ? (gc - S.seg_chunk0[g[u]]) * 32 + lane : 0;
+            valid[u] = valid[u] && j[u] < S.seg_oldlen[g[u]];
+            if (valid[u]) e[u] = load_entry(C.entries + S.seg_off[g[u]] + j[u]);
+        }
+#pragma unroll
+        for (int u = 0; u < COPY_UNROLL; ++u) {
+            if (!valid[u] || e[u].dt != INF_TS) continue;
+            int gg = g[u];
             int ins_less = 0;
-            for (int k = S.seg_first_ins[g]; k < S.seg_h0[g + 1]; ++k) {
-                const InRec& r = S.rec[half_i(S.half[k])];
-                if (r.kind != REC_INSERT) continue;
-                int y = half_side(S.half[k]) ? r.a : r.b;
-                ins_less += y < e.nbr;
+            for (int k = S.seg_first_ins[gg]; k < S.seg_h0[gg + 1]; ++k) {
+                unsigned long long h = S.half[k];
+                ins_less += S.rec[half_i(h)].kind == REC_INSERT && half_y(S, h) < e[u].nbr;
             }
-            int pos = C.chunkoff[gc] + __popc(mask & lanemask_lt()) + ins_less;
-            int noff = load_version(C.vers + S.seg_new[g]).slab * 32;
-            *reinterpret_cast<int4*>(C.entries + noff + pos) = make_int4(e.nbr, e.elab, e.ct, e.dt);
+            int pos = live_before(C, S, gg, j[u]) + ins_less;
+            *reinterpret_cast<int4*>(C.entries + S.seg_noff[gg] + pos) =
+                make_int4(e[u].nbr, e[u].elab, e[u].ct, e[u].dt);
         }
     }
+    // Inserted entries: after live entries of the same neighbour, among themselves by tau.
     for (int g = w; g < S.nseg; g += N_UPDATERS) {
         if (S.seg_new[g] < 0) continue;
         int h0 = S.seg_first_ins[g], h1 = S.seg_h0[g + 1];
-        int off = S.seg_cur[g] >= 0 ? load_version(C.vers + S.seg_cur[g]).slab * 32 : 0;
-        int noff = load_version(C.vers + S.seg_new[g]).slab * 32;
         for (int k = h0 + lane; k < h1; k += 32) {
             int i = half_i(S.half[k]);
             const InRec& r = S.rec[i];
             if (r.kind != REC_INSERT) continue;
-            int y = half_side(S.half[k]) ? r.a : r.b;
-            // Inserted entries sort after live old entries of the same neighbour and among
-            // themselves by (nbr, tau).
+            int y = half_y(S, S.half[k]);
             int rank = 0;
             for (int k2 = h0; k2 < h1; ++k2) {
-                const InRec& r2 = S.rec[half_i(S.half[k2])];
-                if (r2.kind != REC_INSERT) continue;
-                int y2 = half_side(S.half[k2]) ? r2.a : r2.b;
+                unsigned long long h2 = S.half[k2];
+                if (S.rec[half_i(h2)].kind != REC_INSERT) continue;
+                int y2 = half_y(S, h2);
                 rank += y2 < y || (y2 == y && k2 < k);
             }
             int lo = 0, hi = S.seg_oldlen[g];
             while (lo < hi) {  // first old entry with nbr > y
                 int mid = (lo + hi) >> 1;
-                if (__ldcg(&C.entries[off + mid].nbr) <= y) lo = mid + 1; else hi = mid;
+                if (__ldcg(&C.entries[S.seg_off[g] + mid].nbr) <= y) lo = mid + 1; else hi = mid;
             }
             int pos = rank + live_before(C, S, g, lo);
-            *reinterpret_cast<int4*>(C.entries + noff + pos) = make_int4(y, r.label, S.tau0 + i, INF_TS);
+            *reinterpret_cast<int4*>(C.entries + S.seg_noff[g] + pos) = make_int4(y, r.label, S.tau0 + i, INF_TS);
         }
     }
     __threadfence();
@@ -1027,20 +1083,18 @@ __device__ void publish_versions(const Ctx& C, UpdShared& S, int lane) {
     for (int g = lane; g < S.nseg; g += 32) {
         int v = S.seg_new[g];
         if (v < 0) continue;
-        int nins = 0;
-        for (int k = S.seg_first_ins[g]; k < S.seg_h0[g + 1]; ++k)
-            nins += S.rec[half_i(S.half[k])].kind == REC_INSERT;
-        C.vers[v].len = S.seg_live[g] + nins;
+        C.vers[v].len = S.seg_live[g] + S.seg_nins[g];
         __threadfence();
+        int dead = 0;
         for (int k = S.seg_first_ins[g]; k < S.seg_h0[g + 1]; ++k) {
             int i = half_i(S.half[k]);
-            const InRec& r = S.rec[i];
-            if (r.kind != REC_DELETE) continue;
-            int y = half_side(S.half[k]) ? r.a : r.b;
-            int e = find_live(C, v, y);
+            if (S.rec[i].kind != REC_DELETE) continue;
+            int e = find_live(C, v, half_y(S, S.half[k]));
             C.entries[e].dt = S.tau0 + i;
+            ++dead;
         }
         int first_tau = S.tau0 + half_i(S.half[S.seg_first_ins[g]]);
+        C.vers[v].pad0 = dead;
         C.vers[v].ct_min = first_tau;
         int cur = S.seg_cur[g];
         if (cur >= 0) C.vers[cur].dt_max = first_tau - 1;
@@ -1048,92 +1102,116 @@ __device__ void publish_versions(const Ctx& C, UpdShared& S, int lane) {
     __threadfence();
     __syncwarp();
     if (lane == 0) {
+        u64 t = C.st->gcq_tail;
         for (int g = 0; g < S.nseg; ++g) {
             int v = S.seg_new[g];
             if (v < 0) continue;
-            int x = half_x(S.half[S.seg_h0[g]]);
-            vstore(C.head + x, v);
+            vstore(C.head + half_x(S.half[S.seg_h0[g]]), v);
             int cur = S.seg_cur[g];
             if (cur >= 0) {
-                u64 t = C.st->gcq_tail;
                 while (t - vload(&C.st->gcq_head) >= C.gcq_cap) { relay(C); __nanosleep(1000); }
-                C.gcq[t % C.gcq_cap] = cur;
-                __threadfence();
-                vstore(&C.st->gcq_tail, t + 1);
+                C.gcq[t++ % C.gcq_cap] = cur;
             }
         }
+        __threadfence();
+        vstore(&C.st->gcq_tail, t);
     }
-    __threadfence();
     __syncwarp();
 }
 
-// Cut the batch's applied updates into work items for every live query slot and plan, and
-// publish them (warp 0). Updates with nothing to match complete here.
-__device__ void publish_items(const Ctx& C, UpdShared& S, int lane) {
-    u64 next = vload(&C.st->items_published) + C.st->held_items;
-    for (int i = 0; i < S.nb; ++i) {
+// Completion of an update with no work item (one thread): zero counts, times, stamp.
+__device__ void finalize_empty(const Ctx& C, int tau) {
+    size_t slot = tau % MAXU;
+    for (int q = 0; q < QMAX; ++q) C.done_counts[slot * QMAX + q] = 0;
+    Done* d = C.done + slot;
+    d->outcome = __ldcg(&C.upd[slot].outcome);
+    d->nitems = 0;
+    d->t_taken = __ldcg((const unsigned long long*)&C.upd[slot].t_taken);
+    d->t_start = d->t_finish = gtime();
+    __threadfence_system();
+    vstore(&d->tau, (i64)tau);
+    vstore(&C.upd[slot].done, (i64)tau);
+    atomicAdd(&C.st->completed, 1ULL);
+}
+
+// Cut the batch's applied updates into work items for every live (slot, plan) pair, over
+// all updater warps, and publish them; updates with nothing to match complete here.
+__device__ void publish_items(const Ctx& C, UpdShared& S, int w, int lane) {
+    int nb = S.nb, tid = w * 32 + lane;
+    const int NT = N_UPDATERS * 32;
+    if (w == 0) {
+        // (slot, plan) pairs of slots live somewhere in [tau0, tau0 + nb).
+        int q = lane;
+        int np = 0;
+        if (q < QMAX && S.qn[q] > 0 && S.qf[q] < (i64)S.tau0 + nb && S.qu[q] > (i64)S.tau0) np = S.qn[q];
+        int incl = np;
+        for (int d = 1; d < 32; d <<= 1) {
+            int v = __shfl_up_sync(0xffffffffu, incl, d);
+            if (lane >= d) incl += v;
+        }
+        for (int p = 0; p < np; ++p) S.qp[incl - np + p] = (q << 16) | p;
+        if (lane == 31) S.nqp = incl;
+        if (lane == 0) S.item_count = 0;
+    }
+    for (int i = tid; i < nb; i += NT) {
+        int tau = S.tau0 + i;
+        S.nitems[i] = 0;
+        for (int q = 0; q < QMAX; ++q) C.upd_count[(size_t)(tau % MAXU) * QMAX + q] = 0;
+        if (S.outcome[i] == OUT_APPLIED) {
+            int off;
+            find_version(C, S.rec[i].a, tau, off, S.len_a[i]);
+            find_version(C, S.rec[i].b, tau, off, S.len_b[i]);
+        }
+    }
+    __threadfence_block();
+    named_barrier_updaters();
+    u64 first = vload(&C.st->items_published) + C.st->held_items;
+    int nqp = S.nqp;
+    for (int k = tid; k < nb * nqp; k += NT) {
+        int i = k / nqp, qp = S.qp[k % nqp];
+        int q = qp >> 16, p = qp & 0xffff;
+        int tau = S.tau0 + i;
+        if (S.outcome[i] != OUT_APPLIED || !(S.qf[q] <= tau && tau < S.qu[q])) continue;
+        const int* pl = plan_ptr(C, q, p);
+        if (!start_ok(C, pl, S.rec[i].a, S.rec[i].b, S.elab[i])) continue;
+        int nchunk = 1;
+        if (__ldcg(pl + PL_N) > 2) {
+            // Same choice as the executor's base_of_step2 (first shortest list).
+            int nbk = __ldcg(pl + PL_BNCNT + 2), len = 0x7fffffff;
+            for (int kk = 0; kk < nbk; ++kk) {
+                int l = __ldcg(pl + PL_BNPOS + 2 * KMAX + kk) == 0 ? S.len_a[i] : S.len_b[i];
+                len = min(len, l);
+            }
+            nchunk = max(1, (len + CHUNK - 1) / CHUNK);
+        }
+        int at = atomicAdd(&S.item_count, nchunk);
+        atomicAdd(&S.nitems[i], nchunk);
+        for (int c = 0; c < nchunk; ++c) {
+            u64 idx = first + at + c;
+            while (vload(&C.item_free[idx % MAXI]) < (i64)idx) __nanosleep(500);  // slot read?
+            C.items[idx % MAXI] = Item{tau, 0, qp, c};
+        }
+    }
+    __threadfence_block();
+    named_barrier_updaters();
+    if (w != 0) return;
+    for (int i = lane; i < nb; i += 32) {
         int tau = S.tau0 + i;
         Upd* u = C.upd + (tau % MAXU);
-        if (lane < QMAX) C.upd_count[(size_t)(tau % MAXU) * QMAX + lane] = 0;
         const InRec& r = S.rec[i];
-        int count = 0;
-        if (S.outcome[i] == OUT_APPLIED) {
-            int m[2] = {r.a, r.b};
-            for (int q = 0; q < QMAX; ++q) {
-                i64 qf = vload(&C.st->q_from[q]), qu = vload(&C.st->q_until[q]);
-                if (!(qf <= tau && tau < qu)) continue;
-                int np = vload(&C.st->q_nplans[q]);
-                for (int p0 = 0; p0 < np; p0 += 32) {
-                    int p = p0 + lane;
-                    int nchunk = 0;
-                    if (p < np) {
-                        const int* pl = plan_ptr(C, q, p);
-                        if (start_ok(C, pl, r.a, r.b, S.elab[i])) {
-                            nchunk = 1;
-                            if (__ldcg(pl + PL_N) > 2) {
-                                int off, len;
-                                base_of_step2(C, pl, m, tau, off, len);
-                                nchunk = max(1, (len + CHUNK - 1) / CHUNK);
-                            }
-                        }
-                    }
-                    int incl = nchunk;
-                    for (int d = 1; d < 32; d <<= 1) {
-                        int v = __shfl_up_sync(0xffffffffu, incl, d);
-                        if (lane >= d) incl += v;
-                    }
-                    int total = __shfl_sync(0xffffffffu, incl, 31);
-                    u64 first = next + count + (incl - nchunk);
-                    for (int c = 0; c < nchunk; ++c) {
-                        u64 idx = first + c;
-                        // The slot is free once its previous item was read.
-                        while (vload(&C.item_free[idx % MAXI]) < (i64)idx) __nanosleep(500);
-                        C.items[idx % MAXI] = Item{tau, 0, (q << 16) | p, c};
-                    }
-                    count += total;
-                    __syncwarp();
-                }
-            }
-        }
-        if (lane == 0) {
-            S.nitems[i] = count;
-            u->a = r.a; u->b = r.b; u->elab = S.elab[i]; u->op = r.kind == REC_INSERT ? 1 : -1;
-            u->outcome = S.outcome[i];
-            u->pending = count;
-            u->tau = tau;
-            u->t_taken = S.taken[i];
-            u->t_start = 0;
-            C.done[tau % MAXU].nitems = count;
-        }
-        next += count;
-        __syncwarp();
+        u->a = r.a; u->b = r.b; u->elab = S.elab[i]; u->op = r.kind == REC_INSERT ? 1 : -1;
+        u->outcome = S.outcome[i];
+        u->pending = S.nitems[i];
+        u->tau = tau;
+        u->t_taken = S.taken[i];
+        u->t_start = 0;
     }
     __threadfence();
     __syncwarp();
-    // Relay the host's counters now, so completion of item-less updates can proceed.
     relay(C);
     if (lane == 0) {
-        C.st->next_tau = S.tau0 + S.nb;
+        u64 next = first + S.item_count;
+        C.st->next_tau = S.tau0 + nb;
         u64 published = vload(&C.st->items_published);
         if (vload(&C.st->hold_publish) && !S.stop && next - published < MAXI / 2) {
             C.st->held_items = next - published;
@@ -1144,18 +1222,24 @@ __device__ void publish_items(const Ctx& C, UpdShared& S, int lane) {
         }
     }
     __syncwarp();
-    for (int i = 0; i < S.nb; ++i) {
-        int tau = S.tau0 + i;
-        if (S.nitems[i] == 0) finalize_update(C, tau, lane);
-    }
+    for (int i = lane; i < nb; i += 32)
+        if (S.nitems[i] == 0) finalize_empty(C, S.tau0 + i);
+    __syncwarp();
 }
 
 __device__ void updater(const Ctx& C, int w, int lane) {
     __shared__ UpdShared S;
-    if (w == 0 && lane == 0) {
-        C.dstat->clock_ns = gtime();
-        C.dstat->running = 1;
-        __threadfence_system();
+    if (w == 0) {
+        for (int q = lane; q < QMAX; q += 32) {
+            S.qf[q] = C.st->q_from[q]; S.qu[q] = C.st->q_until[q];
+            S.qn[q] = C.st->q_nplans[q]; S.qc[q] = C.st->q_count[q];
+        }
+        if (lane == 0) {
+            C.dstat->clock_ns = gtime();
+            C.dstat->running = 1;
+            __threadfence_system();
+        }
+        __syncwarp();
     }
     while (true) {
         if (w == 0) form_batch(C, S, lane);
@@ -1166,7 +1250,9 @@ __device__ void updater(const Ctx& C, int w, int lane) {
             named_barrier_updaters();
             if (S.fatal) break;
             copy_versions(C, S, w, lane);
-            if (w == 0) { publish_versions(C, S, lane); publish_items(C, S, lane); }
+            if (w == 0) publish_versions(C, S, lane);
+            named_barrier_updaters();
+            publish_items(C, S, w, lane);
         }
         named_barrier_updaters();
         if (stop) break;

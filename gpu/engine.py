@@ -68,7 +68,7 @@ class GpuEngine(Engine):
         pool_slabs: int = 1 << 19,
         max_vertices: int = 1 << 22,
         max_versions: int = 1 << 21,
-        n_updaters: int = 1,
+        n_updaters: int = 4,
         batch_max: int = 64,
         batch_timeout_us: float = 125.0,
         in_cap: int = 1 << 16,
@@ -156,6 +156,8 @@ class GpuEngine(Engine):
         self._got_records = 0
         self._running = False
         self._loaded = False
+        rows = 1 << 16  # match records decoded per read of the output ring
+        self._rowbuf = (np.empty(rows, np.int32), np.empty(rows, np.int32), np.empty((rows, 16), np.int32))
         self._clock_offset_ns = 0
         self._blocks = blocks or self._default_blocks()
         GpuEngine._live.add(self)
@@ -206,8 +208,7 @@ class GpuEngine(Engine):
     # -- graph -----------------------------------------------------------------------------
 
     def _ensure_vertices(self, n: int) -> None:
-        if n > self._maxv:
-            raise EngineError(f"{n} vertices exceed max_vertices={self._maxv}")
+        """Room for n vertices in the host tables (the device limit is checked on use)."""
         size = self._ext.shape[0]
         if n > size:
             new = max(n, 2 * size)
@@ -222,6 +223,8 @@ class GpuEngine(Engine):
         cpu.load_graph(graph)
         g = cpu.export_graph()
         nv = g.num_vertices
+        if nv > self._maxv:
+            raise EngineError(f"the graph has {nv} vertices; max_vertices={self._maxv}")
         self._ensure_vertices(nv)
         self._ext[:nv] = g.vertex_ids
         self._vlab[:nv] = g.vertex_labels
@@ -384,6 +387,8 @@ class GpuEngine(Engine):
     def _apply_fixed(self, batch: UpdateBatch, paced: bool) -> BatchResult:
         parts = []
         b = self._fixed_batch or 1
+        if not len(batch):
+            return self._apply_stream(batch, 0)
         for i in range(0, len(batch), b):
             part = batch.slice(i, i + b)
             if paced:  # a fixed batch starts once its last update has arrived
@@ -403,7 +408,8 @@ class GpuEngine(Engine):
         self._ensure_vertices(int(self._meta[0]) + 2 * n)
         admit(batch.op, batch.u, batch.v, batch.u_label, batch.v_label, self._idmap, self._ext,
               self._vlab, self._meta, outcome, a, b)  # fmt: skip
-        self._ensure_vertices(int(self._meta[0]))
+        if self._meta[0] > self._maxv:
+            raise EngineError(f"{int(self._meta[0])} vertices exceed max_vertices={self._maxv}")
         sent = np.nonzero(outcome == ADMITTED)[0]
         recs = np.zeros(len(sent), L.IN_REC)
         recs["kind"] = np.where(batch.op[sent] > 0, L.REC_INSERT, L.REC_DELETE)
@@ -479,7 +485,7 @@ class GpuEngine(Engine):
         self._check_error()
         maxu = self.cfg.maxu
         t = self._done_next
-        window = min(maxu, self._next_tau - t)
+        window = min(maxu, self._next_tau - t, 1 << 14)
         if window > 0:
             taus = t + np.arange(window)
             ok = self._done["tau"][taus % maxu] == taus
@@ -493,17 +499,14 @@ class GpuEngine(Engine):
                     col.add_done(taus[:m], rec, counts, self)
                 self._done_next += m
                 self._hctl["done_consumed"] = self._done_next - 1
+        tb, sb, mb = self._rowbuf
         while True:
-            rows = 1 << 16
-            tb = np.empty(rows, np.int32)
-            sb = np.empty(rows, np.int32)
-            mb = np.empty((rows, 16), np.int32)
             self._out_head, k = read_records(self._out, self._out_head, self._slot_nverts, tb, sb, mb, 0)
             self._hctl["out_consumed"] = self._out_head
             self._got_records += k
             if k and col is not None:
                 col.add_matches(tb[:k], sb[:k], mb[:k], self)
-            if k < rows:
+            if k < len(tb):
                 break
         self._free_finished_slots()
 

@@ -17,7 +17,7 @@ SOURCE = Path(__file__).with_name("dcsm_kernel.cu")
 class KernelConfig:
     """Compile-time sizes of dcsm_kernel.cu (its #ifndef defaults name the same values)."""
 
-    n_updaters: int = 1
+    n_updaters: int = 4
     batch_max: int = 64
     qmax: int = 32
     pmax: int = 64
