@@ -86,7 +86,9 @@ class QuerySpec(BaseModel):
 
         return QuerySpec(
             name=pattern.name,
-            vertices=[VertexSpec(id=i, label=lab(x)) for i, x in enumerate(pattern.vlabels.tolist())],
+            vertices=[
+                VertexSpec(id=i, label=lab(x)) for i, x in enumerate(pattern.vlabels.tolist())
+            ],
             edges=[
                 EdgeSpec(u=u, v=v, label=lab(x))
                 for (u, v), x in zip(pattern.edges.tolist(), pattern.elabels.tolist(), strict=True)
