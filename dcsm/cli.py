@@ -300,12 +300,14 @@ def cmd_match(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     kind = "subgraphs" if args.distinct else "embeddings"
-    table = Table(title=f"{kind} in {args.graph}")
+    console = Console()
+    console.print(f"{kind} in {args.graph} ({engine.backend})")
+    table = Table()
     table.add_column("query")
     table.add_column("matches", justify="right")
     for r in rows:
         table.add_row(r["name"], f"{r['matches']:,}")
-    Console().print(table)
+    console.print(table)
     return EXIT_OK
 
 
