@@ -254,7 +254,7 @@ __device__ __forceinline__ Version load_version(const Version* v) {
     int4 a = __ldcg(reinterpret_cast<const int4*>(v));
     int4 b = __ldcg(reinterpret_cast<const int4*>(v) + 1);
     Version r; r.slab = a.x; r.len = a.y; r.cls = a.z; r.ct_min = a.w; r.dt_max = b.x; r.prev = b.y;
-    r.pad0 = 0; r.pad1 = 0;
+    r.pad0 = b.z; r.pad1 = b.w;
     return r;
 }
 
