@@ -875,25 +875,41 @@ __device__ void classify(const Ctx& C, UpdShared& S, int lane) {
     __syncwarp();
 }
 
-// Pop k items for the lanes of `grp` (their ranks 0..k-1) from a free ring [head, tail) of
-// capacity cap at `ring`, then from a bump region of `bump_cap` units of `unit`; results go to
-// S.pick[rank]. Waits for the collector while both are empty; false if that can never end.
+// Pop k items (whole warp): first from a free ring [head, tail) of capacity cap at `ring`,
+// then from a bump region of `bump_cap` units of `unit`; results go to S.pick[0..k). Lane 0
+// moves the counters, all lanes read ring entries at once. Waits for the collector while
+// both are empty; false if that can never end.
 __device__ bool pop_group(const Ctx& C, UpdShared& S, int k, u64* head, const u64* tail,
-                          const int* ring, u64 cap, u64* bump, u64 bump_cap, u64 unit) {
+                          const int* ring, u64 cap, u64* bump, u64 bump_cap, u64 unit, int lane) {
     int got = 0;
     u64 spins = 0;
     while (got < k) {
-        u64 h = *head, t = vload(tail);
-        while (got < k && h < t) S.pick[got++] = vload(ring + h++ % cap);
-        *head = h;
-        while (got < k && *bump + unit <= bump_cap) { S.pick[got++] = (int)*bump; *bump += unit; }
+        u64 h = 0, b0 = 0;
+        int a = 0, nbump = 0;
+        if (lane == 0) {
+            h = *head;
+            a = (int)min((u64)(k - got), vload(tail) - h);
+            *head = h + a;
+            b0 = *bump;
+            nbump = (int)min((u64)(k - got - a), (bump_cap - b0) / unit);
+            *bump = b0 + nbump * unit;
+        }
+        h = __shfl_sync(0xffffffffu, h, 0);
+        a = __shfl_sync(0xffffffffu, a, 0);
+        b0 = __shfl_sync(0xffffffffu, b0, 0);
+        nbump = __shfl_sync(0xffffffffu, nbump, 0);
+        for (int r = lane; r < a; r += 32) S.pick[got + r] = vload(ring + (h + r) % cap);
+        for (int r = lane; r < nbump; r += 32) S.pick[got + a + r] = (int)(b0 + r * unit);
+        got += a + nbump;
         if (got < k) {
-            // Backpressure: wait for the collector to return versions.
-            relay(C);
-            if (pool_stuck(C) && ++spins > 100000) return false;
+            // Backpressure: the pool is empty; wait for the collector.
+            int stuck = 0;
+            if (lane == 0) { relay(C); stuck = pool_stuck(C) && ++spins > 100000; }
+            if (__shfl_sync(0xffffffffu, stuck, 0)) return false;
             __nanosleep(1000);
         }
     }
+    __syncwarp();
     return true;
 }
 
@@ -909,15 +925,12 @@ __device__ void allocate(const Ctx& C, UpdShared& S, int lane) {
         unsigned want_v = pending;
         // Version ids.
         int kv = __popc(want_v);
-        bool ok = true;
+        bool ok = pop_group(C, S, kv, &C.st->ver_free_head, &C.st->ver_free_tail, C.ver_free,
+                            C.maxver, &C.st->ver_bump, C.maxver, 1, lane);
         if (lane == 0) {
-            ok = pop_group(C, S, kv, &C.st->ver_free_head, &C.st->ver_free_tail, C.ver_free,
-                           C.maxver, &C.st->ver_bump, C.maxver, 1);
             if (ok) atomicAdd(&C.st->versions_in_use, (u64)kv);
             else vstore(&C.dstat->error, (u64)ERR_VERSIONS_EXHAUSTED);
         }
-        __syncwarp();  // S.pick written by lane 0
-        ok = __shfl_sync(0xffffffffu, ok, 0);
         if (!ok) { fatal = true; break; }
         if ((want_v >> lane) & 1) S.seg_new[g] = S.pick[__popc(want_v & lanemask_lt())];
         __syncwarp();
@@ -926,16 +939,14 @@ __device__ void allocate(const Ctx& C, UpdShared& S, int lane) {
             int leader = __ffs(pending) - 1;
             int cc = __shfl_sync(0xffffffffu, cls, leader);
             unsigned grp = __ballot_sync(0xffffffffu, cls == cc) & pending;
+            int k = __popc(grp);
+            ok = pop_group(C, S, k, &C.st->free_head[cc], &C.st->free_tail[cc],
+                           C.slab_free + class_base(C, cc), C.nslabs >> cc, &C.st->slab_bump,
+                           C.nslabs, 1ULL << cc, lane);
             if (lane == 0) {
-                int k = __popc(grp);
-                ok = pop_group(C, S, k, &C.st->free_head[cc], &C.st->free_tail[cc],
-                               C.slab_free + class_base(C, cc), C.nslabs >> cc, &C.st->slab_bump,
-                               C.nslabs, 1ULL << cc);
                 if (ok) atomicAdd(&C.st->slabs_in_use, (u64)k << cc);
                 else vstore(&C.dstat->error, (u64)ERR_POOL_EXHAUSTED);
             }
-            __syncwarp();
-            ok = __shfl_sync(0xffffffffu, ok, 0);
             if (!ok) { fatal = true; break; }
             if ((grp >> lane) & 1) {
                 int slab = S.pick[__popc(grp & lanemask_lt())];
@@ -1101,21 +1112,24 @@ __device__ void publish_versions(const Ctx& C, UpdShared& S, int lane) {
     }
     __threadfence();
     __syncwarp();
-    if (lane == 0) {
-        u64 t = C.st->gcq_tail;
-        for (int g = 0; g < S.nseg; ++g) {
-            int v = S.seg_new[g];
-            if (v < 0) continue;
-            vstore(C.head + half_x(S.half[S.seg_h0[g]]), v);
-            int cur = S.seg_cur[g];
-            if (cur >= 0) {
-                while (t - vload(&C.st->gcq_head) >= C.gcq_cap) { relay(C); __nanosleep(1000); }
-                C.gcq[t++ % C.gcq_cap] = cur;
-            }
-        }
-        __threadfence();
-        vstore(&C.st->gcq_tail, t);
+    // Publish (lanes over segments) and retire the predecessors into the GC queue.
+    u64 t = C.st->gcq_tail;
+    for (int base = 0; base < S.nseg; base += 32) {
+        int g = base + lane;
+        int v = g < S.nseg ? S.seg_new[g] : -1;
+        if (v >= 0) vstore(C.head + half_x(S.half[S.seg_h0[g]]), v);
+        bool push = v >= 0 && S.seg_cur[g] >= 0;
+        unsigned pm = __ballot_sync(0xffffffffu, push);
+        int cnt = __popc(pm);
+        if (lane == 0)
+            while (t + cnt - vload(&C.st->gcq_head) > C.gcq_cap) { relay(C); __nanosleep(1000); }
+        __syncwarp();
+        if (push) C.gcq[(t + __popc(pm & lanemask_lt())) % C.gcq_cap] = S.seg_cur[g];
+        t += cnt;
     }
+    __threadfence();
+    __syncwarp();
+    if (lane == 0) vstore(&C.st->gcq_tail, t);
     __syncwarp();
 }
 
@@ -1277,7 +1291,7 @@ __device__ void updater(const Ctx& C, int w, int lane) {
     }
 }
 
-extern "C" __global__ void __launch_bounds__(256) dcsm_persistent(const u64* ctx_words) {
+extern "C" __global__ void __launch_bounds__(256, 3) dcsm_persistent(const u64* ctx_words) {
     const Ctx& C = *reinterpret_cast<const Ctx*>(ctx_words);
     int lane = threadIdx.x & 31;
     int warp = threadIdx.x >> 5;
