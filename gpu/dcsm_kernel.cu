@@ -557,46 +557,79 @@ __device__ void finalize_update(const Ctx& C, int tau, int lane) {
 // ---------------------------------------------------------------------------------------
 // Garbage collector (section 6)
 
+// Start of size class cls's free ring in slab_free.
+__device__ __forceinline__ u64 class_base(const Ctx& C, int cls) {
+    u64 base = 0;
+    for (int c = 0; c < cls; ++c) base += C.nslabs >> c;
+    return base;
+}
+
+
 __device__ void collector(const Ctx& C, int lane) {
     u64 total_freed = 0;  // kept here: the collector never reads host memory
+    u64 g = vload(&C.st->gc_ptr);
     while (true) {
-        if (lane == 0) {
-            // The GC pointer passes only completed updates, in tau order.
-            u64 g = vload(&C.st->gc_ptr);
-            u64 limit = vload(&C.st->next_tau);
-            while (g < limit && vload(&C.upd[g % MAXU].done) == (i64)g) ++g;
-            vstore(&C.st->gc_ptr, g);
-            // Retired versions come in dt_max order: free while no live update can read one.
-            u64 h = C.st->gcq_head;
-            u64 t = vload(&C.st->gcq_tail);
-            u64 freed = 0;
-            while (h < t) {
-                int v = vload(&C.gcq[h % C.gcq_cap]);
-                Version ver = load_version(C.vers + v);
-                if ((u64)ver.dt_max >= g) break;
-                u64 ft = C.st->free_tail[ver.cls];
-                u64 base = 0;
-                for (int c = 0; c < ver.cls; ++c) base += C.nslabs >> c;
-                C.slab_free[base + ft % (C.nslabs >> ver.cls)] = ver.slab;
-                u64 vt = C.st->ver_free_tail;
-                C.ver_free[vt % C.maxver] = v;
-                __threadfence();
-                vstore(&C.st->free_tail[ver.cls], ft + 1);
-                vstore(&C.st->ver_free_tail, vt + 1);
-                atomicAdd(&C.st->slabs_in_use, (u64)0 - (1ULL << ver.cls));
-                atomicAdd(&C.st->versions_in_use, (u64)0 - 1ULL);
-                ++h;
-                ++freed;
+        // The GC pointer passes only completed updates, in tau order (32 checked at once).
+        u64 limit = vload(&C.st->next_tau);
+        while (g < limit) {
+            bool done = g + lane < limit && vload(&C.upd[(g + lane) % MAXU].done) == (i64)(g + lane);
+            unsigned m = __ballot_sync(0xffffffffu, done);
+            int run = m == 0xffffffffu ? 32 : __ffs(~m) - 1;
+            g += run;
+            if (run < 32) break;
+        }
+        if (lane == 0) vstore(&C.st->gc_ptr, g);
+        // Retired versions come in (nearly) dt_max order: free the leading run of those no
+        // live update can read, 32 at a time.
+        u64 h = C.st->gcq_head, t = vload(&C.st->gcq_tail);
+        while (h < t) {
+            u64 n = min((u64)32, t - h);
+            int v = lane < n ? vload(&C.gcq[(h + lane) % C.gcq_cap]) : -1;
+            Version ver;
+            bool ok = false;
+            if (v >= 0) { ver = load_version(C.vers + v); ok = (u64)ver.dt_max < g; }
+            unsigned m = __ballot_sync(0xffffffffu, ok);
+            int take = m == 0xffffffffu ? 32 : __ffs(~m) - 1;
+            if (take == 0) break;
+            bool mine = lane < take;
+            unsigned tm = __ballot_sync(0xffffffffu, mine);
+            int cls = mine ? ver.cls : -1;
+            unsigned peers = __match_any_sync(0xffffffffu, cls);
+            int leader = __ffs(peers) - 1;
+            u64 slab_units = 0;
+            if (mine) {
+                u64 ft = C.st->free_tail[cls];  // only the collector writes tails
+                int rank = __popc(peers & lanemask_lt());
+                C.slab_free[class_base(C, cls) + (ft + rank) % (C.nslabs >> cls)] = ver.slab;
+                C.ver_free[(C.st->ver_free_tail + lane) % C.maxver] = v;
+                slab_units = 1ULL << cls;
             }
+            for (int d = 16; d > 0; d >>= 1) slab_units += __shfl_down_sync(0xffffffffu, slab_units, d);
+            __threadfence();
+            __syncwarp();
+            if (mine && lane == leader) vstore(&C.st->free_tail[cls], C.st->free_tail[cls] + __popc(peers));
+            __syncwarp();
+            if (lane == 0) {
+                vstore(&C.st->ver_free_tail, C.st->ver_free_tail + take);
+                atomicAdd(&C.st->slabs_in_use, (u64)0 - slab_units);
+                atomicAdd(&C.st->versions_in_use, (u64)0 - (u64)take);
+            }
+            h += take;
+            total_freed += take;
+            (void)tm;
+            if (take < (int)n) break;
+        }
+        if (lane == 0) {
             vstore(&C.st->gcq_head, h);
             DevStatus* ds = C.dstat;
             ds->gc_ptr = g;
             ds->slabs_in_use = vload(&C.st->slabs_in_use);
             ds->versions_in_use = vload(&C.st->versions_in_use);
             ds->completed = vload(&C.st->completed);
-            total_freed += freed;
             ds->gc_freed = total_freed;
+            ds->pad[0] = t - h;  // versions still waiting in the GC queue
         }
+        __syncwarp();
         int stop = __shfl_sync(0xffffffffu, (int)vload(&C.st->stop), 0);
         if (stop) return;
         __nanosleep(2000);
@@ -620,12 +653,6 @@ __device__ bool pool_stuck(const Ctx& C) {
     u64 pending_gc = vload(&C.st->gcq_tail) - vload(&C.st->gcq_head);
     u64 running = vload(&C.st->next_tau) - 1 - vload(&C.st->completed);
     return pending_gc == 0 && running == 0;
-}
-
-__device__ __forceinline__ u64 class_base(const Ctx& C, int cls) {
-    u64 base = 0;
-    for (int c = 0; c < cls; ++c) base += C.nslabs >> c;
-    return base;
 }
 
 // Live entry of neighbour y in version v (dt == INF), or -1.

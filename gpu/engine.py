@@ -354,9 +354,20 @@ class GpuEngine(Engine):
     def stats(self) -> dict[str, int]:
         """Pool usage and progress counters as last written by the collector."""
         s = self._dstat[0]
-        return {k: int(s[k]) for k in ("slabs_in_use", "versions_in_use", "gc_ptr", "completed", "gc_freed")} | {
-            "pool_slabs": self._nslabs, "max_versions": self._maxver
-        }  # fmt: skip
+        out = {k: int(s[k]) for k in ("slabs_in_use", "versions_in_use", "gc_ptr", "completed", "gc_freed")}
+        out |= {"gc_queue": int(s["pad"][0]), "pool_slabs": self._nslabs, "max_versions": self._maxver}
+        return out
+
+    def wait_collected(self, timeout_s: float = 10.0) -> dict[str, int]:
+        """Wait until the collector has passed every completed update and emptied its queue
+        (all garbage returned to the pools); returns the stats then."""
+        deadline = time.monotonic() + timeout_s
+        while self._running and time.monotonic() < deadline:
+            s = self.stats()
+            if s["gc_ptr"] >= self._next_tau and s["gc_queue"] == 0:
+                break
+            time.sleep(0.0005)
+        return self.stats()
 
     def _check_error(self) -> None:
         err = int(self._dstat["error"][0])

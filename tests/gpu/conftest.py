@@ -10,9 +10,17 @@ import pytest
 
 from dcsm.engine.interface import gpu_available
 
-if not gpu_available():
-    pytest.skip("needs CuPy and a CUDA device (run scripts/gpu-suite.sh on a GPU machine)",
-                allow_module_level=True)  # fmt: skip
+HERE = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip (visibly, with the reason) every GPU test where there is no GPU."""
+    if gpu_available():
+        return
+    skip = pytest.mark.skip(reason="needs CuPy and a CUDA device (run scripts/gpu-suite.sh on a GPU machine)")
+    for item in items:
+        if HERE in Path(str(item.fspath)).resolve().parents:
+            item.add_marker(skip)
 
 
 def shared_data() -> Path | None:
