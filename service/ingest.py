@@ -116,6 +116,7 @@ class KafkaIngest:
         self._consumer: Any = None
         self._tasks: list[asyncio.Task] = []
         self._stopping = False
+        self._stop_event = asyncio.Event()
         self.connected = False
         self.records = 0
 
@@ -168,6 +169,7 @@ class KafkaIngest:
     async def stop(self) -> None:
         """Finish the poll in hand, stop consuming (commits are the caller's, after drain)."""
         self._stopping = True
+        self._stop_event.set()
         for t in self._tasks:
             try:
                 await asyncio.wait_for(t, timeout=5)
@@ -203,7 +205,11 @@ class KafkaIngest:
 
     async def _commit_loop(self) -> None:
         while not self._stopping:
-            await asyncio.sleep(self._commit_interval_s)
+            try:
+                await asyncio.wait_for(self._stop_event.wait(), self._commit_interval_s)
+                return  # stopping: the drain commits once more itself
+            except TimeoutError:
+                pass
             try:
                 await self.commit()
             except Exception as exc:  # the next round retries
