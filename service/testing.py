@@ -115,7 +115,8 @@ class ServiceProcess:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"dcsm serve exited with {self.proc.returncode}: {self.log()}")
             try:
-                if httpx.get(self.base_url + "/readyz", timeout=1).status_code == 200:
+                r = httpx.get(self.base_url + "/readyz", timeout=1, trust_env=False)
+                if r.status_code == 200:
                     return self
             except httpx.HTTPError:
                 pass
@@ -166,22 +167,26 @@ async def wait_processed(client: Any, seq: int, timeout_s: float = 60.0) -> dict
     raise TimeoutError(f"processed_seq {status.get('processed_seq')} < {seq} after {timeout_s}s")
 
 
-async def read_frames(ws: Any, until: int, timeout_s: float, stop_on_idle_s: float = 0.0) -> list:
-    """Frames (parsed) from a websocket until ``until`` delta frames, close, or timeout.
-
-    ``stop_on_idle_s`` > 0: also stop after that long with no frame (to catch extras)."""
+async def read_frames(
+    ws: Any, until: int = 0, timeout_s: float = 60.0, stop_on_idle_s: float = 0.5
+) -> list[dict[str, Any]]:
+    """Parsed frames from a websocket: stops at close, at ``timeout_s``, or once at least
+    ``until`` delta frames arrived and then ``stop_on_idle_s`` passed without a frame (so
+    unexpected extras are caught too)."""
     frames: list[dict[str, Any]] = []
     deltas = 0
     deadline = time.monotonic() + timeout_s
-    while deltas < until or stop_on_idle_s:
+    while True:
         left = deadline - time.monotonic()
         if left <= 0:
             break
-        wait = min(left, stop_on_idle_s) if (stop_on_idle_s and deltas >= until) else left
+        wait = min(left, stop_on_idle_s) if deltas >= until else left
         try:
             text = await asyncio.wait_for(ws.recv(), wait)
-        except (TimeoutError, asyncio.TimeoutError):
-            break
+        except TimeoutError:
+            if deltas >= until:
+                break
+            continue
         except Exception:  # closed
             break
         frame = json.loads(text)
@@ -220,6 +225,32 @@ async def consume_topic(
 
 def sorted_deltas(frames: Iterable[dict[str, Any]]) -> list[Delta]:
     return sorted(as_delta(f) for f in frames if "type" not in f)
+
+
+def metric_value(text: str, sample: str, **labels: str) -> float:
+    """Value of one sample (e.g. ``dcsm_dead_letters_total``, reason="malformed") in a
+    Prometheus text exposition; 0 when absent."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    for fam in text_string_to_metric_families(text):
+        for s in fam.samples:
+            if s.name == sample and s.labels == labels:
+                return float(s.value)
+    return 0.0
+
+
+def http_client(base_url: str, timeout_s: float = 60.0) -> Any:
+    """An httpx.AsyncClient for a loopback service that ignores proxy settings."""
+    import httpx
+
+    return httpx.AsyncClient(base_url=base_url, timeout=timeout_s, trust_env=False)
+
+
+def ws_connect(url: str, **kwargs: Any) -> Any:
+    """websockets.connect for loopback: no proxy, no compression (frames stay countable)."""
+    from websockets.asyncio.client import connect
+
+    return connect(url, proxy=None, compression=None, max_size=None, **kwargs)
 
 
 def updates_json(batch: UpdateBatch) -> list[dict[str, Any]]:

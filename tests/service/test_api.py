@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from dcsm.schemas import QuerySpec
 from dcsm.service.synth import powerlaw_stream
-from dcsm.service.testing import ServiceProcess, oracle_deltas, updates_json
+from dcsm.service.testing import ServiceProcess, http_client, oracle_deltas, updates_json
 
 from dcsm.model import OP_INSERT, Pattern, UpdateBatch
 
@@ -32,7 +32,7 @@ async def post_updates(c: httpx.AsyncClient, batch: UpdateBatch, chunk: int = 25
 
 
 async def test_register_lifecycle_and_errors(service: ServiceProcess) -> None:
-    async with httpx.AsyncClient(base_url=service.base_url) as c:
+    async with http_client(service.base_url) as c:
         r = await c.post("/api/v1/queries", json=spec(TRI))
         assert r.status_code == 201, r.text
         body = r.json()
@@ -107,7 +107,7 @@ BAD_SPECS = [
 
 
 async def test_invalid_query_specs_get_422_naming_the_field(service: ServiceProcess) -> None:
-    async with httpx.AsyncClient(base_url=service.base_url) as c:
+    async with http_client(service.base_url) as c:
         for body, field, reason in BAD_SPECS:
             r = await c.post("/api/v1/queries", json=body)
             assert r.status_code == 422, (body, r.text)
@@ -125,7 +125,7 @@ async def test_invalid_query_specs_get_422_naming_the_field(service: ServiceProc
 async def test_bad_updates_are_refused_and_nothing_valid_is_lost(service: ServiceProcess) -> None:
     batch = powerlaw_stream(50, 400, num_labels=2, seed=5)
     rows = updates_json(batch)
-    async with httpx.AsyncClient(base_url=service.base_url) as c:
+    async with http_client(service.base_url) as c:
         assert (await c.post("/api/v1/queries", json=spec(TRI))).status_code == 201
         await post_updates(c, batch.slice(0, 200))
         bad_requests = [
@@ -172,7 +172,7 @@ async def test_bad_updates_are_refused_and_nothing_valid_is_lost(service: Servic
 
 
 async def test_ops_endpoints(service: ServiceProcess) -> None:
-    async with httpx.AsyncClient(base_url=service.base_url) as c:
+    async with http_client(service.base_url) as c:
         assert (await c.get("/healthz")).json() == {"status": "ok"}
         ready = (await c.get("/readyz")).json()
         assert ready["ready"] and "kafka" not in ready["checks"]
@@ -186,7 +186,7 @@ async def test_ops_endpoints(service: ServiceProcess) -> None:
 @pytest.mark.parametrize("mode_in", ["body", "param"])
 async def test_count_mode_and_backfill(service: ServiceProcess, mode_in: str) -> None:
     batch = powerlaw_stream(40, 300, num_labels=1, seed=11)
-    async with httpx.AsyncClient(base_url=service.base_url) as c:
+    async with http_client(service.base_url) as c:
         await post_updates(c, batch)
         body = spec(TRI) | ({"mode": "count"} if mode_in == "body" else {})
         params = {"backfill": "true"} | ({"mode": "count"} if mode_in == "param" else {})
