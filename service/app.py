@@ -54,7 +54,7 @@ class Service:
         self.settings = settings
         s = settings
         self.metrics = Metrics()
-        self.catalog = QueryCatalog(s.ws_queue_frames)
+        self.catalog = QueryCatalog(s.pending_frames)
         self.snapshot: Snapshot | None = None
         if s.snapshot_path is not None:
             self.snapshot = Snapshot.load(s.snapshot_path)

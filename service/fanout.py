@@ -40,6 +40,7 @@ from .sequencer import Sequencer
 log = logging.getLogger("dcsm.service.fanout")
 
 YIELD_EVERY_FRAMES = 4096
+PUBLISH_CHUNK_FRAMES = 1024
 
 
 class Origin(Protocol):
@@ -223,13 +224,20 @@ class Fanout:
         m.match_latency_seconds.observe_many(st.name, latency)
 
     async def _publish(self, st: QueryState, frames: list[str], subs: set) -> None:
-        """To Kafka, the query's own-kind subscribers, and the unclaimed pending queue."""
-        if self._output is not None:
-            await self._output.send_frames(st.name, frames)
-        for sub in subs:
-            sub.offer_many(frames)
-        if st.pending is not None:
-            st.pending.offer_many(frames)
+        """To Kafka, the query's own-kind subscribers, and the unclaimed pending queue.
+
+        Large bursts go out in chunks with a yield between them, so websocket pumps send
+        while the fan-out works instead of finding the whole burst queued at once. The
+        subscriber list is taken once: one joining meanwhile starts with the next batch."""
+        targets = [*subs, *([st.pending] if st.pending is not None else [])]
+        for i in range(0, len(frames), PUBLISH_CHUNK_FRAMES):
+            part = frames[i : i + PUBLISH_CHUNK_FRAMES]
+            if self._output is not None:
+                await self._output.send_frames(st.name, part)
+            for sub in targets:
+                sub.offer_many(part)
+            if len(frames) > PUBLISH_CHUNK_FRAMES:
+                await asyncio.sleep(0)
 
     # -- control events ------------------------------------------------------------------
 

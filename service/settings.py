@@ -70,7 +70,11 @@ class Settings:
         metadata=_doc("updates admitted but not yet fanned out before ingest waits"),
     )
     ws_queue_frames: int = field(
-        default=10_000, metadata=_doc("per-websocket bound on queued frames before gap frames")
+        default=65_536, metadata=_doc("per-websocket bound on queued frames before gap frames")
+    )
+    pending_frames: int = field(
+        default=10_000,
+        metadata=_doc("frames kept for a query's first subscriber until it connects"),
     )
     commit_interval_ms: int = field(
         default=1000, metadata=_doc("how often consumed offsets are committed")

@@ -28,6 +28,14 @@ from .broker import free_port
 Delta = tuple[str, int, int, tuple[int, ...]]  # (query, sign, seq, match)
 
 
+def warm_engine_cache(backend: str = "cpu") -> None:
+    """Compile the engine's JIT code once (numba caches it on disk), so services started
+    afterwards are ready in about a second instead of spending their timeout compiling."""
+    from .engine_worker import _warm_up
+
+    _warm_up(backend)
+
+
 def oracle_deltas(
     updates: UpdateBatch,
     queries: Sequence[tuple[Pattern, int]],

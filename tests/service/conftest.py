@@ -5,16 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from dcsm.service.testing import ServiceProcess
+from dcsm.service.testing import ServiceProcess, warm_engine_cache
 
 
 @pytest.fixture(scope="session", autouse=True)
 def _jit_cache() -> None:
-    """Compile the CPU engine once per worker (numba caches to disk) before services start,
-    so no service spends its readiness timeout compiling."""
-    from dcsm.service.engine_worker import _warm_up
-
-    _warm_up("cpu")
+    warm_engine_cache()
 
 
 @pytest.fixture
