@@ -144,8 +144,10 @@ def make_service_engine(backend: str) -> Engine:
 
 
 def _warm_up(backend: str) -> None:
-    """Run every engine entry point once on a throwaway engine so JIT compilation (numba,
-    seconds on a cold cache) happens before readiness, not on the first real update."""
+    """Run every engine entry point once on throwaway engines so JIT compilation (numba,
+    seconds on a cold cache) happens before readiness, not on the first real update:
+    matching and counting, static matching, bulk load, export, and the pool compaction that
+    a growing graph triggers (about 40k insertions fill the initial pool)."""
     eng = make_service_engine(backend)
     tri = Pattern.build("warm", [None, None, None], [(0, 1, None), (1, 2, None), (0, 2, None)])
     eng.register(0, tri, from_seq=0)
@@ -154,7 +156,14 @@ def _warm_up(backend: str) -> None:
                                       np.array([2, 3, 3, 2])))  # fmt: skip
     eng.count_static(tri)
     eng.match_static(tri)
-    eng.export_graph()
+    graph = eng.export_graph()
+    eng.close()
+    eng = make_service_engine(backend)
+    eng.load_graph(graph)
+    rng = np.random.default_rng(0)
+    u, v = rng.integers(0, 4000, 40_000), rng.integers(0, 4000, 40_000)
+    keep = u != v
+    eng.apply(UpdateBatch.from_arrays(np.ones(int(keep.sum())), u[keep], v[keep], first_seq=4))
     eng.close()
 
 
