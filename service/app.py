@@ -94,7 +94,7 @@ class Service:
             self.ingest = KafkaIngest(
                 s.kafka, s.updates_topic, s.consumer_group, self.sequencer, self.output,
                 self.metrics, start_offsets, s.max_record_updates, s.fetch_max_records,
-                s.commit_interval_ms,
+                s.commit_interval_ms, s.fetch_max_wait_ms,
             )  # fmt: skip
         self.ready = False
         self.accepting = False

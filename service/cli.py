@@ -108,7 +108,9 @@ def add_commands(subparsers: Any) -> None:
     )
     p.add_argument("--rate", type=float, default=2000.0, help="updates per second (default 2000)")
     p.add_argument("--duration", type=float, default=20.0, help="seconds to stream (default 20)")
-    p.add_argument("--vertices", type=int, default=20_000, help="synthetic graph size (default 20000)")
+    p.add_argument(
+        "--vertices", type=int, default=20_000, help="synthetic graph size (default 20000)"
+    )
     p.add_argument("--labels", type=int, default=3, help="vertex labels (default 3)")
     p.add_argument("--seed", type=int, default=7, help="generator seed (default 7)")
     p.add_argument("--port", type=int, default=0, help="HTTP port (default: a free one)")

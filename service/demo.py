@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from dcsm.schemas import QuerySpec
 
 from dcsm.graphio import read_graph
 from dcsm.model import Pattern, UpdateBatch
-from dcsm.schemas import QuerySpec
 
 from .broker import TansuBroker, free_port
 from .codec import encode_json_updates
@@ -38,12 +38,15 @@ def _edges(*pairs: tuple[int, int]) -> list[tuple[int, int, int | None]]:
 
 
 # (pattern, mode): small patterns whose match volume a terminal can follow at the default rate.
+_ANY3, _ANY4 = [None] * 3, [None] * 4
+_TRI = _edges((0, 1), (1, 2), (0, 2))
+_SQUARE = _edges((0, 1), (1, 2), (2, 3), (0, 3))
 DEMO_QUERIES: list[tuple[Pattern, str]] = [
-    (Pattern.build("triangle", [None] * 3, _edges((0, 1), (1, 2), (0, 2)), distinct=True), "embeddings"),
-    (Pattern.build("rgb-triangle", [0, 1, 2], _edges((0, 1), (1, 2), (0, 2))), "embeddings"),
-    (Pattern.build("diamond", [None] * 4, _edges((0, 1), (1, 2), (2, 3), (0, 3), (0, 2)), distinct=True), "embeddings"),
-    (Pattern.build("square", [None] * 4, _edges((0, 1), (1, 2), (2, 3), (0, 3)), distinct=True), "count"),
-]  # fmt: skip
+    (Pattern.build("triangle", _ANY3, _TRI, distinct=True), "embeddings"),
+    (Pattern.build("rgb-triangle", [0, 1, 2], _TRI), "embeddings"),
+    (Pattern.build("diamond", _ANY4, _SQUARE + _edges((0, 2)), distinct=True), "embeddings"),
+    (Pattern.build("square", _ANY4, _SQUARE, distinct=True), "count"),
+]
 
 
 def demo_stream(args: argparse.Namespace) -> UpdateBatch:
@@ -216,9 +219,8 @@ async def _demo(args: argparse.Namespace) -> int:
                 kind = "matches" if mode == "embeddings" else "counts"
                 url = f"ws://127.0.0.1:{port}/api/v1/queries/{pattern.name}/{kind}"
                 tasks.append(asyncio.create_task(_watch(url, view)))
-            console.print(
-                f"streaming {len(batch):,} updates at {args.rate:,.0f}/s to {settings.updates_topic}"
-            )
+            topic = settings.updates_topic
+            console.print(f"streaming {len(batch):,} updates at {args.rate:,.0f}/s to {topic}")
             t0 = time.monotonic()
             producer = asyncio.create_task(
                 _produce(bootstrap, settings.updates_topic, batch, args.rate, args.seed, progress)
@@ -236,7 +238,9 @@ async def _demo(args: argparse.Namespace) -> int:
                     done = await refresh()
                     if time.monotonic() >= next_line or done:
                         next_line = time.monotonic() + 1
-                        _print_plain(console, views, status, progress, len(batch), time.monotonic() - t0)
+                        _print_plain(
+                            console, views, status, progress, len(batch), time.monotonic() - t0
+                        )
                     if done:
                         break
                     await asyncio.sleep(0.2)

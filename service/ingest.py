@@ -100,6 +100,7 @@ class KafkaIngest:
         max_record_updates: int,
         fetch_max_records: int,
         commit_interval_ms: int,
+        fetch_max_wait_ms: int = 5,
     ) -> None:
         self._bootstrap = bootstrap
         self.topic = topic
@@ -111,6 +112,7 @@ class KafkaIngest:
         self._max_record_updates = max_record_updates
         self._fetch_max_records = fetch_max_records
         self._commit_interval_s = commit_interval_ms / 1000
+        self._fetch_max_wait_ms = fetch_max_wait_ms
         self.tracker = OffsetTracker(start_offsets)
         self._committed: dict[int, int] = {}
         self._consumer: Any = None
@@ -128,7 +130,7 @@ class KafkaIngest:
             group_id=self._group,
             enable_auto_commit=False,
             auto_offset_reset="earliest",
-            fetch_max_wait_ms=20,
+            fetch_max_wait_ms=self._fetch_max_wait_ms,
             max_partition_fetch_bytes=16 * 1024 * 1024,
             fetch_max_bytes=64 * 1024 * 1024,
         )

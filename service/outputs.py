@@ -27,7 +27,7 @@ class KafkaOutput:
 
         self._producer = AIOKafkaProducer(
             bootstrap_servers=self._bootstrap,
-            linger_ms=2,
+            linger_ms=1,
             max_batch_size=256 * 1024,
             max_request_size=8 * 1024 * 1024,
             request_timeout_ms=30_000,

@@ -79,6 +79,9 @@ class Settings:
     commit_interval_ms: int = field(
         default=1000, metadata=_doc("how often consumed offsets are committed")
     )
+    fetch_max_wait_ms: int = field(
+        default=5, metadata=_doc("longest a Kafka fetch waits for data (bounds ingest latency)")
+    )
     fetch_max_records: int = field(default=2000, metadata=_doc("most Kafka records taken per poll"))
     drain_timeout_s: float = field(
         default=30.0, metadata=_doc("how long SIGTERM waits for in-flight work")
