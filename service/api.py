@@ -95,6 +95,10 @@ def _install_errors(app: FastAPI) -> None:
     async def dcsm_error(_: Request, exc: DcsmError) -> JSONResponse:
         return _error(400, "invalid_argument", str(exc), [])
 
+    @app.exception_handler(Exception)
+    async def internal(_: Request, exc: Exception) -> JSONResponse:
+        return _error(500, "internal", f"{type(exc).__name__}: {exc}", [])
+
     @app.exception_handler(RequestValidationError)
     async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
         details = []

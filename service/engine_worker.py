@@ -105,6 +105,8 @@ class Exported:
 
 @dataclass
 class Failed:
+    """A command that raised; for a failed apply ``cmd`` is the list of Apply commands."""
+
     cmd: Any
     error: BaseException
 
@@ -275,7 +277,12 @@ class EngineWorker:
                         break
                     parts.append(nxt)
                     size += len(nxt.batch)
-                self._emit(self._apply(engine, parts))
+                try:
+                    event: Any = self._apply(engine, parts)
+                except Exception as exc:  # an engine bug: fail these updates, keep serving
+                    log.exception("engine.apply failed on %d updates", size)
+                    event = Failed(parts, exc)
+                self._emit(event)
             else:
                 self._emit(self._control(engine, cmd))
         engine.close()

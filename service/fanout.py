@@ -49,6 +49,9 @@ class Origin(Protocol):
     async def settle(self, seq: np.ndarray, outcome: np.ndarray) -> None:
         """Called once the slice's deltas are emitted: seq int64 (n,), outcome int8 (n,)."""
 
+    async def fail(self, error: BaseException) -> None:
+        """Called instead of settle when the engine raised on the batch."""
+
 
 class Reply:
     """Origin of an HTTP request: resolves its future with (seq, outcome)."""
@@ -59,6 +62,10 @@ class Reply:
     async def settle(self, seq: np.ndarray, outcome: np.ndarray) -> None:
         if not self.fut.done():
             self.fut.set_result((seq, outcome))
+
+    async def fail(self, error: BaseException) -> None:
+        if not self.fut.done():
+            self.fut.set_exception(error)
 
 
 def _resolve(fut: Any, value: Any = None, error: BaseException | None = None) -> None:
@@ -122,6 +129,14 @@ class Fanout:
         elif isinstance(event, Exported):
             _resolve(event.cmd.reply, (event.graph, event.next_seq))
         elif isinstance(event, Failed):
+            if isinstance(event.cmd, list):  # a failed apply: its updates are lost
+                n = 0
+                for cmd in event.cmd:
+                    n += len(cmd.batch)
+                    if cmd.origin is not None:
+                        await cmd.origin.fail(event.error)
+                self._sequencer.release(n)
+                return
             if isinstance(event.cmd, Register):
                 st = self._catalog.by_qid(event.cmd.qid)
                 if st is not None:

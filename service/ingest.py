@@ -86,6 +86,14 @@ class _Poll:
         for rec in self._records:
             self._ingest.tracker.done(rec.partition, rec.offset + 1)
 
+    async def fail(self, error: BaseException) -> None:
+        """The engine raised on this poll: every record goes to the dead letters (so the
+        failure is visible and replayable) and the stream moves on."""
+        for rec in self._records:
+            if len(rec.index):
+                await self._ingest.dead_letter(rec, "engine_error", f"engine failed: {error}", None)
+            self._ingest.tracker.done(rec.partition, rec.offset + 1)
+
 
 class KafkaIngest:
     def __init__(
@@ -214,8 +222,13 @@ class KafkaIngest:
                 pass
             try:
                 await self.commit()
+                # A metadata round trip says whether the broker still answers (readyz).
+                await asyncio.wait_for(self._consumer.topics(), self._commit_interval_s + 2)
+                self.connected = True
             except Exception as exc:  # the next round retries
-                log.warning("offset commit failed: %s", exc)
+                if self.connected:
+                    log.warning("kafka unreachable (%s); retrying", exc or type(exc).__name__)
+                self.connected = False
 
     async def _run(self) -> None:
         c = self._consumer

@@ -202,3 +202,37 @@ async def test_count_mode_and_backfill(service: ServiceProcess, mode_in: str) ->
     expected = oracle_deltas(batch, [(TRI, 0)])
     # Backfill = matches in the graph now = all + deltas minus all - deltas so far.
     assert backfill == sum(d[1] for d in expected)
+
+
+@pytest.mark.parametrize("fmt", ["csm", "snap"])
+async def test_initial_graph_file_then_backfill_and_live(tmp_path, fmt: str) -> None:
+    from dcsm.engine import make_engine
+    from dcsm.graphio import read_graph
+
+    stream = powerlaw_stream(70, 600, num_labels=1, seed=9, delete_fraction=0.0)
+    edges = sorted(
+        {(min(u, v), max(u, v)) for u, v in zip(stream.u.tolist(), stream.v.tolist(), strict=True)}
+    )
+    path = tmp_path / f"g.{fmt}"
+    if fmt == "csm":
+        ids = sorted({x for e in edges for x in e})
+        path.write_text(
+            "".join(f"v {x} 0\n" for x in ids) + "".join(f"e {u} {v} 0\n" for u, v in edges)
+        )
+    else:
+        path.write_text("# SNAP\n" + "".join(f"{v}\t{u}\n{u}\t{v}\n" for u, v in edges))
+    graph = read_graph(path)
+    oracle = make_engine("cpu")
+    oracle.load_graph(graph)
+    static = oracle.count_static(TRI)
+    more = powerlaw_stream(70, 200, num_labels=1, seed=10)
+    live = oracle_deltas(more, [(TRI, 0)], graph=graph)
+    assert static > 0 and live
+    with ServiceProcess("--graph", str(path), workdir=tmp_path) as svc:
+        async with http_client(svc.base_url) as c:
+            r = await c.post("/api/v1/queries", json=spec(TRI), params={"backfill": "true"})
+            assert r.status_code == 201 and r.json()["backfill"] == static
+            await post_updates(c, more)
+            stats = (await c.get("/api/v1/queries/tri")).json()["stats"]
+    plus = sum(1 for d in live if d[1] == 1)
+    assert stats["deltas"] == {"+": plus, "-": len(live) - plus}
