@@ -80,15 +80,19 @@ class Service:
             log.info(
                 "loaded %s: %d vertices, %d edges", s.graph, graph.num_vertices, graph.num_edges
             )
-        self.events: asyncio.Queue = asyncio.Queue(maxsize=EVENTS_QUEUE_SIZE)
+        self.events: asyncio.Queue = asyncio.Queue()
         self.worker = EngineWorker(
-            s.backend, self.events, graph, restore, next_seq, s.max_engine_batch_updates
-        )
+            s.backend, self.events, graph, restore, next_seq, s.max_engine_batch_updates,
+            max_events=EVENTS_QUEUE_SIZE,
+        )  # fmt: skip
         self.sequencer = Sequencer(self.worker, next_seq, s.max_queued_updates)
         self.output = (
             KafkaOutput(s.kafka, s.matches_topic, s.dead_letter_topic) if s.kafka else None
         )
-        self.fanout = Fanout(self.events, self.catalog, self.sequencer, self.metrics, self.output)
+        self.fanout = Fanout(
+            self.events, self.catalog, self.sequencer, self.metrics, self.output,
+            self.worker.event_done,
+        )  # fmt: skip
         self.ingest = None
         if s.kafka and self.output is not None:
             self.ingest = KafkaIngest(
@@ -112,6 +116,7 @@ class Service:
         m = self.metrics
         m.bind_queue("engine", lambda: self.worker.depth)
         m.bind_queue("fanout", lambda: self.events.qsize())
+        m.bind_queue("kafka_out_frames", lambda: self.output.buffered if self.output else 0)
         m.bind_queue("admitted_updates", lambda: self.sequencer.queued)
         m.bind_queue(
             "websocket_frames",

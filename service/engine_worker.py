@@ -2,8 +2,10 @@
 
 Commands arrive on a thread-safe queue in the order the :class:`~dcsm.service.sequencer.
 Sequencer` gave them seqs; the thread runs them strictly in that order and hands one event per
-command, in the same order, to the event loop through a bounded asyncio queue (when the loop
-falls behind, the engine waits: backpressure rather than unbounded memory).
+command, in the same order, to the event loop's events queue. Handing over never waits for a
+loop turn (``call_soon_threadsafe``); at most ``max_events`` events may be outstanding, and
+the fan-out returns a slot per event handled (:meth:`EngineWorker.event_done`), so when the
+loop falls behind the engine waits: backpressure rather than unbounded memory.
 
 Consecutive :class:`Apply` commands are merged into one ``engine.apply`` call of at most
 ``max_batch_updates`` updates, so the batch size adapts to load: one update at a time when
@@ -175,7 +177,7 @@ class EngineWorker:
 
     Args:
         backend: make_engine backend name.
-        events: loop-side queue the events go to (bounded: the engine waits when full).
+        events: loop-side queue the events go to (unbounded; ``max_events`` bounds it).
         graph: initial graph to bulk-load (a restored snapshot or --graph), or None.
         restore: (qid, pattern, count_only) of queries to re-register at ``next_seq``.
         next_seq: seq of the first update this engine will see.
@@ -188,6 +190,7 @@ class EngineWorker:
     restore: list[tuple[int, Pattern, bool]] = field(default_factory=list)
     next_seq: int = 0
     max_batch_updates: int = 8192
+    max_events: int = 64
     memory_bytes: int = 0
     backend_name: str = ""
     ready: threading.Event = field(default_factory=threading.Event)
@@ -199,6 +202,11 @@ class EngineWorker:
 
     def __post_init__(self) -> None:
         self._depth_lock = threading.Lock()
+        self._slots = threading.Semaphore(self.max_events)
+
+    def event_done(self) -> None:
+        """The fan-out finished one event (frees a slot for the engine)."""
+        self._slots.release()
 
     @property
     def depth(self) -> int:
@@ -221,21 +229,25 @@ class EngineWorker:
             self._pending += 1
         self._commands.put(cmd)
 
-    async def stop(self) -> None:
-        """Let the thread finish every queued command, then end it."""
+    async def stop(self, timeout_s: float = 30.0) -> None:
+        """Let the thread finish every queued command, then end it (a daemon thread still
+        busy after ``timeout_s`` is abandoned: the process is exiting)."""
         if self._thread is None:
             return
         self._commands.put(_STOP)
         thread, self._thread = self._thread, None
-        while thread.is_alive():
+        deadline = time.monotonic() + timeout_s
+        while thread.is_alive() and time.monotonic() < deadline:
             await asyncio.sleep(0.01)
+        if thread.is_alive():
+            log.error("engine thread still busy after %.0fs; abandoning it", timeout_s)
 
     # -- thread side ---------------------------------------------------------------------
 
     def _emit(self, event: Any) -> None:
         assert self._loop is not None
-        fut = asyncio.run_coroutine_threadsafe(self.events.put(event), self._loop)
-        fut.result()
+        self._slots.acquire()
+        self._loop.call_soon_threadsafe(self.events.put_nowait, event)
 
     def _take(self) -> Any:
         cmd = self._commands.get()

@@ -85,8 +85,10 @@ class Fanout:
         sequencer: Sequencer,
         metrics: Metrics,
         output: KafkaOutput | None,
+        event_done: Any = None,
     ) -> None:
         self._events = events
+        self._event_done = event_done  # returns the engine its slot (EngineWorker.event_done)
         self._catalog = catalog
         self._sequencer = sequencer
         self._metrics = metrics
@@ -115,6 +117,9 @@ class Fanout:
                 raise
             except Exception:
                 log.exception("fan-out failed on %s; continuing", type(event).__name__)
+            finally:
+                if self._event_done is not None:
+                    self._event_done()
 
     async def _handle(self, event: Any) -> None:
         if isinstance(event, Applied):
