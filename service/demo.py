@@ -38,7 +38,8 @@ def _edges(*pairs: tuple[int, int]) -> list[tuple[int, int, int | None]]:
 
 
 # (pattern, mode): small patterns whose match volume a terminal can follow at the default rate.
-_ANY3, _ANY4 = [None] * 3, [None] * 4
+_ANY3: list[int | None] = [None] * 3
+_ANY4: list[int | None] = [None] * 4
 _TRI = _edges((0, 1), (1, 2), (0, 2))
 _SQUARE = _edges((0, 1), (1, 2), (2, 3), (0, 3))
 DEMO_QUERIES: list[tuple[Pattern, str]] = [

@@ -172,11 +172,12 @@ class Fanout:
             for qid, a, b in zip(
                 qids.tolist(), bounds[:-1].tolist(), bounds[1:].tolist(), strict=True
             ):
-                st = self._catalog.by_qid(qid)
-                if st is not None:
+                target = self._catalog.by_qid(qid)
+                if target is not None:
                     rows = order[a:b]
+                    width = target.num_vertices
                     sent += await self._emit_deltas(
-                        st, d.sign[rows], d.seq[rows], d.match[rows, : st.num_vertices], batch
+                        target, d.sign[rows], d.seq[rows], d.match[rows, :width], batch
                     )
                 if sent >= YIELD_EVERY_FRAMES:
                     sent = 0
@@ -184,10 +185,10 @@ class Fanout:
         c = res.counts
         if len(c):
             for qid in np.unique(c.query).tolist():
-                st = self._catalog.by_qid(qid)
+                target = self._catalog.by_qid(qid)
                 rows = np.flatnonzero(c.query == qid)
-                if st is not None:
-                    await self._emit_counts(st, c.sign[rows], c.seq[rows], c.count[rows], batch)
+                if target is not None:
+                    await self._emit_counts(target, c.sign[rows], c.seq[rows], c.count[rows], batch)
         for start, stop, origin in ev.origins:
             if origin is not None:
                 await origin.settle(batch.seq[start:stop], res.outcome[start:stop])

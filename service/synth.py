@@ -9,6 +9,8 @@ there is one), and otherwise inserts a new edge. Every update carries both endpo
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 
 from dcsm.model import OP_DELETE, OP_INSERT, Graph, UpdateBatch
@@ -35,7 +37,7 @@ def powerlaw_stream(
     ops = np.empty(num_updates, np.int8)
     us = np.empty(num_updates, np.int64)
     vs = np.empty(num_updates, np.int64)
-    pool = iter(())
+    pool: Iterator[tuple[int, int]] = iter(())
     deletes = rng.random(num_updates) < delete_fraction
     picks = rng.random(num_updates)
     for i in range(num_updates):
@@ -53,7 +55,7 @@ def powerlaw_stream(
             pair = next(pool, None)
             if pair is None:
                 ends = order[rng.choice(num_vertices, size=(4096, 2), p=weights)]
-                pool = iter(map(tuple, ends.tolist()))
+                pool = iter([(a, b) for a, b in ends.tolist()])
                 continue
             a, b = pair
             edge = (min(a, b), max(a, b))
