@@ -8,11 +8,15 @@ import json
 import subprocess
 import sys
 
+import pytest
 from dcsm.service.demo import DEMO_QUERIES, demo_stream
 from dcsm.service.testing import oracle_counts, oracle_deltas
 
+pytestmark = pytest.mark.kafka
 
-def test_demo_runs_and_reports_exact_totals(tmp_path) -> None:
+
+def test_demo_runs_and_reports_exact_totals(tmp_path, broker) -> None:
+    # (``broker``: only for its skip when tansu is unavailable; the demo starts its own.)
     argv = ["--duration", "3", "--rate", "1500", "--vertices", "1500", "--seed", "3", "--plain"]
     proc = subprocess.run(
         [sys.executable, "-m", "dcsm.service", "demo", "--backend", "cpu", *argv],

@@ -9,6 +9,7 @@ import json
 from collections import Counter
 
 import numpy as np
+import pytest
 from aiokafka import AIOKafkaProducer
 from dcsm.schemas import QuerySpec
 from dcsm.service.codec import encode_binary
@@ -33,6 +34,9 @@ PATH = Pattern.build("path", [0, 1, 0], [(0, 1, None), (1, 2, None)])
 SQUARE = Pattern.build(
     "square", [None] * 4, [(0, 1, None), (1, 2, None), (2, 3, None), (0, 3, None)], distinct=True
 )
+
+
+pytestmark = pytest.mark.kafka
 
 
 def spec(p: Pattern) -> dict:

@@ -8,13 +8,17 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 from dcsm.service.synth import powerlaw_stream
 from dcsm.service.testing import oracle_counts
 
 from dcsm.model import Pattern
 
+pytestmark = pytest.mark.kafka
 
-def test_loadgen_embedded_sweep(tmp_path) -> None:
+
+def test_loadgen_embedded_sweep(tmp_path, broker) -> None:
+    # (``broker``: only for its skip when tansu is unavailable; --embedded starts its own.)
     out = tmp_path / "out"
     argv = ["--embedded", "--rates", "200,400", "--duration", "2", "--vertices", "500",
             "--seed", "5", "--encoding", "json", "--out", str(out)]  # fmt: skip

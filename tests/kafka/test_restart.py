@@ -8,6 +8,7 @@ import json
 import time
 
 import numpy as np
+import pytest
 from aiokafka import AIOKafkaProducer
 from dcsm.schemas import QuerySpec
 from dcsm.service.snapshot import Snapshot
@@ -28,6 +29,9 @@ PATH = Pattern.build("path", [0, 1, 0], [(0, 1, None), (1, 2, None)])
 SQUARE = Pattern.build(
     "square", [None] * 4, [(0, 1, None), (1, 2, None), (2, 3, None), (0, 3, None)], distinct=True
 )
+
+
+pytestmark = pytest.mark.kafka
 
 
 async def produce_paced(bootstrap: str, topic: str, values: list[bytes], seconds: float) -> None:
