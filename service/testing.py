@@ -27,6 +27,20 @@ from .broker import free_port
 
 Delta = tuple[str, int, int, tuple[int, ...]]  # (query, sign, seq, match)
 
+# Patterns the tests use: a triangle, a vertex-labelled path, a 4-cycle (distinct).
+TRI = Pattern.build("tri", [None, None, None], [(0, 1, None), (1, 2, None), (0, 2, None)])
+PATH = Pattern.build("path", [0, 1, 0], [(0, 1, None), (1, 2, None)])
+SQUARE = Pattern.build(
+    "square", [None] * 4, [(0, 1, None), (1, 2, None), (2, 3, None), (0, 3, None)], distinct=True
+)
+
+
+def spec(pattern: Pattern, **extra: Any) -> dict[str, Any]:
+    """The QuerySpec JSON body of ``pattern`` (plus extra keys, e.g. mode or name)."""
+    from dcsm.schemas import QuerySpec
+
+    return QuerySpec.from_pattern(pattern).model_dump() | extra
+
 
 def warm_engine_cache(backend: str = "cpu") -> None:
     """Compile the engine's JIT code once (numba caches it on disk), so services started

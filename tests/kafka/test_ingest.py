@@ -11,10 +11,12 @@ from collections import Counter
 import numpy as np
 import pytest
 from aiokafka import AIOKafkaProducer
-from dcsm.schemas import QuerySpec
 from dcsm.service.codec import encode_binary
 from dcsm.service.synth import powerlaw_stream
 from dcsm.service.testing import (
+    PATH,
+    SQUARE,
+    TRI,
     consume_topic,
     http_client,
     metric_value,
@@ -22,25 +24,15 @@ from dcsm.service.testing import (
     oracle_deltas,
     read_frames,
     sorted_deltas,
+    spec,
     updates_json,
     wait_processed,
     ws_connect,
 )
 
-from dcsm.model import OP_INSERT, Pattern, UpdateBatch
-
-TRI = Pattern.build("tri", [None, None, None], [(0, 1, None), (1, 2, None), (0, 2, None)])
-PATH = Pattern.build("path", [0, 1, 0], [(0, 1, None), (1, 2, None)])
-SQUARE = Pattern.build(
-    "square", [None] * 4, [(0, 1, None), (1, 2, None), (2, 3, None), (0, 3, None)], distinct=True
-)
-
+from dcsm.model import OP_INSERT, UpdateBatch
 
 pytestmark = pytest.mark.kafka
-
-
-def spec(p: Pattern) -> dict:
-    return QuerySpec.from_pattern(p).model_dump()
 
 
 async def produce(bootstrap: str, topic: str, values: list[bytes]) -> None:

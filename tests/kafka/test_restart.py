@@ -10,26 +10,20 @@ import time
 import numpy as np
 import pytest
 from aiokafka import AIOKafkaProducer
-from dcsm.schemas import QuerySpec
 from dcsm.service.snapshot import Snapshot
 from dcsm.service.synth import powerlaw_stream
 from dcsm.service.testing import (
+    PATH,
+    SQUARE,
+    TRI,
     consume_topic,
     http_client,
     oracle_counts,
     oracle_deltas,
+    spec,
     updates_json,
     wait_processed,
 )
-
-from dcsm.model import Pattern
-
-TRI = Pattern.build("tri", [None, None, None], [(0, 1, None), (1, 2, None), (0, 2, None)])
-PATH = Pattern.build("path", [0, 1, 0], [(0, 1, None), (1, 2, None)])
-SQUARE = Pattern.build(
-    "square", [None] * 4, [(0, 1, None), (1, 2, None), (2, 3, None), (0, 3, None)], distinct=True
-)
-
 
 pytestmark = pytest.mark.kafka
 
@@ -58,9 +52,8 @@ async def test_sigterm_and_restart_mid_stream_is_exact(broker, topics, make_serv
     first = make_service()
     async with http_client(first.base_url) as c:
         for p in (TRI, PATH):
-            body = QuerySpec.from_pattern(p).model_dump()
-            assert (await c.post("/api/v1/queries", json=body)).status_code == 201
-        body = QuerySpec.from_pattern(SQUARE).model_dump() | {"mode": "count"}
+            assert (await c.post("/api/v1/queries", json=spec(p))).status_code == 201
+        body = spec(SQUARE, mode="count")
         assert (await c.post("/api/v1/queries", json=body)).status_code == 201
         await produce_paced(broker.bootstrap, topics.updates, values[:1500], 0.5)
         await wait_processed(c, 1499)

@@ -9,16 +9,17 @@ import numpy as np
 import pytest
 from dcsm.schemas import QuerySpec
 from dcsm.service.synth import powerlaw_stream
-from dcsm.service.testing import ServiceProcess, http_client, oracle_deltas, updates_json
+from dcsm.service.testing import (
+    PATH,
+    TRI,
+    ServiceProcess,
+    http_client,
+    oracle_deltas,
+    spec,
+    updates_json,
+)
 
-from dcsm.model import OP_INSERT, Pattern, UpdateBatch
-
-TRI = Pattern.build("tri", [None, None, None], [(0, 1, None), (1, 2, None), (0, 2, None)])
-PATH = Pattern.build("path", [0, 1, 0], [(0, 1, None), (1, 2, None)])
-
-
-def spec(p: Pattern, **extra: object) -> dict:
-    return QuerySpec.from_pattern(p).model_dump() | extra
+from dcsm.model import OP_INSERT, UpdateBatch
 
 
 async def post_updates(c: httpx.AsyncClient, batch: UpdateBatch, chunk: int = 250) -> list[dict]:

@@ -9,9 +9,11 @@ import socket
 
 import numpy as np
 import pytest
-from dcsm.schemas import QuerySpec
 from dcsm.service.synth import powerlaw_stream
 from dcsm.service.testing import (
+    PATH,
+    SQUARE,
+    TRI,
     ServiceProcess,
     http_client,
     metric_value,
@@ -19,23 +21,13 @@ from dcsm.service.testing import (
     oracle_deltas,
     read_frames,
     sorted_deltas,
+    spec,
     updates_json,
     ws_connect,
 )
 from websockets.exceptions import ConnectionClosed
 
 from dcsm.engine import make_engine
-from dcsm.model import Pattern
-
-TRI = Pattern.build("tri", [None, None, None], [(0, 1, None), (1, 2, None), (0, 2, None)])
-PATH = Pattern.build("path", [0, 1, 0], [(0, 1, None), (1, 2, None)])
-SQUARE = Pattern.build(
-    "square", [None] * 4, [(0, 1, None), (1, 2, None), (2, 3, None), (0, 3, None)], distinct=True
-)
-
-
-def spec(p: Pattern) -> dict:
-    return QuerySpec.from_pattern(p).model_dump()
 
 
 async def post_all(c, rows: list[dict], chunk: int = 200) -> None:
