@@ -1,0 +1,331 @@
+"""HTTP and websocket API (FastAPI; OpenAPI at ``/docs``).
+
+==========================================  ==================================================
+``POST /api/v1/queries``                    register (QuerySpec body, optional ``"mode"``);
+                                            ``?backfill=true``, ``?mode=count``; 201/409/422
+``GET /api/v1/queries``                     ``{"items", "nextPageToken"}``; ``pageSize``,
+                                            ``pageToken``
+``GET /api/v1/queries/{name}``              definition and stats; 404
+``DELETE /api/v1/queries/{name}``           unregister; final stats; 404
+``POST /api/v1/updates``                    JSON array of EdgeUpdate; outcomes; 413/422
+``GET /api/v1/status``                      sequence position, queues, engine, Kafka
+``WS /api/v1/queries/{name}/matches``       MatchDelta frames (+ gap/end frames)
+``WS /api/v1/queries/{name}/counts``        per-update count frames
+``GET /healthz``, ``/readyz``, ``/metrics``
+==========================================  ==================================================
+
+Every error body is ``{"error": {"code", "status", "message", "details": [{"field",
+"reason"}]}}``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Annotated, Any, Literal
+
+import numpy as np
+from dcsm.schemas import EdgeUpdate, QuerySpec, to_batch
+from fastapi import Body, FastAPI, Query, Request, WebSocket, WebSocketDisconnect
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from pydantic import Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+import dcsm
+from dcsm.errors import DcsmError
+from dcsm.model import OUTCOME_APPLIED, OUTCOME_NAMES, OUTCOME_NOOP
+
+from .app import Service
+from .codec import validation_details
+from .errors import BatchTooLarge, QueryNotFound, ServiceError
+from .fanout import Reply
+from .queries import Mode, QueryState
+from .subscribers import Subscriber
+
+WS_CLOSE_NOT_FOUND = 4404
+WS_CLOSE_WRONG_KIND = 4409
+
+
+class QueryCreate(QuerySpec):
+    """A QuerySpec plus how its matches are reported."""
+
+    mode: Mode = Field(
+        default="embeddings",
+        description="embeddings: every match delta; count: per-update counts only",
+    )
+
+
+def _error(status: int, code: str, message: str, details: list[dict[str, str]]) -> JSONResponse:
+    body = {"error": {"code": code, "status": status, "message": message, "details": details}}
+    return JSONResponse(body, status_code=status)
+
+
+def create_app(service: Service) -> FastAPI:
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        service.start_background()
+        yield
+        await service.stop()
+
+    app = FastAPI(
+        title="dcsm",
+        version=dcsm.__version__,
+        summary="Continuous subgraph matching as a streaming service",
+        lifespan=lifespan,
+    )
+    app.state.service = service
+    _install_errors(app)
+    _install_queries(app, service)
+    _install_updates(app, service)
+    _install_websockets(app, service)
+    _install_ops(app, service)
+    return app
+
+
+def _install_errors(app: FastAPI) -> None:
+    @app.exception_handler(ServiceError)
+    async def service_error(_: Request, exc: ServiceError) -> JSONResponse:
+        return _error(exc.status, exc.code, exc.message, exc.details)
+
+    @app.exception_handler(DcsmError)
+    async def dcsm_error(_: Request, exc: DcsmError) -> JSONResponse:
+        return _error(400, "invalid_argument", str(exc), [])
+
+    @app.exception_handler(Exception)
+    async def internal(_: Request, exc: Exception) -> JSONResponse:
+        return _error(500, "internal", f"{type(exc).__name__}: {exc}", [])
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        details = []
+        for d in validation_details(exc.errors()):
+            field = d["field"]
+            if field.startswith("body"):
+                field = field[len("body") :].lstrip(".") or "body"
+            elif field.startswith("query."):
+                field = field[len("query.") :]
+            details.append({"field": field, "reason": d["reason"]})
+        message = "; ".join(f"{d['field']}: {d['reason']}" for d in details[:5])
+        return _error(422, "invalid_argument", f"invalid request: {message}", details)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "error")
+        return _error(exc.status_code, code, str(exc.detail), [])
+
+
+def _describe(st: QueryState, stats: dict[str, Any] | None = None) -> dict[str, Any]:
+    out = st.describe()
+    out["stats"] = stats if stats is not None else st.stats.as_dict()
+    out["subscribers"] = len(st.subscribers) + len(st.count_subscribers)
+    return out
+
+
+def _install_queries(app: FastAPI, service: Service) -> None:
+    catalog = service.catalog
+
+    @app.post("/api/v1/queries", status_code=201, tags=["queries"])
+    async def create_query(
+        spec: QueryCreate,
+        backfill: Annotated[
+            bool, Query(description="first report the matches already there")
+        ] = False,
+        mode: Annotated[Mode | None, Query(description="overrides the body's mode")] = None,
+    ) -> dict[str, Any]:
+        """Register a query; it sees every update from the returned ``from_seq`` on."""
+        service.check_accepting()
+        chosen: Mode = mode or spec.mode
+        base = QuerySpec.model_validate(spec.model_dump(exclude={"mode"}))
+        st = catalog.reserve(base, chosen, service._on_drop)
+        fut = asyncio.get_running_loop().create_future()
+        st.from_seq = service.sequencer.submit_register(
+            st.qid, base.to_pattern(), chosen == "count", backfill, fut
+        )
+        n_backfill = await fut
+        out = st.describe()
+        out["backfill"] = n_backfill if backfill else None
+        return out
+
+    @app.get("/api/v1/queries", tags=["queries"])
+    async def list_queries(
+        page_size: Annotated[int, Query(alias="pageSize", ge=1, le=1000)] = 100,
+        page_token: Annotated[str | None, Query(alias="pageToken")] = None,
+    ) -> dict[str, Any]:
+        items, nxt = catalog.page(page_size, page_token)
+        return {"items": [st.describe() for st in items], "nextPageToken": nxt}
+
+    @app.get("/api/v1/queries/{name}", tags=["queries"])
+    async def get_query(name: str) -> dict[str, Any]:
+        return _describe(catalog.get(name))
+
+    @app.delete("/api/v1/queries/{name}", tags=["queries"])
+    async def delete_query(name: str) -> dict[str, Any]:
+        """Unregister; returns the final stats once every delta before it is emitted."""
+        st = catalog.get(name)
+        if st.closing:
+            raise QueryNotFound(f"query {name!r} is already being deleted")
+        service.check_accepting()
+        st.closing = True
+        fut = asyncio.get_running_loop().create_future()
+        service.sequencer.submit_unregister(st.qid, fut)
+        final = await fut
+        return _describe(st, final)
+
+
+def _install_updates(app: FastAPI, service: Service) -> None:
+    limit = service.settings.max_record_updates
+
+    @app.post("/api/v1/updates", tags=["updates"])
+    async def post_updates(
+        updates: Annotated[list[EdgeUpdate], Body(description="edge updates in order")],
+        wait: Annotated[bool, Query(description="answer once applied, with outcomes")] = True,
+    ) -> Any:
+        """Updates go through the same sequencer as Kafka records (one global seq)."""
+        arrival = time.time()
+        service.check_accepting()
+        if len(updates) > limit:
+            raise BatchTooLarge(
+                f"{len(updates)} updates in one request; at most {limit}",
+                [{"field": "body", "reason": f"more than {limit} updates; split the batch"}],
+            )
+        if not updates:
+            seq = service.sequencer.next_seq
+            return {
+                "accepted": 0,
+                "first_seq": seq,
+                "last_seq": seq - 1,
+                "outcomes": {},
+                "rejected": [],
+            }
+        await service.sequencer.wait_for_room()
+        batch = to_batch(updates, 0, np.zeros(len(updates)))
+        fut = asyncio.get_running_loop().create_future()
+        first = service.sequencer.submit_updates(batch, arrival, Reply(fut))
+        head = {"accepted": len(updates), "first_seq": first, "last_seq": first + len(updates) - 1}
+        if not wait:
+            return JSONResponse(head, status_code=202)
+        seq, outcome = await fut
+        codes, counts = np.unique(outcome, return_counts=True)
+        rejected = np.flatnonzero((outcome != OUTCOME_APPLIED) & (outcome != OUTCOME_NOOP))
+        return head | {
+            "outcomes": {OUTCOME_NAMES[int(c)]: int(k) for c, k in zip(codes, counts, strict=True)},
+            "rejected": [
+                {"index": int(i), "seq": int(seq[i]), "reason": OUTCOME_NAMES[int(outcome[i])]}
+                for i in rejected.tolist()
+            ],
+        }
+
+
+def _install_websockets(app: FastAPI, service: Service) -> None:
+    async def stream(
+        ws: WebSocket, name: str, kind: Literal["matches", "counts"], queue: int | None
+    ) -> None:
+        await ws.accept()
+        try:
+            st = service.catalog.get(name)
+        except QueryNotFound as exc:
+            await ws.close(WS_CLOSE_NOT_FOUND, exc.message[:120])
+            return
+        if st.closing:
+            await ws.close(WS_CLOSE_NOT_FOUND, f"query {name!r} is being deleted")
+            return
+        if kind == "matches" and st.mode == "count":
+            await ws.close(WS_CLOSE_WRONG_KIND, f"query {name!r} is count-only; use /counts")
+            return
+        cap = service.settings.ws_queue_frames
+        bound = min(queue, cap) if queue else cap
+        own_kind = (kind == "matches") == (st.mode == "embeddings")
+        if own_kind and st.pending is not None:
+            # The first subscriber gets everything since registration (backfill included).
+            sub, st.pending = st.pending, None
+            sub.max_frames = bound
+        else:
+            sub = Subscriber(bound, service._on_drop)
+        subs = st.subscribers if kind == "matches" else st.count_subscribers
+        subs.add(sub)
+
+        async def watch_client() -> None:
+            try:
+                while (await ws.receive())["type"] != "websocket.disconnect":
+                    pass
+            except Exception:
+                pass
+            sub.close()
+
+        watcher = asyncio.create_task(watch_client())
+        try:
+            while (frame := await sub.next()) is not None:
+                await ws.send_text(frame)
+            await ws.close(1000)
+        except (WebSocketDisconnect, RuntimeError, OSError):
+            pass
+        finally:
+            subs.discard(sub)
+            watcher.cancel()
+
+    @app.websocket("/api/v1/queries/{name}/matches")
+    async def matches(ws: WebSocket, name: str, queue: int | None = None) -> None:
+        """MatchDelta frames; ``{"type": "gap", "dropped": N}`` when this client fell
+        behind; ``{"type": "end"}`` when the query is deleted. ``queue``: frame bound."""
+        await stream(ws, name, "matches", queue)
+
+    @app.websocket("/api/v1/queries/{name}/counts")
+    async def counts(ws: WebSocket, name: str, queue: int | None = None) -> None:
+        """Per-update ``{"type": "count", "seq", "sign", "count", ...}`` frames."""
+        await stream(ws, name, "counts", queue)
+
+
+def _install_ops(app: FastAPI, service: Service) -> None:
+    @app.get("/healthz", tags=["ops"])
+    async def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.get("/readyz", tags=["ops"])
+    async def readyz() -> JSONResponse:
+        checks = {
+            "engine": service.worker.ready.is_set(),
+            "pipeline": service.ready and service.accepting,
+        }
+        if service.ingest is not None:
+            checks["kafka"] = service.ingest.connected
+        ok = all(checks.values())
+        body: dict[str, Any] = {"ready": ok, "checks": checks}
+        if service.fatal:
+            body["error"] = service.fatal
+        return JSONResponse(body, status_code=200 if ok else 503)
+
+    @app.get("/metrics", tags=["ops"])
+    async def metrics() -> Response:
+        return Response(generate_latest(service.metrics.registry), media_type=CONTENT_TYPE_LATEST)
+
+    @app.get("/api/v1/status", tags=["ops"])
+    async def status() -> dict[str, Any]:
+        s = service.settings
+        worker = service.worker
+        kafka = None
+        if service.ingest is not None:
+            kafka = {
+                "bootstrap": s.kafka,
+                "topic": s.updates_topic,
+                "connected": service.ingest.connected,
+                "records": service.ingest.records,
+                "done_offsets": service.ingest.tracker.snapshot(),
+            }
+        return {
+            "version": dcsm.__version__,
+            "next_seq": service.sequencer.next_seq,
+            "processed_seq": service.fanout.processed_seq,
+            "queued_updates": service.sequencer.queued,
+            "engine": {
+                "backend": worker.backend_name or s.backend,
+                "ready": worker.ready.is_set(),
+                "memory_bytes": worker.memory_bytes,
+            },
+            "kafka": kafka,
+            "queries": len(service.catalog),
+            "uptime_seconds": time.time() - service.started_at,
+        }

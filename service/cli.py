@@ -1,0 +1,128 @@
+"""``dcsm serve``, ``dcsm demo`` and ``dcsm loadgen``, hooked into the main CLI through
+:func:`add_commands`. Heavy imports (fastapi, aiokafka, matplotlib) happen inside the
+command functions, so ``dcsm --help`` stays fast."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from typing import Any
+
+
+def _settings_args(p: argparse.ArgumentParser) -> None:
+    """Flags that map one-to-one onto Settings fields (default None: not given)."""
+    p.add_argument("--host", help="bind address (default 127.0.0.1)")
+    p.add_argument("--port", type=int, help="HTTP port (default 8000)")
+    p.add_argument("--kafka", metavar="HOST:PORT", help="Kafka bootstrap; unset: HTTP ingest only")
+    p.add_argument("--backend", choices=["auto", "cpu", "gpu"], help="engine (default auto)")
+    p.add_argument("--graph", metavar="FILE", help="initial data graph, CSM or SNAP format")
+    p.add_argument("--config", metavar="FILE", help="settings file (.toml, .yaml, .json)")
+    p.add_argument("--snapshot-dir", metavar="DIR", help="snapshot location ('' disables)")
+    p.add_argument("--updates-topic", help="input topic (default dcsm.updates)")
+    p.add_argument("--matches-topic", help="output topic (default dcsm.matches)")
+    p.add_argument("--dead-letter-topic", help="dead-letter topic (default dcsm.dead-letter)")
+    p.add_argument("--consumer-group", help="Kafka consumer group (default dcsm)")
+    p.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
+
+
+_SETTINGS_KEYS = (
+    "host", "port", "kafka", "backend", "graph", "snapshot_dir", "updates_topic",
+    "matches_topic", "dead_letter_topic", "consumer_group", "log_level",
+)  # fmt: skip
+
+
+def _fail(message: str) -> int:
+    print(f"dcsm: error: {message}", file=sys.stderr)
+    return 2
+
+
+def _logging(level: str) -> None:
+    logging.basicConfig(
+        level=level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from dcsm.errors import DcsmError
+
+    from .settings import Settings
+
+    try:
+        settings = Settings.load({k: getattr(args, k) for k in _SETTINGS_KEYS}, None, args.config)
+        _logging(settings.log_level)
+        from .app import serve
+
+        return serve(settings)
+    except DcsmError as exc:
+        return _fail(str(exc))
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from dcsm.errors import DcsmError
+
+    try:
+        from .demo import run_demo
+
+        return run_demo(args)
+    except DcsmError as exc:
+        return _fail(str(exc))
+    except KeyboardInterrupt:
+        return 130
+
+
+def cmd_loadgen(args: argparse.Namespace) -> int:
+    from dcsm.errors import DcsmError
+
+    try:
+        from dcsm.loadgen.loadgen import run_loadgen
+
+        return run_loadgen(args)
+    except DcsmError as exc:
+        return _fail(str(exc))
+
+
+def add_commands(subparsers: Any) -> None:
+    """Add ``serve``, ``demo`` and ``loadgen`` to an argparse subparsers object."""
+    from .settings import Settings
+
+    p = subparsers.add_parser(
+        "serve",
+        help="run the streaming service (HTTP API, websockets, Kafka ingest)",
+        description="Run the dcsm service. Every flag is also a DCSM_<NAME> environment "
+        "variable and a config-file key; flags win over the environment, which wins over "
+        "the file.",
+        epilog="settings (environment variables):\n" + Settings.describe(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _settings_args(p)
+    p.set_defaults(func=cmd_serve)
+
+    p = subparsers.add_parser(
+        "demo",
+        help="self-contained demo: loopback broker, service, live matches in the terminal",
+    )
+    p.add_argument("--broker", metavar="HOST:PORT", help="use this Kafka broker instead of tansu")
+    p.add_argument(
+        "--graph", metavar="FILE", help="stream this graph's edges instead of a synthetic one"
+    )
+    p.add_argument("--rate", type=float, default=2000.0, help="updates per second (default 2000)")
+    p.add_argument("--duration", type=float, default=20.0, help="seconds to stream (default 20)")
+    p.add_argument(
+        "--vertices", type=int, default=20_000, help="synthetic graph size (default 20000)"
+    )
+    p.add_argument("--labels", type=int, default=3, help="vertex labels (default 3)")
+    p.add_argument("--seed", type=int, default=7, help="generator seed (default 7)")
+    p.add_argument("--port", type=int, default=0, help="HTTP port (default: a free one)")
+    p.add_argument("--backend", choices=["auto", "cpu", "gpu"], default="auto")
+    p.add_argument("--plain", action="store_true", help="print lines instead of a live screen")
+    p.set_defaults(func=cmd_demo)
+
+    p = subparsers.add_parser(
+        "loadgen",
+        help="replay a stream into Kafka at target rates; latency/throughput JSON + PNG",
+    )
+    from dcsm.loadgen.loadgen import add_loadgen_args
+
+    add_loadgen_args(p)
+    p.set_defaults(func=cmd_loadgen)

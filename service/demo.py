@@ -1,0 +1,292 @@
+"""``dcsm demo``: the whole service on one machine, no GPU, no Kafka install, no data files.
+
+It starts a loopback tansu broker (unless ``--broker`` names one), runs the service in this
+process, registers a few patterns, streams a seeded power-law labelled graph (insertions and
+deletions; ``--graph FILE`` streams a real graph instead) through Kafka at ``--rate`` updates
+per second with exponential inter-arrival times, watches every query over websockets, shows
+live matches, throughput and latency percentiles, and shuts everything down.
+
+The last line it prints is ``summary: {json}`` with the per-query totals seen on the
+websockets, which the tests compare against the CPU engine run directly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from dcsm.schemas import QuerySpec
+
+from dcsm.graphio import read_graph
+from dcsm.model import Pattern, UpdateBatch
+
+from .broker import TansuBroker, free_port
+from .codec import encode_json_updates
+from .errors import ConfigError
+from .settings import Settings
+from .synth import powerlaw_stream, stream_from_graph
+
+
+def _edges(*pairs: tuple[int, int]) -> list[tuple[int, int, int | None]]:
+    return [(u, v, None) for u, v in pairs]
+
+
+# (pattern, mode): small patterns whose match volume a terminal can follow at the default rate.
+_ANY3: list[int | None] = [None] * 3
+_ANY4: list[int | None] = [None] * 4
+_TRI = _edges((0, 1), (1, 2), (0, 2))
+_SQUARE = _edges((0, 1), (1, 2), (2, 3), (0, 3))
+DEMO_QUERIES: list[tuple[Pattern, str]] = [
+    (Pattern.build("triangle", _ANY3, _TRI, distinct=True), "embeddings"),
+    (Pattern.build("rgb-triangle", [0, 1, 2], _TRI), "embeddings"),
+    (Pattern.build("diamond", _ANY4, _SQUARE + _edges((0, 2)), distinct=True), "embeddings"),
+    (Pattern.build("square", _ANY4, _SQUARE, distinct=True), "count"),
+]
+
+
+def demo_stream(args: argparse.Namespace) -> UpdateBatch:
+    """The updates the demo sends (deterministic for given arguments)."""
+    n = max(1, int(args.rate * args.duration))
+    if args.graph:
+        stream = stream_from_graph(read_graph(args.graph), seed=args.seed)
+        return stream.slice(0, min(n, len(stream)))
+    return powerlaw_stream(args.vertices, n, num_labels=args.labels, seed=args.seed, gamma=2.5)
+
+
+@dataclass
+class QueryView:
+    name: str
+    mode: str
+    plus: int = 0
+    minus: int = 0
+    latency: deque = field(default_factory=lambda: deque(maxlen=20_000))  # arrival -> received
+    recent: deque = field(default_factory=lambda: deque(maxlen=3))
+    gaps: int = 0
+
+    def take(self, frame: dict[str, Any], now: float) -> None:
+        kind = frame.get("type")
+        if kind == "gap":
+            self.gaps += frame["dropped"]
+            return
+        if kind not in (None, "count"):
+            return
+        n = frame.get("count", 1)
+        if frame["sign"] > 0:
+            self.plus += n
+        else:
+            self.minus += n
+        self.latency.append(now - frame["arrival_ts"])
+        if kind is None:
+            self.recent.append(("+" if frame["sign"] > 0 else "-") + str(frame["match"]))
+
+    def percentiles(self) -> tuple[float, float, float] | None:
+        if not self.latency:
+            return None
+        p = np.percentile(np.fromiter(self.latency, float), [50, 95, 99]) * 1000
+        return float(p[0]), float(p[1]), float(p[2])
+
+
+async def _watch(url: str, view: QueryView) -> None:
+    from websockets.asyncio.client import connect
+
+    async with connect(url, proxy=None, compression=None, max_size=None) as ws:
+        async for text in ws:
+            view.take(json.loads(text), time.time())
+
+
+async def _produce(bootstrap: str, topic: str, batch: UpdateBatch, rate: float, seed: int,
+                   progress: dict[str, float]) -> None:  # fmt: skip
+    """Send ``batch`` with exponential inter-arrival times at ``rate``; whatever is due at
+    each tick goes out as one JSON-array record."""
+    from aiokafka import AIOKafkaProducer
+
+    rows = encode_json_updates(batch)
+    due_at = np.cumsum(np.random.default_rng(seed).exponential(1.0 / rate, len(rows)))
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, linger_ms=1)
+    await producer.start()
+    try:
+        t0 = time.monotonic()
+        sent = 0
+        while sent < len(rows):
+            due = int(np.searchsorted(due_at, time.monotonic() - t0, side="right"))
+            if due > sent:
+                await producer.send(topic, json.dumps(rows[sent:due]).encode())
+                sent = due
+                progress["sent"] = sent
+            await asyncio.sleep(0.005)
+        await producer.flush()
+    finally:
+        await producer.stop()
+
+
+def _render(views: list[QueryView], status: dict[str, Any], progress: dict[str, float], total: int,
+            elapsed: float, bootstrap: str) -> Any:  # fmt: skip
+    from rich.console import Group
+    from rich.panel import Panel
+    from rich.table import Table
+
+    processed = status.get("processed_seq", -1) + 1
+    head = Table.grid(padding=(0, 2))
+    head.add_row(
+        f"[b]broker[/] {bootstrap}",
+        f"[b]sent[/] {int(progress.get('sent', 0))}/{total}",
+        f"[b]processed[/] {processed}",
+        f"[b]throughput[/] {processed / max(elapsed, 1e-9):,.0f} upd/s",
+        f"[b]queued[/] {status.get('queued_updates', 0)}",
+    )
+    t = Table(title="live queries", expand=True)
+    for col in ("query", "mode", "+", "-", "p50 ms", "p95 ms", "p99 ms", "latest matches"):
+        t.add_column(col, justify="right" if col in ("+", "-") or "ms" in col else "left")
+    for v in views:
+        p = v.percentiles()
+        lat = [f"{x:.1f}" for x in p] if p else ["-", "-", "-"]
+        recent = " ".join(v.recent) if v.mode == "embeddings" else "(counts only)"
+        t.add_row(v.name, v.mode, f"{v.plus:,}", f"{v.minus:,}", *lat, recent)
+    note = "latency: update arrival at the service -> frame received by this websocket client"
+    return Group(Panel(head, title="dcsm demo"), t, f"[dim]{note}[/]")
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    return asyncio.run(_demo(args))
+
+
+async def _demo(args: argparse.Namespace) -> int:
+    import httpx
+    import uvicorn
+    from rich.console import Console
+    from rich.live import Live
+
+    from .api import create_app
+    from .app import Service
+
+    console = Console()
+    if args.rate <= 0 or args.duration <= 0:
+        raise ConfigError("--rate and --duration must be positive")
+    batch = demo_stream(args)
+    broker = None
+    prefix = "dcsm"
+    if args.broker:
+        bootstrap = args.broker
+        prefix = f"dcsm.demo-{int(time.time())}"  # fresh topics on a shared broker
+    else:
+        console.print("starting a loopback Kafka broker (tansu, in memory) ...")
+        broker = await asyncio.to_thread(TansuBroker().start)
+        bootstrap = broker.bootstrap
+    port = args.port or free_port()
+    settings = Settings(
+        port=port, kafka=bootstrap, backend=args.backend, snapshot_dir=None, log_level="warning",
+        updates_topic=f"{prefix}.updates", matches_topic=f"{prefix}.matches",
+        dead_letter_topic=f"{prefix}.dead-letter", consumer_group=f"{prefix}.demo",
+    )  # fmt: skip
+    service = Service(settings)
+    config = uvicorn.Config(
+        create_app(service), host="127.0.0.1", port=port, log_level="warning",
+        lifespan="on", ws="websockets-sansio",
+    )  # fmt: skip
+    server = uvicorn.Server(config)
+    server_task = asyncio.create_task(server.serve())
+    base = f"http://127.0.0.1:{port}"
+    tasks: list[asyncio.Task] = []
+    views: list[QueryView] = []
+    status: dict[str, Any] = {}
+    progress: dict[str, float] = {"sent": 0}
+    try:
+        console.print(f"starting the service on {base} (engine warm-up) ...")
+        async with httpx.AsyncClient(base_url=base, trust_env=False, timeout=30) as c:
+            deadline = time.monotonic() + 180
+            while True:
+                if service.fatal:
+                    raise ConfigError(f"the service could not start: {service.fatal}")
+                try:
+                    if (await c.get("/readyz")).status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise ConfigError("the service was not ready within 180 s")
+                await asyncio.sleep(0.1)
+            for pattern, mode in DEMO_QUERIES:
+                body = QuerySpec.from_pattern(pattern).model_dump() | {"mode": mode}
+                r = await c.post("/api/v1/queries", json=body)
+                r.raise_for_status()
+                view = QueryView(pattern.name, mode)
+                views.append(view)
+                kind = "matches" if mode == "embeddings" else "counts"
+                url = f"ws://127.0.0.1:{port}/api/v1/queries/{pattern.name}/{kind}"
+                tasks.append(asyncio.create_task(_watch(url, view)))
+            topic = settings.updates_topic
+            console.print(f"streaming {len(batch):,} updates at {args.rate:,.0f}/s to {topic}")
+            t0 = time.monotonic()
+            producer = asyncio.create_task(
+                _produce(bootstrap, settings.updates_topic, batch, args.rate, args.seed, progress)
+            )
+            tasks.append(producer)
+
+            async def refresh() -> bool:
+                status.update((await c.get("/api/v1/status")).json())
+                return status["processed_seq"] >= len(batch) - 1 and producer.done()
+
+            stop_at = None
+            if args.plain or not console.is_terminal:
+                next_line = 0.0
+                while not server.should_exit:
+                    done = await refresh()
+                    if time.monotonic() >= next_line or done:
+                        next_line = time.monotonic() + 1
+                        _print_plain(
+                            console, views, status, progress, len(batch), time.monotonic() - t0
+                        )
+                    if done:
+                        break
+                    await asyncio.sleep(0.2)
+            else:
+                with Live(console=console, refresh_per_second=4) as live:
+                    while not server.should_exit:
+                        done = await refresh()
+                        live.update(_render(views, status, progress, len(batch),
+                                            time.monotonic() - t0, bootstrap))  # fmt: skip
+                        if done:
+                            stop_at = stop_at or time.monotonic() + 1.0
+                            if time.monotonic() >= stop_at:
+                                break
+                        await asyncio.sleep(0.25)
+            if producer.done() and producer.exception() is not None:
+                raise producer.exception()  # type: ignore[misc]
+            await asyncio.sleep(0.5)  # last frames in flight to the websockets
+        elapsed = time.monotonic() - t0
+        processed = status.get("processed_seq", -1) + 1
+        console.print(
+            f"done: {processed:,} updates in {elapsed:.1f}s ({processed / elapsed:,.0f}/s); "
+            "per-query latency is arrival -> websocket receipt"
+        )
+        summary = {
+            "updates": processed,
+            "queries": {v.name: {"+": v.plus, "-": v.minus, "gaps": v.gaps} for v in views},
+        }
+        print("summary: " + json.dumps(summary), flush=True)
+        return 0
+    finally:
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        server.should_exit = True
+        await asyncio.gather(server_task, return_exceptions=True)
+        if broker is not None:
+            broker.stop()
+
+
+def _print_plain(console: Any, views: list[QueryView], status: dict[str, Any],
+                 progress: dict[str, float], total: int, elapsed: float) -> None:  # fmt: skip
+    processed = status.get("processed_seq", -1) + 1
+    parts = [f"t={elapsed:5.1f}s sent={int(progress.get('sent', 0))}/{total} processed={processed}"]
+    for v in views:
+        p = v.percentiles()
+        lat = f" p50/p95/p99={p[0]:.1f}/{p[1]:.1f}/{p[2]:.1f}ms" if p else ""
+        parts.append(f"{v.name}: +{v.plus} -{v.minus}{lat}")
+    console.print(" | ".join(parts), highlight=False, soft_wrap=True)

@@ -1,0 +1,149 @@
+"""Kafka output: match frames to ``dcsm.matches`` (keyed by query name, so each query's
+deltas stay in order on one partition) and rejected input to ``dcsm.dead-letter``.
+
+One producer for both. The fan-out never waits on the broker: :meth:`send_frames` appends to
+a per-query buffer and returns; one pump task turns whatever has accumulated into record
+batches (``create_batch``/``send_batch``, on the partition the default partitioner picks for
+the query name, computed once per name). aiokafka keeps one batch in flight per partition,
+so while one is on the wire the next grows: the batch size follows the load, and there is
+no per-frame ``send`` call, partitioner run or metadata lookup. The buffer is bounded
+(``max_buffered_frames``): when the broker falls that far behind, ``send_frames`` waits, and
+the backpressure reaches the fan-out and from there the engine. :meth:`flush` returns once
+everything handed over so far is acknowledged, which is what offset commits wait for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+log = logging.getLogger("dcsm.service.outputs")
+
+
+class KafkaOutput:
+    def __init__(
+        self,
+        bootstrap: str,
+        matches_topic: str,
+        dead_letter_topic: str,
+        max_buffered_frames: int = 200_000,
+    ) -> None:
+        self._bootstrap = bootstrap
+        self.matches_topic = matches_topic
+        self.dead_letter_topic = dead_letter_topic
+        self._max_buffered = max_buffered_frames
+        self._producer: Any = None
+        self._partition: dict[str, int] = {}
+        self._pending: dict[str, list[str]] = {}
+        self._buffered = 0
+        self._wake = asyncio.Event()
+        self._room = asyncio.Event()
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._pump_task: asyncio.Task | None = None
+        self.failures = 0
+
+    @property
+    def buffered(self) -> int:
+        """Frames handed over but not yet given to the producer."""
+        return self._buffered
+
+    async def start(self) -> None:
+        from aiokafka import AIOKafkaProducer
+
+        self._producer = AIOKafkaProducer(
+            bootstrap_servers=self._bootstrap,
+            linger_ms=1,
+            max_batch_size=1024 * 1024,
+            max_request_size=8 * 1024 * 1024,
+            request_timeout_ms=30_000,
+        )
+        await self._producer.start()
+        self._pump_task = asyncio.create_task(self._pump(), name="dcsm-kafka-out")
+
+    async def stop(self) -> None:
+        if self._producer is None:
+            return
+        await self.flush()
+        if self._pump_task is not None:
+            self._pump_task.cancel()
+            await asyncio.gather(self._pump_task, return_exceptions=True)
+        producer, self._producer = self._producer, None
+        await producer.stop()
+
+    def _check(self, fut: Any) -> None:
+        if fut.cancelled() or fut.exception() is not None:
+            self.failures += 1
+            why = "cancelled" if fut.cancelled() else fut.exception()
+            log.error("kafka delivery failed: %s", why)
+
+    async def send_frames(self, key: str, frames: list[str]) -> None:
+        """Queue each frame as one record on the matches topic, keyed by ``key``, in order."""
+        if not frames:
+            return
+        while self._buffered >= self._max_buffered:
+            self._room.clear()
+            await self._room.wait()
+        self._pending.setdefault(key, []).extend(frames)
+        self._buffered += len(frames)
+        self._idle.clear()
+        self._wake.set()
+
+    async def _pump(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            while self._pending:
+                pending, self._pending = self._pending, {}
+                for key, frames in pending.items():
+                    try:
+                        await self._send(key, frames)
+                    except Exception as exc:  # counted and logged; the stream goes on
+                        self.failures += len(frames)
+                        log.error("kafka output of %d frames failed: %s", len(frames), exc)
+                    self._buffered -= len(frames)
+                    self._room.set()
+            self._idle.set()
+
+    async def _send(self, key: str, frames: list[str]) -> None:
+        part = self._partition.get(key)
+        if part is None:
+            from aiokafka.partitioner import DefaultPartitioner
+
+            parts = sorted(await self._producer.partitions_for(self.matches_topic))
+            part = self._partition[key] = DefaultPartitioner()(key.encode(), parts, parts)
+        k = key.encode()
+        batch = self._producer.create_batch()
+        for f in frames:
+            value = f.encode()
+            if batch.append(key=k, value=value, timestamp=None) is None:  # batch full
+                await self._send_batch(batch, part)
+                batch = self._producer.create_batch()
+                batch.append(key=k, value=value, timestamp=None)
+        await self._send_batch(batch, part)
+
+    async def _send_batch(self, batch: Any, partition: int) -> None:
+        fut = await self._producer.send_batch(batch, self.matches_topic, partition=partition)
+        fut.add_done_callback(self._check)
+
+    async def dead_letter(
+        self, value: bytes, reason: str, message: str, source: str, index: int | None
+    ) -> None:
+        """The original record bytes, with why and where in headers."""
+        headers = [
+            ("reason", reason.encode()),
+            ("error", message.encode()[:4096]),
+            ("source", source.encode()),
+        ]
+        if index is not None:
+            headers.append(("index", str(index).encode()))
+        fut = await self._producer.send(self.dead_letter_topic, value, headers=headers)
+        fut.add_done_callback(self._check)
+
+    async def flush(self) -> None:
+        """Wait until every frame handed over so far is acknowledged by the broker."""
+        if self._producer is None:
+            return
+        await self._idle.wait()
+        await self._producer.flush()

@@ -1,0 +1,186 @@
+"""The query catalog: names, engine ids, definitions, live stats and subscribers.
+
+Lives on the event loop. The API reserves a name (so a second POST gets 409 at once), the
+fan-out marks it live when the engine has registered it and removes it when the engine has
+unregistered it, so every delta of a query finds its state in between.
+"""
+
+from __future__ import annotations
+
+import base64
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+from dcsm.schemas import QuerySpec
+
+from .errors import QueryExists, QueryNotFound, ServiceError
+from .subscribers import Subscriber
+
+Mode = Literal["embeddings", "count"]
+LATENCY_WINDOW = 4096
+
+
+@dataclass
+class QueryStats:
+    """Running totals; ``latency`` keeps the last LATENCY_WINDOW arrival->emission times."""
+
+    plus: int = 0
+    minus: int = 0
+    updates_seen: int = 0
+    backfill: int = 0
+    latency: np.ndarray = field(default_factory=lambda: np.zeros(LATENCY_WINDOW))
+    _filled: int = 0
+    _head: int = 0
+
+    def record_latency(self, seconds: np.ndarray) -> None:
+        seconds = seconds[-LATENCY_WINDOW:]
+        k = len(seconds)
+        end = self._head + k
+        if end <= LATENCY_WINDOW:
+            self.latency[self._head : end] = seconds
+        else:
+            cut = LATENCY_WINDOW - self._head
+            self.latency[self._head :] = seconds[:cut]
+            self.latency[: k - cut] = seconds[cut:]
+        self._head = end % LATENCY_WINDOW
+        self._filled = min(LATENCY_WINDOW, self._filled + k)
+
+    def as_dict(self) -> dict[str, Any]:
+        window = self.latency[: self._filled]
+        pct: dict[str, float | None] = {"p50": None, "p95": None, "p99": None, "max": None}
+        if len(window):
+            p50, p95, p99 = np.percentile(window, [50, 95, 99]).tolist()
+            pct = {"p50": p50, "p95": p95, "p99": p99, "max": float(window.max())}
+        return {
+            "deltas": {"+": self.plus, "-": self.minus},
+            "backfill": self.backfill,
+            "updates_seen": self.updates_seen,
+            "match_latency_seconds": pct | {"window": int(len(window))},
+        }
+
+
+@dataclass
+class QueryState:
+    name: str
+    qid: int
+    spec: QuerySpec
+    mode: Mode
+    from_seq: int = -1
+    created_at: float = field(default_factory=time.time)
+    live: bool = False
+    closing: bool = False
+    stats: QueryStats = field(default_factory=QueryStats)
+    subscribers: set[Subscriber] = field(default_factory=set)
+    count_subscribers: set[Subscriber] = field(default_factory=set)
+    # Collects frames from registration until the first subscriber of the query's own kind
+    # claims it, so "register, then connect" misses nothing (backfill included).
+    pending: Subscriber | None = None
+
+    @property
+    def num_vertices(self) -> int:
+        return len(self.spec.vertices)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "query": self.spec.model_dump(),
+            "mode": self.mode,
+            "from_seq": self.from_seq,
+            "created_at": self.created_at,
+            "state": "deleting" if self.closing else ("live" if self.live else "registering"),
+        }
+
+    def all_subscribers(self) -> list[Subscriber]:
+        subs = [*self.subscribers, *self.count_subscribers]
+        return subs + [self.pending] if self.pending is not None else subs
+
+    def persist(self) -> dict[str, Any]:
+        """What a snapshot keeps of this query."""
+        s = self.stats
+        return {
+            "name": self.name, "qid": self.qid, "spec": self.spec.model_dump(), "mode": self.mode,
+            "from_seq": self.from_seq, "created_at": self.created_at,
+            "stats": {"plus": s.plus, "minus": s.minus, "updates_seen": s.updates_seen,
+                      "backfill": s.backfill},
+        }  # fmt: skip
+
+    @staticmethod
+    def restore(row: dict[str, Any]) -> QueryState:
+        st = QueryState(
+            name=row["name"], qid=int(row["qid"]), spec=QuerySpec.model_validate(row["spec"]),
+            mode=row["mode"], from_seq=int(row["from_seq"]), created_at=float(row["created_at"]),
+            live=True,
+        )  # fmt: skip
+        for k, v in row.get("stats", {}).items():
+            setattr(st.stats, k, int(v))
+        return st
+
+
+class QueryCatalog:
+    def __init__(self, pending_frames: int) -> None:
+        self._pending_frames = pending_frames
+        self._by_name: dict[str, QueryState] = {}
+        self._by_qid: dict[int, QueryState] = {}
+        self._next_qid = 0
+
+    def __len__(self) -> int:
+        return len(self._by_name)
+
+    def reserve(self, spec: QuerySpec, mode: Mode, on_drop: Any = None) -> QueryState:
+        if spec.name in self._by_name:
+            raise QueryExists(
+                f"a query named {spec.name!r} already exists",
+                [{"field": "name", "reason": "already exists; DELETE it first or pick another"}],
+            )
+        st = QueryState(spec.name, self._next_qid, spec, mode)
+        st.pending = Subscriber(self._pending_frames, on_drop)
+        self._add(st)
+        return st
+
+    def _add(self, st: QueryState) -> None:
+        self._by_name[st.name] = st
+        self._by_qid[st.qid] = st
+        self._next_qid = max(self._next_qid, st.qid + 1)
+
+    def adopt(self, st: QueryState, on_drop: Any = None) -> None:
+        """Add a restored query (already registered in the engine)."""
+        st.pending = Subscriber(self._pending_frames, on_drop)
+        self._add(st)
+
+    def remove(self, st: QueryState) -> None:
+        self._by_name.pop(st.name, None)
+        self._by_qid.pop(st.qid, None)
+
+    def get(self, name: str) -> QueryState:
+        st = self._by_name.get(name)
+        if st is None:
+            raise QueryNotFound(f"no query named {name!r}")
+        return st
+
+    def by_qid(self, qid: int) -> QueryState | None:
+        return self._by_qid.get(qid)
+
+    def live(self) -> list[QueryState]:
+        return [st for st in self._by_name.values() if st.live]
+
+    def states(self) -> list[QueryState]:
+        return list(self._by_name.values())
+
+    def page(self, size: int, token: str | None) -> tuple[list[QueryState], str | None]:
+        """Queries sorted by name after the one ``token`` encodes; the next token or None."""
+        after = ""
+        if token:
+            try:
+                after = base64.urlsafe_b64decode(token.encode()).decode()
+            except Exception:
+                raise ServiceError(
+                    "invalid page token",
+                    [{"field": "pageToken", "reason": "not a token we issued"}],
+                ) from None
+        names = sorted(n for n in self._by_name if n > after)
+        chosen = names[:size]
+        more = len(names) > size
+        nxt = base64.urlsafe_b64encode(chosen[-1].encode()).decode() if more and chosen else None
+        return [self._by_name[n] for n in chosen], nxt

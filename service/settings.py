@@ -1,0 +1,196 @@
+"""The service's one settings object, built once from defaults, a config file, ``DCSM_*``
+environment variables and command-line flags (later sources win).
+
+Every field documents its default and unit. Components never see this object: the app
+assembly (:mod:`dcsm.service.app`) hands each one the explicit values it needs.
+
+Config files are TOML (``.toml``), YAML (``.yaml``/``.yml``) or JSON, a flat mapping of the
+field names below (dashes or underscores), e.g.::
+
+    port = 8080
+    kafka = "127.0.0.1:9092"
+    snapshot_dir = "/var/lib/dcsm"
+
+The file is named by ``--config`` or ``DCSM_CONFIG``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+
+ENV_PREFIX = "DCSM_"
+
+
+def _doc(text: str) -> dict[str, str]:
+    return {"doc": text}
+
+
+@dataclass(frozen=True)
+class Settings:
+    host: str = field(default="127.0.0.1", metadata=_doc("HTTP bind address"))
+    port: int = field(default=8000, metadata=_doc("HTTP port (0: any free port)"))
+    backend: str = field(default="auto", metadata=_doc("engine backend: auto, cpu or gpu"))
+    graph: str | None = field(
+        default=None, metadata=_doc("initial data graph file (CSM or SNAP); a snapshot wins")
+    )
+    kafka: str | None = field(
+        default=None, metadata=_doc("Kafka bootstrap HOST:PORT; unset: HTTP ingest only")
+    )
+    updates_topic: str = field(default="dcsm.updates", metadata=_doc("input topic"))
+    matches_topic: str = field(default="dcsm.matches", metadata=_doc("output topic of deltas"))
+    dead_letter_topic: str = field(
+        default="dcsm.dead-letter", metadata=_doc("topic of rejected input records")
+    )
+    consumer_group: str = field(default="dcsm", metadata=_doc("Kafka consumer group id"))
+    create_topics: bool = field(
+        default=True, metadata=_doc("create missing topics (1 partition) at start")
+    )
+    snapshot_dir: str | None = field(
+        default=".dcsm-state",
+        metadata=_doc("where SIGTERM writes and start restores the snapshot; empty: none"),
+    )
+    max_engine_batch_updates: int = field(
+        default=8192, metadata=_doc("most updates the engine applies in one call")
+    )
+    max_record_updates: int = field(
+        default=100_000,
+        metadata=_doc("most updates in one HTTP request or Kafka record (more: 413/dead letter)"),
+    )
+    max_queued_updates: int = field(
+        default=200_000,
+        metadata=_doc("updates admitted but not yet fanned out before ingest waits"),
+    )
+    ws_queue_frames: int = field(
+        default=65_536, metadata=_doc("per-websocket bound on queued frames before gap frames")
+    )
+    pending_frames: int = field(
+        default=10_000,
+        metadata=_doc("frames kept for a query's first subscriber until it connects"),
+    )
+    commit_interval_ms: int = field(
+        default=1000, metadata=_doc("how often consumed offsets are committed")
+    )
+    fetch_max_wait_ms: int = field(
+        default=5, metadata=_doc("longest a Kafka fetch waits for data (bounds ingest latency)")
+    )
+    fetch_max_records: int = field(default=2000, metadata=_doc("most Kafka records taken per poll"))
+    drain_timeout_s: float = field(
+        default=30.0, metadata=_doc("how long SIGTERM waits for in-flight work")
+    )
+    log_level: str = field(default="info", metadata=_doc("uvicorn/dcsm log level"))
+
+    def replace(self, **changes: Any) -> Settings:
+        return dataclasses.replace(self, **changes)
+
+    @property
+    def snapshot_path(self) -> Path | None:
+        return Path(self.snapshot_dir) / "snapshot.npz" if self.snapshot_dir else None
+
+    @staticmethod
+    def load(
+        cli: Mapping[str, Any] | None = None,
+        env: Mapping[str, str] | None = None,
+        config_file: str | None = None,
+    ) -> Settings:
+        """Defaults < ``config_file`` (or ``$DCSM_CONFIG``) < ``DCSM_*`` env < ``cli``.
+
+        ``cli`` values that are None are treated as not given. Raises ConfigError naming the
+        source and the key for an unknown key or a value of the wrong type.
+        """
+        env = os.environ if env is None else env
+        merged: dict[str, Any] = {}
+        path = config_file or env.get(ENV_PREFIX + "CONFIG")
+        if path:
+            merged.update(_coerce_all(_read_file(path), f"config file {path}"))
+        from_env = {
+            k[len(ENV_PREFIX) :].lower(): v
+            for k, v in env.items()
+            if k.startswith(ENV_PREFIX) and k != ENV_PREFIX + "CONFIG"
+        }
+        merged.update(_coerce_all(from_env, "environment DCSM_"))
+        merged.update(_coerce_all({k: v for k, v in (cli or {}).items() if v is not None}, "flag"))
+        return Settings(**merged)
+
+    @staticmethod
+    def describe() -> str:
+        """One line per setting: name, env var, default, doc (for --help epilogs)."""
+        rows = []
+        for f in fields(Settings):
+            rows.append(
+                f"  {ENV_PREFIX + f.name.upper():32} {f.metadata['doc']} (default {f.default!r})"
+            )
+        return "\n".join(rows)
+
+
+_FIELDS = {f.name: f for f in fields(Settings)}
+
+
+def _read_file(path: str) -> Mapping[str, Any]:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from None
+    try:
+        if path.endswith(".toml"):
+            data: Any = tomllib.loads(text)
+        elif path.endswith((".yaml", ".yml")):
+            import yaml
+
+            data = yaml.safe_load(text) or {}
+        else:
+            data = json.loads(text)
+    except Exception as exc:  # parse errors of three libraries: report them alike
+        raise ConfigError(f"config file {path} does not parse: {exc}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"config file {path} must hold a mapping of settings")
+    return data
+
+
+def _coerce_all(values: Mapping[str, Any], source: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for raw_key, value in values.items():
+        key = raw_key.replace("-", "_")
+        f = _FIELDS.get(key)
+        if f is None:
+            if source.startswith("environment"):
+                continue  # other DCSM_ variables (e.g. DCSM_DATA) belong to other tools
+            raise ConfigError(f"{source}: unknown setting {raw_key!r}")
+        out[key] = _coerce(value, f, source)
+    return out
+
+
+def _coerce(value: Any, f: dataclasses.Field, source: str) -> Any:
+    kind = str(f.type)
+    where = f"{source}: {f.name}={value!r}"
+    if kind.startswith("str"):
+        if value == "" and "None" in kind:
+            return None
+        return str(value)
+    try:
+        if kind == "bool":
+            if isinstance(value, bool):
+                return value
+            text = str(value).strip().lower()
+            if text in ("1", "true", "yes", "on"):
+                return True
+            if text in ("0", "false", "no", "off"):
+                return False
+            raise ValueError
+        if kind == "int":
+            if isinstance(value, bool):
+                raise ValueError
+            return int(value)
+        if kind == "float":
+            return float(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{where} is not a valid {kind}") from None
+    raise AssertionError(f"unhandled settings type {kind}")

@@ -1,0 +1,95 @@
+"""Bounded per-subscriber frame queues with explicit gaps.
+
+The fan-out offers every frame to every subscriber without ever waiting; each subscriber's
+websocket pump takes frames at whatever pace its client reads. A subscriber holds at most
+``max_frames`` data frames: past that, frames are dropped and counted, and the client gets
+``{"type": "gap", "dropped": N}`` exactly where they are missing (before the next frame that
+fits, or as soon as the queue runs dry). So a slow client never slows the engine or anyone
+else, and never loses frames silently.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Callable
+
+from .codec import gap_frame
+
+
+class Subscriber:
+    def __init__(self, max_frames: int, on_drop: Callable[[int], None] | None = None) -> None:
+        if max_frames < 1:
+            raise ValueError(f"max_frames must be >= 1, got {max_frames}")
+        self.max_frames = max_frames
+        self._on_drop = on_drop
+        self._queue: deque[tuple[bool, str]] = deque()  # (is data frame, text)
+        self._data = 0
+        self._dropped = 0
+        self._closed = False
+        self._wake = asyncio.Event()
+        self.sent = 0
+        self.dropped_total = 0
+
+    def __len__(self) -> int:
+        return self._data
+
+    def offer(self, frame: str) -> None:
+        """Queue ``frame`` or count it as dropped; never blocks."""
+        if self._closed:
+            return
+        if self._data >= self.max_frames:
+            self._dropped += 1
+            self.dropped_total += 1
+            if self._on_drop is not None:
+                self._on_drop(1)
+            return
+        if self._dropped:
+            self._queue.append((False, gap_frame(self._dropped)))
+            self._dropped = 0
+        self._queue.append((True, frame))
+        self._data += 1
+        self._wake.set()
+
+    def offer_many(self, frames: list[str]) -> None:
+        for f in frames:
+            self.offer(f)
+
+    def close(self, last_frame: str | None = None) -> None:
+        """No more frames after ``last_frame`` (and any pending gap)."""
+        if self._closed:
+            return
+        if self._dropped:
+            self._queue.append((False, gap_frame(self._dropped)))
+            self._dropped = 0
+        if last_frame is not None:
+            self._queue.append((False, last_frame))
+        self._closed = True
+        self._wake.set()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
+    def idle(self) -> bool:
+        """Nothing left to send."""
+        return not self._queue and not self._dropped
+
+    async def next(self) -> str | None:
+        """The next frame to send; None once closed and empty."""
+        while True:
+            if self._queue:
+                is_data, text = self._queue.popleft()
+                if is_data:
+                    self._data -= 1
+                self.sent += 1
+                return text
+            if self._dropped:
+                n, self._dropped = self._dropped, 0
+                self.sent += 1
+                return gap_frame(n)
+            if self._closed:
+                return None
+            self._wake.clear()
+            await self._wake.wait()

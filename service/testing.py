@@ -1,0 +1,281 @@
+"""Helpers for tests and benchmarks that drive a real service: a ``dcsm serve`` subprocess
+on a free loopback port, websocket and topic collectors, and the oracle.
+
+The oracle runs the CPU engine directly, one engine per query (so nothing the service does
+with several queries in one engine, its batching or its plumbing, leaks into the expected
+output), and returns deltas as comparable tuples ``(query, sign, seq, match)``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from dcsm.engine import make_engine
+from dcsm.model import Graph, Pattern, UpdateBatch
+
+from .broker import free_port
+
+Delta = tuple[str, int, int, tuple[int, ...]]  # (query, sign, seq, match)
+
+# Patterns the tests use: a triangle, a vertex-labelled path, a 4-cycle (distinct).
+TRI = Pattern.build("tri", [None, None, None], [(0, 1, None), (1, 2, None), (0, 2, None)])
+PATH = Pattern.build("path", [0, 1, 0], [(0, 1, None), (1, 2, None)])
+SQUARE = Pattern.build(
+    "square", [None] * 4, [(0, 1, None), (1, 2, None), (2, 3, None), (0, 3, None)], distinct=True
+)
+
+
+def spec(pattern: Pattern, **extra: Any) -> dict[str, Any]:
+    """The QuerySpec JSON body of ``pattern`` (plus extra keys, e.g. mode or name)."""
+    from dcsm.schemas import QuerySpec
+
+    return QuerySpec.from_pattern(pattern).model_dump() | extra
+
+
+def warm_engine_cache(backend: str = "cpu") -> None:
+    """Compile the engine's JIT code once (numba caches it on disk), so services started
+    afterwards are ready in about a second instead of spending their timeout compiling."""
+    from .engine_worker import _warm_up
+
+    _warm_up(backend)
+
+
+def oracle_deltas(
+    updates: UpdateBatch,
+    queries: Sequence[tuple[Pattern, int]],
+    graph: Graph | None = None,
+    backend: str = "cpu",
+) -> list[Delta]:
+    """Deltas of each (pattern, from_seq) over ``updates`` (seqs as given), sorted."""
+    out: list[Delta] = []
+    for pattern, from_seq in queries:
+        eng = make_engine(backend)
+        if graph is not None and graph.num_edges:
+            eng.load_graph(graph)
+        eng.register(0, pattern, from_seq=from_seq)
+        d = eng.apply(updates).deltas
+        n = pattern.num_vertices
+        out.extend(
+            (pattern.name, int(s), int(q), tuple(m[:n]))
+            for s, q, m in zip(d.sign.tolist(), d.seq.tolist(), d.match.tolist(), strict=True)
+        )
+        eng.close()
+    return sorted(out)
+
+
+def oracle_counts(
+    updates: UpdateBatch, pattern: Pattern, from_seq: int = 0, graph: Graph | None = None
+) -> dict[int, int]:
+    """Count-mode oracle: {seq: signed count} for one pattern."""
+    eng = make_engine("cpu")
+    if graph is not None and graph.num_edges:
+        eng.load_graph(graph)
+    eng.register(0, pattern, from_seq=from_seq, count_only=True)
+    c = eng.apply(updates).counts
+    return {int(q): int(s) * int(k) for q, s, k in zip(c.seq, c.sign, c.count, strict=True)}
+
+
+def as_delta(frame: dict[str, Any]) -> Delta:
+    return (frame["query"], int(frame["sign"]), int(frame["seq"]), tuple(frame["match"]))
+
+
+class ServiceProcess:
+    """``python -m dcsm.service serve`` on a free loopback port.
+
+    ``args`` are extra CLI flags; the snapshot dir defaults to a fresh temp dir (pass
+    ``snapshot_dir`` to share one across restarts). The log is kept in ``log_path``.
+    """
+
+    def __init__(
+        self,
+        *args: str,
+        kafka: str | None = None,
+        snapshot_dir: str | Path | None = None,
+        env: dict[str, str] | None = None,
+        workdir: str | Path | None = None,
+    ) -> None:
+        self.port = free_port()
+        self._dir = Path(workdir or tempfile.mkdtemp(prefix="dcsm-svc-"))
+        self.snapshot_dir = Path(snapshot_dir) if snapshot_dir else self._dir / "state"
+        self.log_path = self._dir / f"serve-{self.port}.log"
+        cmd = [sys.executable, "-m", "dcsm.service", "serve", "--port", str(self.port)]
+        cmd += ["--snapshot-dir", str(self.snapshot_dir), "--backend", "cpu"]
+        if kafka:
+            cmd += ["--kafka", kafka]
+        self.cmd = cmd + list(args)
+        self.env = {**os.environ, **(env or {})}
+        self.proc: subprocess.Popen | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def ws_url(self, name: str, kind: str = "matches", **params: Any) -> str:
+        q = "&".join(f"{k}={v}" for k, v in params.items())
+        return f"ws://127.0.0.1:{self.port}/api/v1/queries/{name}/{kind}" + (f"?{q}" if q else "")
+
+    def start(self, timeout_s: float = 120.0) -> ServiceProcess:
+        import httpx
+
+        log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen(
+            self.cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=self.env
+        )
+        log.close()
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"dcsm serve exited with {self.proc.returncode}: {self.log()}")
+            try:
+                r = httpx.get(self.base_url + "/readyz", timeout=1, trust_env=False)
+                if r.status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        self.kill()
+        raise TimeoutError(f"dcsm serve not ready in {timeout_s:.0f}s: {self.log()}")
+
+    def log(self, tail: int = 4000) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-tail:]
+        except OSError:
+            return ""
+
+    def terminate(self, timeout_s: float = 60.0) -> int:
+        """SIGTERM (graceful drain + snapshot) and wait; the exit code."""
+        if self.proc is None:
+            return 0
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(timeout_s)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def __enter__(self) -> ServiceProcess:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.terminate()
+
+
+async def wait_processed(client: Any, seq: int, timeout_s: float = 60.0) -> dict[str, Any]:
+    """Poll /api/v1/status until every update up to ``seq`` is fanned out."""
+    deadline = time.monotonic() + timeout_s
+    status: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        status = (await client.get("/api/v1/status")).json()
+        if status["processed_seq"] >= seq:
+            return status
+        await asyncio.sleep(0.05)
+    raise TimeoutError(f"processed_seq {status.get('processed_seq')} < {seq} after {timeout_s}s")
+
+
+async def read_frames(
+    ws: Any, until: int = 0, timeout_s: float = 60.0, stop_on_idle_s: float = 0.5
+) -> list[dict[str, Any]]:
+    """Parsed frames from a websocket: stops at close, at ``timeout_s``, or once at least
+    ``until`` delta frames arrived and then ``stop_on_idle_s`` passed without a frame (so
+    unexpected extras are caught too)."""
+    frames: list[dict[str, Any]] = []
+    deltas = 0
+    deadline = time.monotonic() + timeout_s
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        wait = min(left, stop_on_idle_s) if deltas >= until else left
+        try:
+            text = await asyncio.wait_for(ws.recv(), wait)
+        except TimeoutError:
+            if deltas >= until:
+                break
+            continue
+        except Exception:  # closed
+            break
+        frame = json.loads(text)
+        frames.append(frame)
+        if "type" not in frame:
+            deltas += 1
+    return frames
+
+
+async def consume_topic(
+    bootstrap: str, topic: str, count: int, timeout_s: float, idle_s: float = 1.0
+) -> list[Any]:
+    """Records of ``topic`` from the beginning: at least ``count``, then until ``idle_s``
+    passes with nothing new (so extras are caught), or ``timeout_s``."""
+    from aiokafka import AIOKafkaConsumer
+
+    c = AIOKafkaConsumer(
+        topic, bootstrap_servers=bootstrap, auto_offset_reset="earliest", enable_auto_commit=False
+    )
+    await c.start()
+    out: list[Any] = []
+    deadline = time.monotonic() + timeout_s
+    last_new = time.monotonic()
+    try:
+        while time.monotonic() < deadline:
+            got = await c.getmany(timeout_ms=200)
+            for msgs in got.values():
+                out.extend(msgs)
+                last_new = time.monotonic()
+            if len(out) >= count and time.monotonic() - last_new >= idle_s:
+                break
+    finally:
+        await c.stop()
+    return out
+
+
+def sorted_deltas(frames: Iterable[dict[str, Any]]) -> list[Delta]:
+    return sorted(as_delta(f) for f in frames if "type" not in f)
+
+
+def metric_value(text: str, sample: str, **labels: str) -> float:
+    """Value of one sample (e.g. ``dcsm_dead_letters_total``, reason="malformed") in a
+    Prometheus text exposition; 0 when absent."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    for fam in text_string_to_metric_families(text):
+        for s in fam.samples:
+            if s.name == sample and s.labels == labels:
+                return float(s.value)
+    return 0.0
+
+
+def http_client(base_url: str, timeout_s: float = 60.0) -> Any:
+    """An httpx.AsyncClient for a loopback service that ignores proxy settings."""
+    import httpx
+
+    return httpx.AsyncClient(base_url=base_url, timeout=timeout_s, trust_env=False)
+
+
+def ws_connect(url: str, **kwargs: Any) -> Any:
+    """websockets.connect for loopback: no proxy, no compression (frames stay countable)."""
+    from websockets.asyncio.client import connect
+
+    return connect(url, proxy=None, compression=None, max_size=None, **kwargs)
+
+
+def updates_json(batch: UpdateBatch) -> list[dict[str, Any]]:
+    from .codec import encode_json_updates
+
+    return encode_json_updates(batch)

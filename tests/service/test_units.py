@@ -1,0 +1,127 @@
+"""Pure unit tests of the service's small parts (no processes)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import numpy as np
+import pytest
+from dcsm.service.codec import decode_record, encode_binary, merge
+from dcsm.service.errors import ConfigError
+from dcsm.service.settings import Settings
+from dcsm.service.subscribers import Subscriber
+
+from dcsm.model import UpdateBatch
+
+
+def test_binary_round_trip_and_rejections() -> None:
+    b = UpdateBatch.from_arrays(
+        np.array([1, -1, 1, 1]), np.array([1, 2, 5, 7]), np.array([2, 3, 5, 9]),
+        np.array([0, 3, 0, 1]), u_label=np.array([4, -1, 0, 2]), v_label=np.array([-1, 1, 0, 2]),
+    )  # fmt: skip
+    raw = bytearray(encode_binary(b))
+    dec = decode_record(bytes(raw), 100)
+    assert [e.reason for e in dec.errors] == ["self_loop"]
+    assert dec.errors[0].index == 2
+    got = merge([dec.updates])
+    keep = [0, 1, 3]
+    assert dec.index.tolist() == keep
+    for f in ("op", "u", "v", "label", "u_label", "v_label"):
+        assert getattr(got, f).tolist() == getattr(b, f)[keep].tolist(), f
+    raw[12] = 5  # op of record 0
+    assert decode_record(bytes(raw), 100).errors[0].reason == "unknown_op"
+    assert decode_record(bytes(raw[:-3]), 100).errors[0].reason == "malformed"
+    assert decode_record(bytes(raw), 2).errors[0].reason == "oversize"
+
+
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [
+        (b"{not json", "malformed"),
+        (b"", "malformed"),
+        (b"42", "malformed"),
+        (b'{"op": "upsert", "u": 1, "v": 2}', "unknown_op"),
+        (b'{"op": "insert", "u": 3, "v": 3}', "self_loop"),
+        (b'{"op": "insert", "u": -1, "v": 3}', "invalid"),
+        (b'{"op": "insert", "u": 1, "v": 3, "colour": 1}', "invalid"),
+        (json.dumps([{"op": "insert", "u": 1, "v": 2}] * 6).encode(), "oversize"),
+    ],
+)
+def test_json_record_errors(value: bytes, reason: str) -> None:
+    dec = decode_record(value, 5)
+    assert len(dec) == 0
+    assert [e.reason for e in dec.errors] == [reason]
+
+
+def test_json_array_keeps_valid_elements() -> None:
+    value = json.dumps(
+        [{"op": "insert", "u": 1, "v": 2}, {"op": "insert", "u": 2, "v": 2},
+         {"op": "delete", "u": 1, "v": 2, "label": 3}, {"op": "nope", "u": 1, "v": 2}]
+    ).encode()  # fmt: skip
+    dec = decode_record(value, 10)
+    assert dec.index.tolist() == [0, 2]
+    assert [(e.reason, e.index) for e in dec.errors] == [("self_loop", 1), ("unknown_op", 3)]
+    got = merge([dec.updates])
+    assert got.op.tolist() == [1, -1] and got.label.tolist() == [0, 3]
+
+
+async def test_subscriber_gap_frames_mark_exactly_what_was_dropped() -> None:
+    sub = Subscriber(3)
+    for i in range(10):
+        sub.offer(f"f{i}")
+    out = [await sub.next() for _ in range(4)]
+    assert out == ["f0", "f1", "f2", json.dumps({"type": "gap", "dropped": 7})]
+    sub.offer("f10")
+    sub.offer("f11")
+    for i in range(12, 20):
+        sub.offer(f"f{i}")  # f12 fits (3 slots), the rest are dropped
+    sub.close('{"type":"end"}')
+    rest = []
+    while (f := await sub.next()) is not None:
+        rest.append(f)
+    assert rest == [
+        "f10",
+        "f11",
+        "f12",
+        json.dumps({"type": "gap", "dropped": 7}),
+        '{"type":"end"}',
+    ]
+    assert sub.dropped_total == 14
+
+
+async def test_subscriber_next_waits_for_frames() -> None:
+    sub = Subscriber(2)
+    task = asyncio.create_task(sub.next())
+    await asyncio.sleep(0.01)
+    assert not task.done()
+    sub.offer("x")
+    assert await asyncio.wait_for(task, 1) == "x"
+
+
+def test_settings_precedence(tmp_path) -> None:
+    cfg = tmp_path / "dcsm.toml"
+    cfg.write_text('port = 9000\nkafka = "127.0.0.1:1"\nmax-queued-updates = 5\n')
+    env = {"DCSM_PORT": "9100", "DCSM_CREATE_TOPICS": "false", "DCSM_OTHER_TOOL": "x"}
+    s = Settings.load({"kafka": "127.0.0.1:2", "host": None}, env, str(cfg))
+    assert (s.port, s.kafka, s.max_queued_updates, s.create_topics, s.host) == (
+        9100, "127.0.0.1:2", 5, False, "127.0.0.1",
+    )  # fmt: skip
+    assert Settings.load({}, {"DCSM_SNAPSHOT_DIR": ""}).snapshot_path is None
+
+
+@pytest.mark.parametrize(
+    ("env", "text", "fragment"),
+    [
+        ({"DCSM_PORT": "eighty"}, None, "port='eighty' is not a valid int"),
+        ({}, "nonsense = 1\n", "unknown setting 'nonsense'"),
+        ({}, "port = [", "does not parse"),
+    ],
+)
+def test_settings_errors_name_the_key(tmp_path, env, text, fragment) -> None:
+    path = None
+    if text is not None:
+        path = tmp_path / "c.toml"
+        path.write_text(text)
+    with pytest.raises(ConfigError, match=fragment.replace("[", r"\[")):
+        Settings.load({}, env, str(path) if path else None)
