@@ -124,35 +124,12 @@ def engine_memory_bytes(engine: Engine) -> int:
     return sum(v.nbytes for v in vars(engine).values() if isinstance(v, np.ndarray))
 
 
-def make_service_engine(backend: str) -> Engine:
-    """make_engine, plus a guard for a CpuEngine bug (reported upstream; remove once fixed).
-
-    ``CpuEngine._decode_deltas`` maps ``out_m[:nout, :width]`` through the vertex-id table
-    before masking the columns past each query's vertex count; the kernel never writes those
-    columns (``np.empty``), so with queries of different sizes registered the garbage there
-    raises IndexError. Zeroing them first makes the existing mask produce the documented -1.
-    """
-    engine = make_engine(backend)
-    decode = getattr(engine, "_decode_deltas", None)
-    if decode is None:
-        return engine
-
-    def decode_padded(batch, out_m, out_tag, nout, qids, nverts, width):  # type: ignore[no-untyped-def]
-        if nout and len(qids):
-            slot = out_tag[:nout] % len(qids)
-            out_m[:nout][np.arange(out_m.shape[1])[None, :] >= nverts[slot][:, None]] = 0
-        return decode(batch, out_m, out_tag, nout, qids, nverts, width)
-
-    engine._decode_deltas = decode_padded  # type: ignore[attr-defined]
-    return engine
-
-
 def _warm_up(backend: str) -> None:
     """Run every engine entry point once on throwaway engines so JIT compilation (numba,
     seconds on a cold cache) happens before readiness, not on the first real update:
     matching and counting, static matching, bulk load, export, and the pool compaction that
     a growing graph triggers (about 40k insertions fill the initial pool)."""
-    eng = make_service_engine(backend)
+    eng = make_engine(backend)
     tri = Pattern.build("warm", [None, None, None], [(0, 1, None), (1, 2, None), (0, 2, None)])
     eng.register(0, tri, from_seq=0)
     eng.register(1, tri, from_seq=0, count_only=True)
@@ -162,7 +139,7 @@ def _warm_up(backend: str) -> None:
     eng.match_static(tri)
     graph = eng.export_graph()
     eng.close()
-    eng = make_service_engine(backend)
+    eng = make_engine(backend)
     eng.load_graph(graph)
     rng = np.random.default_rng(0)
     u, v = rng.integers(0, 4000, 40_000), rng.integers(0, 4000, 40_000)
@@ -259,7 +236,7 @@ class EngineWorker:
         try:
             t0 = time.time()
             _warm_up(self.backend)
-            engine = make_service_engine(self.backend)
+            engine = make_engine(self.backend)
             if self.graph is not None and self.graph.num_vertices + self.graph.num_edges:
                 engine.load_graph(self.graph)
             for qid, pattern, count_only in self.restore:
