@@ -19,6 +19,7 @@ from ..errors import EngineError
 from ..model import Graph, Pattern, UpdateBatch
 from . import cpu_kernels as kern
 from .interface import BatchResult, Counts, Deltas, Engine
+from .intern import admit
 from .plan import plan_query, stack_plans
 
 
@@ -144,6 +145,8 @@ class CpuEngine(Engine):
         nq = len(qids)
         width = int(plans.nverts.max(initial=0))
         outcome = np.zeros(n, np.int8)
+        a_int = np.zeros(n, np.int32)
+        b_int = np.zeros(n, np.int32)
         started = np.zeros(n, np.float64)
         finished = np.zeros(n, np.float64)
         out_m = np.empty((256, max(width, 1)), np.int32)
@@ -156,12 +159,14 @@ class CpuEngine(Engine):
             self._ensure_vertices(self.num_vertices + 2 * (c1 - c0))
             cand = self._scratch(c1 - c0)
             t0 = time.time()
+            admit(batch.op[c0:c1], batch.u[c0:c1], batch.v[c0:c1], batch.u_label[c0:c1],
+                  batch.v_label[c0:c1], self._idmap, self._ext, self._vlab, self._meta,
+                  outcome[c0:c1], a_int[c0:c1], b_int[c0:c1])  # fmt: skip
             i = c0
             while True:
                 i, out_m, out_tag, nout, ncnt = kern.apply_updates(
-                    i, batch.op[:c1], batch.u, batch.v, batch.label, batch.u_label,
-                    batch.v_label, batch.seq, self._idmap, self._ext, self._vlab, self._off,
-                    self._deg, self._cap, self._nbr, self._elab, self._meta, plans.first,
+                    i, batch.op[:c1], a_int, b_int, batch.label, batch.seq, self._vlab,
+                    self._ext, self._off, self._deg, self._cap, self._nbr, self._elab, self._meta, plans.first,
                     plans.nverts, plans.pos, plans.vlabel, plans.start_elabel, plans.bn_cnt,
                     plans.bn_pos, plans.bn_elabel, plans.sym_lt, plans.sym_gt, qfrom, quntil,
                     qcount, cand, outcome, out_m, out_tag, nout, cnt_tag, cnt_val, ncnt,

@@ -14,7 +14,6 @@ array       dtype        meaning
 ``nbr``     int32 (S,)   pool of neighbour ids; each list sorted ascending
 ``elab``    int32 (S,)   edge label beside each pool entry
 ``meta``    int64 (2,)   [number of vertices, pool tail]
-``idmap``   Dict         external id -> internal id
 ==========  ===========  ==========================================================
 
 Enumeration is depth-first over a plan (see :mod:`dcsm.engine.plan`): step i's candidates
@@ -29,13 +28,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-K = 16
-ANY = -1
-NOOP = 1
-APPLIED = 0
-SELF_LOOP = 2
-LABEL_CONFLICT = 3
-POOL_FULL = -1
+from ..model import ANY_LABEL as ANY
+from ..model import MAX_PATTERN_VERTICES as K
+from ..model import OUTCOME_APPLIED as APPLIED
+from ..model import OUTCOME_NOOP as NOOP
 
 
 @njit(cache=True, inline="always")
@@ -53,22 +49,6 @@ def _find(nbr, start, length, x):
         else:
             return mid
     return -(lo - start) - 1
-
-
-@njit(cache=True)
-def _intern(idmap, x, lab, ext, vlab, deg, cap, off, meta):
-    """Internal id of external x, creating it (label lab, or 0 if lab < 0)."""
-    if x in idmap:
-        return idmap[x]
-    i = meta[0]
-    meta[0] = i + 1
-    idmap[x] = np.int32(i)
-    ext[i] = x
-    vlab[i] = lab if lab >= 0 else 0
-    deg[i] = 0
-    cap[i] = 0
-    off[i] = 0
-    return np.int32(i)
 
 
 @njit(cache=True)
@@ -194,6 +174,17 @@ def _grow_matches(a, need):
 
 
 @njit(cache=True)
+def _emit(p, n, m, pos, out_m, out_tag, nout, tag):
+    """Append match m (plan order) in query-vertex order, growing the buffers."""
+    out_m = _grow_matches(out_m, nout + 1)
+    out_tag = _grow_tags(out_tag, nout + 1)
+    for x in range(n):
+        out_m[nout, x] = m[pos[p, x]]
+    out_tag[nout] = tag
+    return out_m, out_tag, nout + 1
+
+
+@njit(cache=True)
 def _extend(
     p, n, a, b, emit, cand, m, off, deg, nbr, elab, vlab, ext, pos, bn_cnt, bn_pos, bn_elabel,
     vlabel, sym_lt, sym_gt, out_m, out_tag, nout, tag,
@@ -207,12 +198,7 @@ def _extend(
     m[1] = b
     if n == 2:
         if emit:
-            out_m = _grow_matches(out_m, nout + 1)
-            out_tag = _grow_tags(out_tag, nout + 1)
-            for x in range(n):
-                out_m[nout, x] = m[pos[p, x]]
-            out_tag[nout] = tag
-            nout += 1
+            out_m, out_tag, nout = _emit(p, n, m, pos, out_m, out_tag, nout, tag)
         return 1, out_m, out_tag, nout
     total = 0
     last = n - 1
@@ -238,12 +224,7 @@ def _extend(
         idx[depth] += 1
         if depth == last:
             total += 1
-            out_m = _grow_matches(out_m, nout + 1)
-            out_tag = _grow_tags(out_tag, nout + 1)
-            for x in range(n):
-                out_m[nout, x] = m[pos[p, x]]
-            out_tag[nout] = tag
-            nout += 1
+            out_m, out_tag, nout = _emit(p, n, m, pos, out_m, out_tag, nout, tag)
             continue
         depth += 1
         if depth == last and not emit:
@@ -279,57 +260,38 @@ def _start_ok(p, a, b, lab, vlab, ext, vlabel, start_elabel, sym_lt, sym_gt):
 
 @njit(cache=True)
 def apply_updates(
-    start, op, u, v, label, u_label, v_label, seq,
-    idmap, ext, vlab, off, deg, cap, nbr, elab, meta,
+    start, op, a_int, b_int, label, seq,
+    vlab, ext, off, deg, cap, nbr, elab, meta,
     first, nverts, pos, vlabel, start_elabel, bn_cnt, bn_pos, bn_elabel, sym_lt, sym_gt,
     q_from, q_until, q_count, cand,
     outcome, out_m, out_tag, nout, cnt_tag, cnt_val, ncnt,
 ):
-    """Apply updates[start:] in order, matching each against the live queries.
+    """Apply the admitted updates of [start:] in order (see :func:`dcsm.engine.intern.admit`,
+    which set outcome and the internal ids a_int/b_int), matching each against live queries.
 
-    Writes outcome[i]; appends (from fill levels nout / ncnt) embedding-mode matches to out_m/out_tag (tag = update index *
-    Q + query slot) and count-mode counts to cnt_tag/cnt_val (same tag). Stops early when the
-    pool has no room for the next insertion, returning its index so the caller can grow the
-    pool and call again; otherwise returns len(op). Also returns the possibly regrown output
-    buffers and their fill levels.
+    Sets outcome[i] to APPLIED or NOOP for admitted updates; appends (from fill levels nout /
+    ncnt) embedding-mode matches to out_m/out_tag (tag = update index * Q + query slot) and
+    count-mode counts to cnt_tag/cnt_val (same tag). Stops early when the pool has no room
+    for the next insertion, returning its index so the caller can grow the pool and call
+    again; otherwise returns len(op). Also returns the possibly regrown output buffers and
+    their fill levels.
     """
     nq = nverts.shape[0]
     m = np.empty(K, np.int32)
     for i in range(start, op.shape[0]):
-        x = u[i]
-        y = v[i]
-        if x == y:
-            outcome[i] = SELF_LOOP
+        if outcome[i] != APPLIED:  # rejected at admission
             continue
-        # Label conflicts are judged before interning so a rejected update leaves no trace.
-        lx = u_label[i]
-        ly = v_label[i]
-        if lx >= 0 and x in idmap and vlab[idmap[x]] != lx:
-            outcome[i] = LABEL_CONFLICT
-            continue
-        if ly >= 0 and y in idmap and vlab[idmap[y]] != ly:
-            outcome[i] = LABEL_CONFLICT
-            continue
-        is_ins = op[i] > 0
-        if is_ins:
+        a = a_int[i]
+        b = b_int[i]
+        if op[i] > 0:
             # Worst-case pool need: both lists relocate, doubled.
             need = 0
-            if x in idmap:
-                ia = idmap[x]
-                if deg[ia] == cap[ia]:
-                    need += max(4, 2 * cap[ia])
-            else:
-                need += 4
-            if y in idmap:
-                ib = idmap[y]
-                if deg[ib] == cap[ib]:
-                    need += max(4, 2 * cap[ib])
-            else:
-                need += 4
+            if deg[a] == cap[a]:
+                need += max(4, 2 * cap[a])
+            if deg[b] == cap[b]:
+                need += max(4, 2 * cap[b])
             if meta[1] + need > nbr.shape[0]:
                 return i, out_m, out_tag, nout, ncnt
-            a = _intern(idmap, x, lx, ext, vlab, deg, cap, off, meta)
-            b = _intern(idmap, y, ly, ext, vlab, deg, cap, off, meta)
             if _find(nbr, off[a], deg[a], b) >= 0:
                 outcome[i] = NOOP
                 continue
@@ -337,17 +299,11 @@ def apply_updates(
             _insert_half(b, a, label[i], off, deg, cap, nbr, elab, meta)
             elab_ab = label[i]
         else:
-            if x not in idmap or y not in idmap:
-                outcome[i] = NOOP
-                continue
-            a = idmap[x]
-            b = idmap[y]
             r = _find(nbr, off[a], deg[a], b)
             if r < 0:
                 outcome[i] = NOOP
                 continue
             elab_ab = elab[r]
-        outcome[i] = APPLIED
         s = seq[i]
         for q in range(nq):
             if s < q_from[q] or s >= q_until[q]:
@@ -367,7 +323,7 @@ def apply_updates(
                 cnt_tag[ncnt] = tag
                 cnt_val[ncnt] = total
                 ncnt += 1
-        if not is_ins:
+        if op[i] < 0:
             _delete_half(a, b, off, deg, nbr, elab)
             _delete_half(b, a, off, deg, nbr, elab)
     return op.shape[0], out_m, out_tag, nout, ncnt
