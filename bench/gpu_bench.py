@@ -49,7 +49,9 @@ def peer(path: Path) -> dict[tuple[str, str], float]:
 def undo(stream: UpdateBatch, outcome: np.ndarray) -> UpdateBatch:
     """Inverse of the applied updates, in reverse order (restores the initial graph)."""
     keep = np.nonzero(outcome == OUTCOME_APPLIED)[0][::-1]
-    return UpdateBatch.from_arrays(-stream.op[keep], stream.u[keep], stream.v[keep], stream.label[keep])
+    return UpdateBatch.from_arrays(
+        -stream.op[keep], stream.u[keep], stream.v[keep], stream.label[keep]
+    )
 
 
 class Runner:
@@ -107,11 +109,13 @@ class Report:
         lines = [
             "# GPU engine benchmark",
             "",
-            f"Command: `{' '.join(sys.argv)}` on {os.environ.get('DCSM_DEVICE', 'the GPU machine')}.",
+            f"Command: `{' '.join(sys.argv)}` on "
+            f"{os.environ.get('DCSM_DEVICE', 'the GPU machine')}.",
             "",
             "## Search time (all updates available at time 0)",
             "",
-            "| dataset | query | stream | mode | matches | GPU s | matches/s | RapidFlow s | speed-up |",
+            "| dataset | query | stream | mode | matches | GPU s | matches/s | RapidFlow s "
+            "| speed-up |",
             "|---|---|---|---|---:|---:|---:|---:|---:|",
         ]
         for r in self.rows:
@@ -132,14 +136,17 @@ class Report:
                               f"({theirs / ours:.2f}x)."]  # fmt: skip
         if self.latency:
             lines += [
-                "", "## Response time vs update rate (oracle-github insertion10, Q_2, count mode)", "",
+                "",
+                "## Response time vs update rate (oracle-github insertion10, Q_2, count mode)",
+                "",
                 "| engine | rate (upd/s) | updates | response p50 us | response p99 us | "
                 "completion p50 us | completion p99 us | achieved upd/s |",
                 "|---|---:|---:|---:|---:|---:|---:|---:|",
             ]  # fmt: skip
             for r in self.latency:
                 lines.append(
-                    f"| {r['engine']} | {r['rate']:.0f} | {r['updates']} | {r['resp_p50_us']:.1f} | "
+                    f"| {r['engine']} | {r['rate']:.0f} | {r['updates']} | "
+                    f"{r['resp_p50_us']:.1f} | "
                     f"{r['resp_p99_us']:.1f} | {r['done_p50_us']:.1f} | {r['done_p99_us']:.1f} | "
                     f"{r['throughput']:.0f} |"
                 )
@@ -205,9 +212,13 @@ def latency_part(data: Path, report: Report, n: int) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--out", type=Path, default=Path("bench/results/gpu"))
-    ap.add_argument("--data", type=Path, default=Path(os.environ.get("DCSM_SHARED_DATA", "../shared/data")))
+    ap.add_argument(
+        "--data", type=Path, default=Path(os.environ.get("DCSM_SHARED_DATA", "../shared/data"))
+    )
     ap.add_argument("--skip-unlabeled", action="store_true")
     ap.add_argument("--skip-search", action="store_true")
     ap.add_argument("--skip-latency", action="store_true")

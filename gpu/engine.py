@@ -33,8 +33,8 @@ from numba import types
 from numba.typed import Dict
 
 from dcsm.engine.cpu import CpuEngine
-from dcsm.engine.intern import ADMITTED, admit
 from dcsm.engine.interface import NO_END, BatchResult, Counts, Deltas, Engine
+from dcsm.engine.intern import ADMITTED, admit
 from dcsm.errors import EngineError
 from dcsm.model import Graph, Pattern, UpdateBatch
 
@@ -144,7 +144,9 @@ class GpuEngine(Engine):
         self._slot_count = np.zeros(cfg.qmax, np.bool_)
         self._slot_nverts = np.zeros(cfg.qmax, np.int32)
         self._free_slots = list(range(cfg.qmax))
-        self._pending: list[tuple[int, int, int, int, int, int]] = []  # (seq, order, kind, slot, b, label)
+        self._pending: list[
+            tuple[int, int, int, int, int, int]
+        ] = []  # (seq, order, kind, slot, b, label)
         self._freeing: list[tuple[int, int]] = []  # (tau_cut, slot)
         self._order = 0
         # Ring positions.
@@ -157,7 +159,11 @@ class GpuEngine(Engine):
         self._running = False
         self._loaded = False
         rows = 1 << 16  # match records decoded per read of the output ring
-        self._rowbuf = (np.empty(rows, np.int32), np.empty(rows, np.int32), np.empty((rows, 16), np.int32))
+        self._rowbuf = (
+            np.empty(rows, np.int32),
+            np.empty(rows, np.int32),
+            np.empty((rows, 16), np.int32),
+        )
         self._clock_offset_ns = 0
         self._blocks = blocks or self._default_blocks()
         GpuEngine._live.add(self)
@@ -235,11 +241,15 @@ class GpuEngine(Engine):
         sorter = np.argsort(g.vertex_ids, kind="stable")
         lo = sorter[np.searchsorted(g.vertex_ids, g.src, sorter=sorter)]
         hi = sorter[np.searchsorted(g.vertex_ids, g.dst, sorter=sorter)]
-        img = build_image(nv, np.minimum(lo, hi), np.maximum(lo, hi), g.edge_labels, self.cfg.nclass)
+        img = build_image(
+            nv, np.minimum(lo, hi), np.maximum(lo, hi), g.edge_labels, self.cfg.nclass
+        )
         if img.used_slabs > self._nslabs:
             raise EngineError(f"the graph needs {img.used_slabs} slabs; pool_slabs={self._nslabs}")
         if len(img.versions) > self._maxver:
-            raise EngineError(f"the graph needs {len(img.versions)} versions; max_versions={self._maxver}")
+            raise EngineError(
+                f"the graph needs {len(img.versions)} versions; max_versions={self._maxver}"
+            )
         d, s = self._d, self._side
         d["entries"][: len(img.entries)].set(img.entries, stream=s)
         d["vers"][: len(img.versions)].set(img.versions, stream=s)
@@ -282,13 +292,18 @@ class GpuEngine(Engine):
 
     # -- queries ---------------------------------------------------------------------------
 
-    def register(self, qid: int, pattern: Pattern, *, from_seq: int, count_only: bool = False) -> None:
+    def register(
+        self, qid: int, pattern: Pattern, *, from_seq: int, count_only: bool = False
+    ) -> None:
         if not self._free_slots:
             raise EngineError(f"all {self.cfg.qmax} GPU query slots are in use")
         plan = self.queries.register(qid, pattern, from_seq, count_only)
         if plan.num_plans > self.cfg.pmax:
             self.queries.unregister(qid, from_seq)
-            raise EngineError(f"pattern has {plan.num_plans // 2} edges; the GPU engine takes {self.cfg.pmax // 2}")
+            raise EngineError(
+                f"pattern has {plan.num_plans // 2} edges; the GPU engine takes at most "
+                f"{self.cfg.pmax // 2}"
+            )
         slot = self._free_slots.pop(0)
         blob = L.plan_blob(plan).ravel()
         start = slot * self.cfg.pmax * L.PLAN_INTS
@@ -354,8 +369,15 @@ class GpuEngine(Engine):
     def stats(self) -> dict[str, int]:
         """Pool usage and progress counters as last written by the collector."""
         s = self._dstat[0]
-        out = {k: int(s[k]) for k in ("slabs_in_use", "versions_in_use", "gc_ptr", "completed", "gc_freed")}
-        out |= {"gc_queue": int(s["pad"][0]), "pool_slabs": self._nslabs, "max_versions": self._maxver}
+        out = {
+            k: int(s[k])
+            for k in ("slabs_in_use", "versions_in_use", "gc_ptr", "completed", "gc_freed")
+        }
+        out |= {
+            "gc_queue": int(s["pad"][0]),
+            "pool_slabs": self._nslabs,
+            "max_versions": self._maxver,
+        }
         return out
 
     def wait_collected(self, timeout_s: float = 10.0) -> dict[str, int]:
@@ -434,7 +456,9 @@ class GpuEngine(Engine):
         self._next_tau += len(sent)
         recs = self._with_controls(recs, batch.seq[sent], tau0)
         if then_stop:
-            recs = np.concatenate([recs, np.array([(L.REC_STOP, 0, 0, 0, 0, 0, 0, 0, 0)], L.IN_REC)])
+            recs = np.concatenate(
+                [recs, np.array([(L.REC_STOP, 0, 0, 0, 0, 0, 0, 0, 0)], L.IN_REC)]
+            )
         self._launch()
         col = _Collector(n, sent, tau0)
         # Control records carry arrival 0 and are due at once.
@@ -470,7 +494,9 @@ class GpuEngine(Engine):
         self._pending = keep
         return np.concatenate(out)
 
-    def _write_records(self, recs: np.ndarray, col: _Collector | None, due_ns: np.ndarray | None = None) -> None:
+    def _write_records(
+        self, recs: np.ndarray, col: _Collector | None, due_ns: np.ndarray | None = None
+    ) -> None:
         """Write records into the input ring as space frees up (and, when ``due_ns`` is
         given, no record before its due time), pumping the output rings meanwhile."""
         cap = self._in.shape[0]
@@ -505,14 +531,18 @@ class GpuEngine(Engine):
                 slots = taus[:m] % maxu
                 rec = self._done[slots].copy()
                 counts = self._done_counts[slots].copy()
-                self._expect_records += int(counts[:, ~self._slot_count & (self._slot_qid >= 0)].sum())
+                self._expect_records += int(
+                    counts[:, ~self._slot_count & (self._slot_qid >= 0)].sum()
+                )
                 if col is not None:
                     col.add_done(taus[:m], rec, counts, self)
                 self._done_next += m
                 self._hctl["done_consumed"] = self._done_next - 1
         tb, sb, mb = self._rowbuf
         while True:
-            self._out_head, k = read_records(self._out, self._out_head, self._slot_nverts, tb, sb, mb, 0)
+            self._out_head, k = read_records(
+                self._out, self._out_head, self._slot_nverts, tb, sb, mb, 0
+            )
             self._hctl["out_consumed"] = self._out_head
             self._got_records += k
             if k and col is not None:
@@ -588,7 +618,9 @@ class _Collector:
         self.count_rows: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self.match_rows: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
 
-    def add_done(self, taus: np.ndarray, rec: np.ndarray, counts: np.ndarray, eng: GpuEngine) -> None:
+    def add_done(
+        self, taus: np.ndarray, rec: np.ndarray, counts: np.ndarray, eng: GpuEngine
+    ) -> None:
         i = taus - self.tau0
         inside = (i >= 0) & (i < len(self.sent))
         i, rec, counts = i[inside], rec[inside], counts[inside]
@@ -603,13 +635,17 @@ class _Collector:
             if len(r):
                 self.count_rows.append((i[r], eng._slot_qid[slots[s]], c[r, s].astype(np.int64)))
 
-    def add_matches(self, taus: np.ndarray, slots: np.ndarray, matches: np.ndarray, eng: GpuEngine) -> None:
+    def add_matches(
+        self, taus: np.ndarray, slots: np.ndarray, matches: np.ndarray, eng: GpuEngine
+    ) -> None:
         # Query ids and widths are taken now: a slot may serve another query later.
         self.match_rows.append(
             (taus - self.tau0, eng._slot_qid[slots], eng._slot_nverts[slots], matches.copy())
         )
 
-    def result(self, batch: UpdateBatch, outcome: np.ndarray, eng: GpuEngine, width: int) -> BatchResult:
+    def result(
+        self, batch: UpdateBatch, outcome: np.ndarray, eng: GpuEngine, width: int
+    ) -> BatchResult:
         now = time.time()
         outcome = outcome.copy()
         outcome[self.sent] = self.dev_outcome
@@ -658,10 +694,20 @@ def _concat_results(parts: list[BatchResult]) -> BatchResult:
     return BatchResult(
         outcome=np.concatenate([p.outcome for p in parts]),
         deltas=Deltas(
-            *(np.concatenate([getattr(p.deltas, f) for p in parts]) for f in ("query", "sign", "seq")),
-            np.concatenate([pad(p.deltas.match) for p in parts]) if parts else np.zeros((0, 0), np.int64),
+            *(
+                np.concatenate([getattr(p.deltas, f) for p in parts])
+                for f in ("query", "sign", "seq")
+            ),
+            np.concatenate([pad(p.deltas.match) for p in parts])
+            if parts
+            else np.zeros((0, 0), np.int64),
         ),
-        counts=Counts(*(np.concatenate([getattr(p.counts, f) for p in parts]) for f in ("query", "seq", "sign", "count"))),
+        counts=Counts(
+            *(
+                np.concatenate([getattr(p.counts, f) for p in parts])
+                for f in ("query", "seq", "sign", "count")
+            )
+        ),
         started=np.concatenate([p.started for p in parts]),
         finished=np.concatenate([p.finished for p in parts]),
     )

@@ -44,7 +44,7 @@ class KernelConfig:
                 raise ValueError(f"{name} must be a power of two, got {x}")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def load_kernel(config: KernelConfig):  # type: ignore[no-untyped-def]
     """The loaded ``dcsm_persistent`` function for ``config`` (cooperative launch)."""
     import cupy as cp

@@ -256,6 +256,7 @@ def _plot(results: list[dict[str, Any]], path: Path, title: str) -> None:
 async def _run(args: argparse.Namespace) -> dict[str, Any]:
     import httpx
     from aiokafka import AIOKafkaProducer
+
     from dcsm.schemas import QuerySpec
 
     rates = [float(x) for x in args.rates.split(",") if x.strip()]

@@ -27,7 +27,6 @@ from contextlib import asynccontextmanager
 from typing import Annotated, Any, Literal
 
 import numpy as np
-from dcsm.schemas import EdgeUpdate, QuerySpec, to_batch
 from fastapi import Body, FastAPI, Query, Request, WebSocket, WebSocketDisconnect
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
@@ -38,6 +37,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 import dcsm
 from dcsm.errors import DcsmError
 from dcsm.model import OUTCOME_APPLIED, OUTCOME_NAMES, OUTCOME_NOOP
+from dcsm.schemas import EdgeUpdate, QuerySpec, to_batch
 
 from .app import Service
 from .codec import validation_details

@@ -35,10 +35,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from dcsm.schemas import EdgeUpdate, to_batch
 from pydantic import ValidationError
 
 from dcsm.model import ANY_LABEL, MAX_LABEL, OP_DELETE, OP_INSERT, UpdateBatch
+from dcsm.schemas import EdgeUpdate, to_batch
 
 from .errors import RecordError
 

@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from dcsm.schemas import QuerySpec
 
 from dcsm.graphio import read_graph
 from dcsm.model import Pattern, UpdateBatch
+from dcsm.schemas import QuerySpec
 
 from .broker import TansuBroker, free_port
 from .codec import encode_json_updates

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
+
 from dcsm.schemas import QuerySpec
 
 from .errors import QueryExists, QueryNotFound, ServiceError

@@ -16,12 +16,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from dcsm.schemas import MatchDelta
 from nx_reference import embeddings, replay
 
 from dcsm.cli import main
 from dcsm.engine.interface import gpu_available
 from dcsm.model import Graph, Pattern, UpdateBatch
+from dcsm.schemas import MatchDelta
 
 TRIANGLE = "v 0 0\nv 1 0\nv 2 0\ne 0 1 0\ne 1 2 0\ne 2 0 0\n"
 CYCLE4 = "v 0 0\nv 1 0\nv 2 0\nv 3 0\ne 0 1 0\ne 1 2 0\ne 2 3 0\ne 3 0 0\n"

@@ -7,10 +7,10 @@ import json
 
 import numpy as np
 import pytest
-from dcsm.schemas import EdgeUpdate, MatchDelta, QuerySpec, field_path, one_line, to_batch
 from pydantic import ValidationError
 
 from dcsm.model import ANY_LABEL, MAX_VERTEX_ID, Pattern
+from dcsm.schemas import EdgeUpdate, MatchDelta, QuerySpec, field_path, one_line, to_batch
 
 
 def tri(**extra: object) -> dict:

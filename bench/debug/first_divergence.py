@@ -13,15 +13,26 @@ from dcsm.gpu.engine import GpuEngine  # noqa: E402
 
 
 def edges(g):  # type: ignore[no-untyped-def]
-    return set(zip(np.minimum(g.src, g.dst).tolist(), np.maximum(g.src, g.dst).tolist(), strict=True))
+    return set(
+        zip(np.minimum(g.src, g.dst).tolist(), np.maximum(g.src, g.dst).tolist(), strict=True)
+    )
 
 
 for nu, bm, step in [(1, 1, 50), (4, 1, 50), (4, 1, 1), (2, 1, 50), (4, 64, 400), (1, 64, 400)]:
     rng = np.random.default_rng(0)
     g = random_graph(rng, nv=int(rng.integers(20, 60)), ne=int(rng.integers(40, 300)))
     s = random_stream(rng, g, 400)
-    cpu, gpu = CpuEngine(), GpuEngine(n_updaters=nu, batch_max=bm, pool_slabs=1 << 14,
-                                      max_vertices=1 << 16, max_versions=1 << 16, out_cap=1 << 20)
+    cpu, gpu = (
+        CpuEngine(),
+        GpuEngine(
+            n_updaters=nu,
+            batch_max=bm,
+            pool_slabs=1 << 14,
+            max_vertices=1 << 16,
+            max_versions=1 << 16,
+            out_cap=1 << 20,
+        ),
+    )
     for e in (cpu, gpu):
         e.load_graph(g)
         for q, p in enumerate(PATTERNS):
@@ -43,5 +54,15 @@ for nu, bm, step in [(1, 1, 50), (4, 1, 50), (4, 1, 1), (2, 1, 50), (4, 64, 400)
     print(f"n_updaters={nu} batch_max={bm} step={step}: first divergence {bad}", flush=True)
     if bad and step == 1:
         k = bad[0]
-        print("  update", int(s.op[k]), int(s.u[k]), int(s.v[k]), "earlier same pair:",
-              [(j, int(s.op[j])) for j in range(k) if {int(s.u[j]), int(s.v[j])} == {int(s.u[k]), int(s.v[k])}])
+        print(
+            "  update",
+            int(s.op[k]),
+            int(s.u[k]),
+            int(s.v[k]),
+            "earlier same pair:",
+            [
+                (j, int(s.op[j]))
+                for j in range(k)
+                if {int(s.u[j]), int(s.v[j])} == {int(s.u[k]), int(s.v[k])}
+            ],
+        )

@@ -68,7 +68,9 @@ class CpuEngine(Engine):
         endpoints = np.unique(np.concatenate([graph.src, graph.dst]).astype(np.int64))
         extra = np.setdiff1d(endpoints, declared, assume_unique=True)
         ext = np.concatenate([declared, extra])
-        labels = np.concatenate([graph.vertex_labels.astype(np.int32), np.zeros(len(extra), np.int32)])
+        labels = np.concatenate(
+            [graph.vertex_labels.astype(np.int32), np.zeros(len(extra), np.int32)]
+        )
         nv = len(ext)
         sorter = np.argsort(ext, kind="stable")
         if nv > 1 and (np.diff(ext[sorter]) == 0).any():
@@ -166,7 +168,8 @@ class CpuEngine(Engine):
             while True:
                 i, out_m, out_tag, nout, ncnt = kern.apply_updates(
                     i, batch.op[:c1], a_int, b_int, batch.label, batch.seq, self._vlab,
-                    self._ext, self._off, self._deg, self._cap, self._nbr, self._elab, self._meta, plans.first,
+                    self._ext, self._off, self._deg, self._cap, self._nbr, self._elab, self._meta,
+                    plans.first,
                     plans.nverts, plans.pos, plans.vlabel, plans.start_elabel, plans.bn_cnt,
                     plans.bn_pos, plans.bn_elabel, plans.sym_lt, plans.sym_gt, qfrom, quntil,
                     qcount, cand, outcome, out_m, out_tag, nout, cnt_tag, cnt_val, ncnt,
@@ -230,4 +233,3 @@ class CpuEngine(Engine):
 
     def match_static(self, pattern: Pattern) -> np.ndarray:
         return self._static(pattern, emit=True)[1]
-

@@ -90,8 +90,23 @@ def _delete_half(a, b, off, deg, nbr, elab):
 
 @njit(cache=True)
 def _candidates(
-    i, p, m, store, cand, off, deg, nbr, elab, vlab, ext, bn_cnt, bn_pos, bn_elabel, vlabel,
-    sym_lt, sym_gt,
+    i,
+    p,
+    m,
+    store,
+    cand,
+    off,
+    deg,
+    nbr,
+    elab,
+    vlab,
+    ext,
+    bn_cnt,
+    bn_pos,
+    bn_elabel,
+    vlabel,
+    sym_lt,
+    sym_gt,
 ):
     """Candidates for step i of plan p given the partial match m[0:i]; stores them in
     cand[i, :] when ``store``, returns how many there are."""
@@ -186,8 +201,30 @@ def _emit(p, n, m, pos, out_m, out_tag, nout, tag):
 
 @njit(cache=True)
 def _extend(
-    p, n, a, b, emit, cand, m, off, deg, nbr, elab, vlab, ext, pos, bn_cnt, bn_pos, bn_elabel,
-    vlabel, sym_lt, sym_gt, out_m, out_tag, nout, tag,
+    p,
+    n,
+    a,
+    b,
+    emit,
+    cand,
+    m,
+    off,
+    deg,
+    nbr,
+    elab,
+    vlab,
+    ext,
+    pos,
+    bn_cnt,
+    bn_pos,
+    bn_elabel,
+    vlabel,
+    sym_lt,
+    sym_gt,
+    out_m,
+    out_tag,
+    nout,
+    tag,
 ):
     """Enumerate the matches of plan p that map its start edge to (a, b).
 
@@ -207,13 +244,43 @@ def _extend(
     depth = 2
     if depth == last and not emit:
         total = _candidates(
-            2, p, m, False, cand, off, deg, nbr, elab, vlab, ext, bn_cnt, bn_pos, bn_elabel,
-            vlabel, sym_lt, sym_gt,
+            2,
+            p,
+            m,
+            False,
+            cand,
+            off,
+            deg,
+            nbr,
+            elab,
+            vlab,
+            ext,
+            bn_cnt,
+            bn_pos,
+            bn_elabel,
+            vlabel,
+            sym_lt,
+            sym_gt,
         )
         return total, out_m, out_tag, nout
     ncand[2] = _candidates(
-        2, p, m, True, cand, off, deg, nbr, elab, vlab, ext, bn_cnt, bn_pos, bn_elabel, vlabel,
-        sym_lt, sym_gt,
+        2,
+        p,
+        m,
+        True,
+        cand,
+        off,
+        deg,
+        nbr,
+        elab,
+        vlab,
+        ext,
+        bn_cnt,
+        bn_pos,
+        bn_elabel,
+        vlabel,
+        sym_lt,
+        sym_gt,
     )
     idx[2] = 0
     while depth >= 2:
@@ -229,14 +296,44 @@ def _extend(
         depth += 1
         if depth == last and not emit:
             total += _candidates(
-                depth, p, m, False, cand, off, deg, nbr, elab, vlab, ext, bn_cnt, bn_pos,
-                bn_elabel, vlabel, sym_lt, sym_gt,
+                depth,
+                p,
+                m,
+                False,
+                cand,
+                off,
+                deg,
+                nbr,
+                elab,
+                vlab,
+                ext,
+                bn_cnt,
+                bn_pos,
+                bn_elabel,
+                vlabel,
+                sym_lt,
+                sym_gt,
             )
             depth -= 1
             continue
         ncand[depth] = _candidates(
-            depth, p, m, True, cand, off, deg, nbr, elab, vlab, ext, bn_cnt, bn_pos, bn_elabel,
-            vlabel, sym_lt, sym_gt,
+            depth,
+            p,
+            m,
+            True,
+            cand,
+            off,
+            deg,
+            nbr,
+            elab,
+            vlab,
+            ext,
+            bn_cnt,
+            bn_pos,
+            bn_elabel,
+            vlabel,
+            sym_lt,
+            sym_gt,
         )
         idx[depth] = 0
     return total, out_m, out_tag, nout
@@ -260,11 +357,41 @@ def _start_ok(p, a, b, lab, vlab, ext, vlabel, start_elabel, sym_lt, sym_gt):
 
 @njit(cache=True)
 def apply_updates(
-    start, op, a_int, b_int, label, seq,
-    vlab, ext, off, deg, cap, nbr, elab, meta,
-    first, nverts, pos, vlabel, start_elabel, bn_cnt, bn_pos, bn_elabel, sym_lt, sym_gt,
-    q_from, q_until, q_count, cand,
-    outcome, out_m, out_tag, nout, cnt_tag, cnt_val, ncnt,
+    start,
+    op,
+    a_int,
+    b_int,
+    label,
+    seq,
+    vlab,
+    ext,
+    off,
+    deg,
+    cap,
+    nbr,
+    elab,
+    meta,
+    first,
+    nverts,
+    pos,
+    vlabel,
+    start_elabel,
+    bn_cnt,
+    bn_pos,
+    bn_elabel,
+    sym_lt,
+    sym_gt,
+    q_from,
+    q_until,
+    q_count,
+    cand,
+    outcome,
+    out_m,
+    out_tag,
+    nout,
+    cnt_tag,
+    cnt_val,
+    ncnt,
 ):
     """Apply the admitted updates of [start:] in order (see :func:`dcsm.engine.intern.admit`,
     which set outcome and the internal ids a_int/b_int), matching each against live queries.
@@ -315,8 +442,30 @@ def apply_updates(
                 if not _start_ok(p, a, b, elab_ab, vlab, ext, vlabel, start_elabel, sym_lt, sym_gt):
                     continue
                 c, out_m, out_tag, nout = _extend(
-                    p, nverts[q], a, b, emit, cand, m, off, deg, nbr, elab, vlab, ext, pos,
-                    bn_cnt, bn_pos, bn_elabel, vlabel, sym_lt, sym_gt, out_m, out_tag, nout, tag,
+                    p,
+                    nverts[q],
+                    a,
+                    b,
+                    emit,
+                    cand,
+                    m,
+                    off,
+                    deg,
+                    nbr,
+                    elab,
+                    vlab,
+                    ext,
+                    pos,
+                    bn_cnt,
+                    bn_pos,
+                    bn_elabel,
+                    vlabel,
+                    sym_lt,
+                    sym_gt,
+                    out_m,
+                    out_tag,
+                    nout,
+                    tag,
                 )
                 total += c
             if not emit and total > 0:
@@ -331,8 +480,26 @@ def apply_updates(
 
 @njit(cache=True)
 def static_matches(
-    p, n, emit, ext, vlab, off, deg, nbr, elab, nv, pos, vlabel, start_elabel, bn_cnt, bn_pos,
-    bn_elabel, sym_lt, sym_gt, cand, out_m,
+    p,
+    n,
+    emit,
+    ext,
+    vlab,
+    off,
+    deg,
+    nbr,
+    elab,
+    nv,
+    pos,
+    vlabel,
+    start_elabel,
+    bn_cnt,
+    bn_pos,
+    bn_elabel,
+    sym_lt,
+    sym_gt,
+    cand,
+    out_m,
 ):
     """Every match of plan p over every ordered data edge (each embedding once).
 
@@ -349,8 +516,30 @@ def static_matches(
             if not _start_ok(p, a, b, elab[t], vlab, ext, vlabel, start_elabel, sym_lt, sym_gt):
                 continue
             c, out_m, out_tag, nout = _extend(
-                p, n, a, b, emit, cand, m, off, deg, nbr, elab, vlab, ext, pos, bn_cnt, bn_pos,
-                bn_elabel, vlabel, sym_lt, sym_gt, out_m, out_tag, nout, 0,
+                p,
+                n,
+                a,
+                b,
+                emit,
+                cand,
+                m,
+                off,
+                deg,
+                nbr,
+                elab,
+                vlab,
+                ext,
+                pos,
+                bn_cnt,
+                bn_pos,
+                bn_elabel,
+                vlabel,
+                sym_lt,
+                sym_gt,
+                out_m,
+                out_tag,
+                nout,
+                0,
             )
             total += c
     return total, out_m, nout

@@ -87,7 +87,10 @@ class Counts:
     @staticmethod
     def empty() -> Counts:
         return Counts(
-            np.zeros(0, np.int32), np.zeros(0, np.int64), np.zeros(0, np.int8), np.zeros(0, np.int64)
+            np.zeros(0, np.int32),
+            np.zeros(0, np.int64),
+            np.zeros(0, np.int8),
+            np.zeros(0, np.int64),
         )
 
 
@@ -229,7 +232,7 @@ class Engine(abc.ABC):
     def export_graph(self) -> Graph:
         """The current graph (for snapshots)."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - optional hook, a no-op for engines without resources
         """Release resources; the engine is unusable afterwards."""
 
     def _check_batch(self, batch: UpdateBatch) -> None:
@@ -260,7 +263,9 @@ def make_engine(backend: str = "auto", **options: object) -> Engine:
         raise BackendUnavailable(f"unknown backend {backend!r}; choose auto, cpu or gpu")
     if backend == "gpu" or (backend == "auto" and gpu_available()):
         if not gpu_available():
-            raise BackendUnavailable("backend gpu needs CuPy (pip install 'dcsm[gpu]') and a CUDA device")
+            raise BackendUnavailable(
+                "backend gpu needs CuPy (pip install 'dcsm[gpu]') and a CUDA device"
+            )
         from ..gpu.engine import GpuEngine  # imported only when chosen
 
         return GpuEngine(**options)  # type: ignore[arg-type]

@@ -255,5 +255,3 @@ def plan_query(pattern: Pattern) -> QueryPlan:
         sym_gt=sym_gt,
         automorphisms=len(autos),
     )
-
-

@@ -17,7 +17,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Skip (visibly, with the reason) every GPU test where there is no GPU."""
     if gpu_available():
         return
-    skip = pytest.mark.skip(reason="needs CuPy and a CUDA device (run scripts/gpu-suite.sh on a GPU machine)")
+    skip = pytest.mark.skip(
+        reason="needs CuPy and a CUDA device (run scripts/gpu-suite.sh on a GPU machine)"
+    )
     for item in items:
         if HERE in Path(str(item.fspath)).resolve().parents:
             item.add_marker(skip)

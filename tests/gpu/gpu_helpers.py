@@ -69,12 +69,14 @@ def canonical(results: list[BatchResult]) -> dict[str, np.ndarray]:
     """Order-free view of a run: outcomes, sorted delta rows, sorted count rows."""
     d = [r.deltas for r in results]
     rows = np.concatenate(
-        [np.column_stack([x.seq, x.query, x.sign, x.match]) for x in d if len(x)] or [np.zeros((0, 3))]
+        [np.column_stack([x.seq, x.query, x.sign, x.match]) for x in d if len(x)]
+        or [np.zeros((0, 3))]
     )
     rows = rows[np.lexsort(rows.T[::-1])] if len(rows) else rows
     c = [r.counts for r in results]
     crow = np.concatenate(
-        [np.column_stack([x.seq, x.query, x.sign, x.count]) for x in c if len(x)] or [np.zeros((0, 4))]
+        [np.column_stack([x.seq, x.query, x.sign, x.count]) for x in c if len(x)]
+        or [np.zeros((0, 4))]
     )
     crow = crow[np.lexsort(crow.T[::-1])] if len(crow) else crow
     return {
@@ -92,5 +94,7 @@ def assert_same(gpu: list[BatchResult], cpu: list[BatchResult]) -> None:
     np.testing.assert_array_equal(a["counts"], b["counts"])
 
 
-def cpu_run(g: Graph, stream: UpdateBatch, patterns: list[Pattern], count_only: bool) -> list[BatchResult]:
+def cpu_run(
+    g: Graph, stream: UpdateBatch, patterns: list[Pattern], count_only: bool
+) -> list[BatchResult]:
     return run(CpuEngine(), g, stream, patterns, count_only, len(stream) or 1)

@@ -6,11 +6,10 @@ import os
 from pathlib import Path
 
 import numpy as np
+from gpu_helpers import TRIANGLE, assert_same, cpu_run, random_graph
 
 from dcsm.gpu.engine import GpuEngine
 from dcsm.model import UpdateBatch
-
-from gpu_helpers import TRIANGLE, assert_same, cpu_run, random_graph
 
 
 def test_pool_usage_stays_flat_under_churn() -> None:
@@ -45,6 +44,8 @@ def test_pool_usage_stays_flat_under_churn() -> None:
     assert usage[-1][4] > 0  # the collector really freed versions
     out = os.environ.get("DCSM_RESULTS")
     if out:
-        lines = ["updates\tslabs_in_use_at_batch_end\tslabs_in_use_collected\tversions_in_use\tversions_freed"]
+        lines = [
+            "updates\tslabs_in_use_at_batch_end\tslabs_in_use_collected\tversions_in_use\tversions_freed"
+        ]
         lines += ["\t".join(map(str, u)) for u in usage]
         Path(out, "gc_pool_usage.tsv").write_text("\n".join(lines) + "\n")

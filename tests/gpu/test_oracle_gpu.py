@@ -8,12 +8,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from gpu_helpers import assert_same
 
 from dcsm.engine.cpu import CpuEngine
 from dcsm.gpu.engine import GpuEngine
 from dcsm.graphio import read_csm_query, read_csm_stream, read_graph
-
-from gpu_helpers import assert_same
 
 QUERIES = [f"Q_{i}" for i in range(11)]
 

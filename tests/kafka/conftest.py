@@ -7,6 +7,7 @@ import uuid
 from collections.abc import Callable, Iterator
 
 import pytest
+
 from dcsm.service.broker import TansuBroker
 from dcsm.service.testing import ServiceProcess, warm_engine_cache
 

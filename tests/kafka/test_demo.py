@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pytest
+
 from dcsm.service.demo import DEMO_QUERIES, demo_stream
 from dcsm.service.testing import oracle_counts, oracle_deltas
 

@@ -11,6 +11,8 @@ from collections import Counter
 import numpy as np
 import pytest
 from aiokafka import AIOKafkaProducer
+
+from dcsm.model import OP_INSERT, UpdateBatch
 from dcsm.service.codec import encode_binary
 from dcsm.service.synth import powerlaw_stream
 from dcsm.service.testing import (
@@ -29,8 +31,6 @@ from dcsm.service.testing import (
     wait_processed,
     ws_connect,
 )
-
-from dcsm.model import OP_INSERT, UpdateBatch
 
 pytestmark = pytest.mark.kafka
 

@@ -9,10 +9,10 @@ import sys
 
 import numpy as np
 import pytest
-from dcsm.service.synth import powerlaw_stream
-from dcsm.service.testing import oracle_counts
 
 from dcsm.model import Pattern
+from dcsm.service.synth import powerlaw_stream
+from dcsm.service.testing import oracle_counts
 
 pytestmark = pytest.mark.kafka
 

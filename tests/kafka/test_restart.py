@@ -10,6 +10,7 @@ import time
 import numpy as np
 import pytest
 from aiokafka import AIOKafkaProducer
+
 from dcsm.service.snapshot import Snapshot
 from dcsm.service.synth import powerlaw_stream
 from dcsm.service.testing import (

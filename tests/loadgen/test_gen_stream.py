@@ -9,10 +9,10 @@ from pathlib import Path
 import networkx as nx
 import numpy as np
 import pytest
-from dcsm.loadgen.gen_stream import dcsm_workload, powerlaw_graph
 
 from dcsm.cli import main
 from dcsm.graphio import read_csm_stream
+from dcsm.loadgen.gen_stream import dcsm_workload, powerlaw_graph
 
 Pair = frozenset[int]
 

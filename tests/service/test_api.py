@@ -7,6 +7,8 @@ import dataclasses
 import httpx
 import numpy as np
 import pytest
+
+from dcsm.model import OP_INSERT, UpdateBatch
 from dcsm.schemas import QuerySpec
 from dcsm.service.synth import powerlaw_stream
 from dcsm.service.testing import (
@@ -18,8 +20,6 @@ from dcsm.service.testing import (
     spec,
     updates_json,
 )
-
-from dcsm.model import OP_INSERT, UpdateBatch
 
 
 async def post_updates(c: httpx.AsyncClient, batch: UpdateBatch, chunk: int = 250) -> list[dict]:

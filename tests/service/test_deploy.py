@@ -9,8 +9,9 @@ from pathlib import Path
 
 import numpy as np
 import yaml
-from dcsm.service.metrics import Metrics
 from prometheus_client import generate_latest
+
+from dcsm.service.metrics import Metrics
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 

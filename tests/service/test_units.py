@@ -7,12 +7,12 @@ import json
 
 import numpy as np
 import pytest
+
+from dcsm.model import UpdateBatch
 from dcsm.service.codec import decode_record, encode_binary, merge
 from dcsm.service.errors import ConfigError
 from dcsm.service.settings import Settings
 from dcsm.service.subscribers import Subscriber
-
-from dcsm.model import UpdateBatch
 
 
 def test_binary_round_trip_and_rejections() -> None:

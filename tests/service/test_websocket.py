@@ -9,6 +9,9 @@ import socket
 
 import numpy as np
 import pytest
+from websockets.exceptions import ConnectionClosed
+
+from dcsm.engine import make_engine
 from dcsm.service.synth import powerlaw_stream
 from dcsm.service.testing import (
     PATH,
@@ -25,9 +28,6 @@ from dcsm.service.testing import (
     updates_json,
     ws_connect,
 )
-from websockets.exceptions import ConnectionClosed
-
-from dcsm.engine import make_engine
 
 
 async def post_all(c, rows: list[dict], chunk: int = 200) -> None:
