@@ -366,6 +366,12 @@ class GpuEngine(Engine):
         if self._running:
             self.stop()
 
+    def memory_bytes(self) -> int:
+        """Device memory allocated for the graph, rings and scratch, plus pinned host rings."""
+        device = sum(int(a.nbytes) for a in self._d.values())
+        rings = (self._in, self._hctl, self._dstat, self._out, self._done, self._done_counts)
+        return device + sum(int(a.nbytes) for a in rings)
+
     def stats(self) -> dict[str, int]:
         """Pool usage and progress counters as last written by the collector."""
         s = self._dstat[0]

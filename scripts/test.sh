@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: creates .venv if missing, installs the package with
-# its test extras, runs pytest on two workers. Extra arguments go to pytest.
+# its test extras, checks the code with ruff, runs pytest on two workers. Extra arguments go
+# to pytest.
 #
 #   bash scripts/test.sh                 # everything (GPU tests skip without a GPU)
 #   bash scripts/test.sh tests/engine    # one folder
@@ -11,4 +12,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/_venv.sh
 ensure_venv "[test]"
+.venv/bin/ruff check . --quiet
 exec .venv/bin/python -m pytest -n 2 "$@"

@@ -116,14 +116,6 @@ class Failed:
 _STOP = object()
 
 
-def engine_memory_bytes(engine: Engine) -> int:
-    """Bytes of the numpy arrays the engine holds (its graph and scratch buffers)."""
-    probe = getattr(engine, "memory_bytes", None)
-    if callable(probe):
-        return int(probe())
-    return sum(v.nbytes for v in vars(engine).values() if isinstance(v, np.ndarray))
-
-
 def _warm_up(backend: str) -> None:
     """Run every engine entry point once on throwaway engines so JIT compilation (numba,
     seconds on a cold cache) happens before readiness, not on the first real update:
@@ -242,7 +234,7 @@ class EngineWorker:
             for qid, pattern, count_only in self.restore:
                 engine.register(qid, pattern, from_seq=self.next_seq, count_only=count_only)
             self.graph = None  # the engine holds it now
-            self.memory_bytes = engine_memory_bytes(engine)
+            self.memory_bytes = engine.memory_bytes()
             self.backend_name = engine.backend
             log.info("engine %s ready in %.1fs", engine.backend, time.time() - t0)
         except BaseException as exc:  # reported by start(); the service exits
@@ -284,7 +276,7 @@ class EngineWorker:
             start += len(p.batch)
         batch = parts[0].batch if len(parts) == 1 else UpdateBatch.concat([p.batch for p in parts])
         result = engine.apply(batch)
-        self.memory_bytes = engine_memory_bytes(engine)
+        self.memory_bytes = engine.memory_bytes()
         return Applied(batch, result, origins)
 
     def _control(self, engine: Engine, cmd: Any) -> Any:

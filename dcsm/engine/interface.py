@@ -232,6 +232,10 @@ class Engine(abc.ABC):
     def export_graph(self) -> Graph:
         """The current graph (for snapshots)."""
 
+    def memory_bytes(self) -> int:
+        """Bytes the engine holds for its graph and buffers (host arrays by default)."""
+        return sum(v.nbytes for v in vars(self).values() if isinstance(v, np.ndarray))
+
     def close(self) -> None:  # noqa: B027 - optional hook, a no-op for engines without resources
         """Release resources; the engine is unusable afterwards."""
 
