@@ -96,6 +96,7 @@ class Report:
         self.out = out
         self.rows: list[dict] = []
         self.latency: list[dict] = []
+        self.profiles: list[dict] = []
 
     def add(self, **row: object) -> None:
         self.rows.append(row)
@@ -104,7 +105,9 @@ class Report:
 
     def flush(self) -> None:
         (self.out / "gpu_bench.json").write_text(
-            json.dumps({"search": self.rows, "latency": self.latency}, indent=1)
+            json.dumps(
+                {"search": self.rows, "latency": self.latency, "updater": self.profiles}, indent=1
+            )
         )
         lines = [
             "# GPU engine benchmark",
@@ -134,6 +137,17 @@ class Report:
                 lines += ["", f"oracle-github Q_0..Q_10, both streams, {mode} mode: GPU total "
                               f"{ours:.4f} s vs RapidFlow total {theirs:.4f} s "
                               f"({theirs / ours:.2f}x)."]  # fmt: skip
+        if self.profiles:
+            keys = [k for k in self.profiles[0] if k != "stream"]
+            lines += [
+                "",
+                "## Graph-updater time per batch (device clock, mean over every batch of the run)",
+                "",
+                "| stream | " + " | ".join(keys) + " |",
+                "|---|" + "---:|" * len(keys),
+            ]
+            for p in self.profiles:
+                lines.append(f"| {p['stream']} | " + " | ".join(f"{p[k]:.1f}" for k in keys) + " |")
         if self.latency:
             lines += [
                 "",
@@ -164,6 +178,7 @@ def search_part(data: Path, report: Report, unlabeled: bool) -> None:
                 s, pos, neg = run.time_query(og / "queries" / q, mode == "count")
                 report.add(dataset="oracle-github", query=q, stream=stream, mode=mode,
                            matches=pos + neg, seconds=s, rapidflow_s=rf[(q, stream)])  # fmt: skip
+        report.profiles.append({"stream": stream, **run.engine.updater_profile()})
         run.close()
     for ds in ("labeled5", "unlabeled") if unlabeled else ("labeled5",):
         root = data / "enron" / ds

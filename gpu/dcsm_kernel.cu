@@ -207,6 +207,11 @@ struct State {
     i64 q_until[QMAX];    // w0 (UNREGISTER): first tau it no longer sees
     int q_count[QMAX];    // w0: 1 = count only
     int q_nplans[QMAX];   // w0
+    // w0 lane 0: %globaltimer ns spent per updater phase, summed over batches: forming
+    // (first record seen -> batch closed), classify+allocate, copy, publish versions,
+    // publish items; then the number of batches and of updates they held.
+    u64 phase_ns[5];
+    u64 batches, batched_updates;
 };
 
 // Every pointer and size the kernel needs; all fields 8 bytes so the host can fill it as
@@ -717,6 +722,7 @@ struct UpdShared {
     int seg_live[MAXSEG];
     int pick[32];                // allocation results, by rank in a group of lanes
     int nchunks;
+    u64 first_seen;              // %globaltimer when the batch's first record was read
 };
 
 __device__ __forceinline__ int half_x(unsigned long long h) { return (int)(h >> 32); }
@@ -745,10 +751,14 @@ __device__ void form_batch(const Ctx& C, UpdShared& S, int lane) {
             u64 avail = min((u64)32, tail - head);
             InRec r;
             if (lane < avail) {
-                const volatile InRec* src = (const volatile InRec*)(C.in_ring + (head + lane) % C.in_cap);
-                r.kind = src->kind; r.a = src->a; r.b = src->b; r.label = src->label;
-                r.a_label = src->a_label; r.b_label = src->b_label;
-                r.ext_a = src->ext_a; r.ext_b = src->ext_b; r.arrival_ns = src->arrival_ns;
+                // Three 16-byte uncached loads per record, all in flight at once.
+                const int4* src = reinterpret_cast<const int4*>(C.in_ring + (head + lane) % C.in_cap);
+                int4 w0 = __ldcv(src), w1 = __ldcv(src + 1), w2 = __ldcv(src + 2);
+                r.kind = w0.x; r.a = w0.y; r.b = w0.z; r.label = w0.w;
+                r.a_label = w1.x; r.b_label = w1.y;
+                r.ext_a = ((i64)(unsigned)w1.w << 32) | (unsigned)w1.z;
+                r.ext_b = ((i64)(unsigned)w2.y << 32) | (unsigned)w2.x;
+                r.arrival_ns = ((i64)(unsigned)w2.w << 32) | (unsigned)w2.z;
             }
             u64 now = gtime();
             // Accept records in order (control records change state between updates).
@@ -788,7 +798,7 @@ __device__ void form_batch(const Ctx& C, UpdShared& S, int lane) {
         if (nb > 0 && gtime() - first_seen >= BATCH_TIMEOUT_NS) break;
         __nanosleep(nb ? 500 : 2000);
     }
-    if (lane == 0) { S.nb = nb; S.stop = stop; S.tau0 = (int)tau0; }
+    if (lane == 0) { S.nb = nb; S.stop = stop; S.tau0 = (int)tau0; S.first_seen = first_seen; }
     __syncwarp();
 }
 
@@ -1282,18 +1292,31 @@ __device__ void updater(const Ctx& C, int w, int lane) {
         }
         __syncwarp();
     }
+    const bool clock = w == 0 && lane == 0;
     while (true) {
         if (w == 0) form_batch(C, S, lane);
         named_barrier_updaters();
         int nb = S.nb, stop = S.stop;
         if (nb > 0) {
+            u64 t[5];
+            t[0] = clock ? gtime() : 0;
             if (w == 0) { classify(C, S, lane); allocate(C, S, lane); }
             named_barrier_updaters();
             if (S.fatal) break;
+            t[1] = clock ? gtime() : 0;
             copy_versions(C, S, w, lane);
+            t[2] = clock ? gtime() : 0;
             if (w == 0) publish_versions(C, S, lane);
             named_barrier_updaters();
+            t[3] = clock ? gtime() : 0;
             publish_items(C, S, w, lane);
+            if (clock) {
+                t[4] = gtime();
+                C.st->phase_ns[0] += t[0] - S.first_seen;
+                for (int k = 1; k < 5; ++k) C.st->phase_ns[k] += t[k] - t[k - 1];
+                C.st->batches += 1;
+                C.st->batched_updates += nb;
+            }
         }
         named_barrier_updaters();
         if (stop) break;

@@ -386,6 +386,17 @@ class GpuEngine(Engine):
         }
         return out
 
+    def updater_profile(self) -> dict[str, float]:
+        """Mean microseconds per batch the updater spent in each phase (device clock), the
+        batch count and the mean batch size, since the engine was created."""
+        st = self._get_state()[0]
+        n = max(1, int(st["batches"]))
+        out = {
+            f"{name}_us": float(st["phase_ns"][k]) / n / 1e3
+            for k, name in enumerate(L.UPDATER_PHASES)
+        }
+        return out | {"batches": int(st["batches"]), "mean_batch": float(st["batched_updates"]) / n}
+
     def wait_collected(self, timeout_s: float = 10.0) -> dict[str, int]:
         """Wait until the collector has passed every completed update and emptied its queue
         (all garbage returned to the pools); returns the stats then."""

@@ -75,8 +75,15 @@ def state_dtype(cfg: KernelConfig) -> np.dtype:
         ("q_until", np.int64, cfg.qmax),
         ("q_count", np.int32, cfg.qmax),
         ("q_nplans", np.int32, cfg.qmax),
+        ("phase_ns", np.uint64, len(UPDATER_PHASES)),
+        ("batches", np.uint64),
+        ("batched_updates", np.uint64),
     ]
     return np.dtype(fields)
+
+
+# Updater phases timed by the kernel (State.phase_ns), in order.
+UPDATER_PHASES = ("form_batch", "classify_allocate", "copy", "publish_versions", "publish_items")
 
 
 # Field order of struct Ctx (every field 8 bytes: a device pointer or a size).
