@@ -103,6 +103,10 @@ class CpuEngine(Engine):
             edge_labels=lab,
         )
 
+    def _graph(self) -> tuple[np.ndarray, ...]:
+        """The graph arrays as the kernels take them (re-taken after any regrowth)."""
+        return kern.graph_arrays(self._off, self._deg, self._nbr, self._elab, self._vlab, self._ext)
+
     def _ensure_vertices(self, n: int) -> None:
         size = self._ext.shape[0]
         if n <= size:
@@ -167,12 +171,10 @@ class CpuEngine(Engine):
             i = c0
             while True:
                 i, out_m, out_tag, nout, ncnt = kern.apply_updates(
-                    i, batch.op[:c1], a_int, b_int, batch.label, batch.seq, self._vlab,
-                    self._ext, self._off, self._deg, self._cap, self._nbr, self._elab, self._meta,
-                    plans.first,
-                    plans.nverts, plans.pos, plans.vlabel, plans.start_elabel, plans.bn_cnt,
-                    plans.bn_pos, plans.bn_elabel, plans.sym_lt, plans.sym_gt, qfrom, quntil,
-                    qcount, cand, outcome, out_m, out_tag, nout, cnt_tag, cnt_val, ncnt,
+                    i, batch.op[:c1], a_int, b_int, batch.label, batch.seq, self._graph(),
+                    self._cap, self._meta, kern.plan_arrays(plans), plans.first, plans.nverts,
+                    qfrom, quntil, qcount, cand, outcome, out_m, out_tag, nout, cnt_tag, cnt_val,
+                    ncnt,
                 )  # fmt: skip
                 if i >= c1:
                     break
@@ -221,10 +223,8 @@ class CpuEngine(Engine):
         plan = stack_plans([plan_query(pattern)])
         out = np.empty((1024 if emit else 1, pattern.num_vertices), np.int32)
         total, out, nout = kern.static_matches(
-            0, pattern.num_vertices, emit, self._ext, self._vlab, self._off, self._deg,
-            self._nbr, self._elab, self.num_vertices, plan.pos, plan.vlabel, plan.start_elabel,
-            plan.bn_cnt, plan.bn_pos, plan.bn_elabel, plan.sym_lt, plan.sym_gt,
-            self._scratch(0), out,
+            0, pattern.num_vertices, emit, self._graph(), self.num_vertices,
+            kern.plan_arrays(plan), self._scratch(0), out,
         )  # fmt: skip
         return int(total), self._ext[out[:nout]] if emit else out[:0].astype(np.int64)
 

@@ -89,27 +89,12 @@ def _delete_half(a, b, off, deg, nbr, elab):
 
 
 @njit(cache=True)
-def _candidates(
-    i,
-    p,
-    m,
-    store,
-    cand,
-    off,
-    deg,
-    nbr,
-    elab,
-    vlab,
-    ext,
-    bn_cnt,
-    bn_pos,
-    bn_elabel,
-    vlabel,
-    sym_lt,
-    sym_gt,
-):
+def _candidates(i, p, m, store, cand, G, P):
     """Candidates for step i of plan p given the partial match m[0:i]; stores them in
-    cand[i, :] when ``store``, returns how many there are."""
+    cand[i, :] when ``store``, returns how many there are. G and P are the graph and plan
+    array tuples (see :func:`graph_arrays`, :func:`plan_arrays`)."""
+    off, deg, nbr, elab, vlab, ext = G
+    pos, vlabel, start_elabel, bn_cnt, bn_pos, bn_elabel, sym_lt, sym_gt = P
     nb = bn_cnt[p, i]
     # The backward neighbour with the shortest list drives the scan.
     best = 0
@@ -170,6 +155,16 @@ def _candidates(
     return cnt
 
 
+def graph_arrays(off, deg, nbr, elab, vlab, ext):  # type: ignore[no-untyped-def]
+    """The graph tuple G the kernels take: (off, deg, nbr, elab, vlab, ext)."""
+    return (off, deg, nbr, elab, vlab, ext)
+
+
+def plan_arrays(t):  # type: ignore[no-untyped-def]
+    """The plan tuple P the kernels take, from a PlanTable (or a QueryPlan)."""
+    return (t.pos, t.vlabel, t.start_elabel, t.bn_cnt, t.bn_pos, t.bn_elabel, t.sym_lt, t.sym_gt)
+
+
 @njit(cache=True)
 def _grow_tags(a, need):
     if need <= a.shape[0]:
@@ -200,37 +195,13 @@ def _emit(p, n, m, pos, out_m, out_tag, nout, tag):
 
 
 @njit(cache=True)
-def _extend(
-    p,
-    n,
-    a,
-    b,
-    emit,
-    cand,
-    m,
-    off,
-    deg,
-    nbr,
-    elab,
-    vlab,
-    ext,
-    pos,
-    bn_cnt,
-    bn_pos,
-    bn_elabel,
-    vlabel,
-    sym_lt,
-    sym_gt,
-    out_m,
-    out_tag,
-    nout,
-    tag,
-):
+def _extend(p, n, a, b, emit, cand, m, G, P, out_m, out_tag, nout, tag):
     """Enumerate the matches of plan p that map its start edge to (a, b).
 
     Returns (count, out_m, out_tag, nout): when ``emit``, each match is appended to out_m
     (internal ids, query-vertex order) with ``tag`` in out_tag; the buffers grow as needed.
     """
+    pos = P[0]
     m[0] = a
     m[1] = b
     if n == 2:
@@ -243,45 +214,9 @@ def _extend(
     idx = np.zeros(K, np.int64)
     depth = 2
     if depth == last and not emit:
-        total = _candidates(
-            2,
-            p,
-            m,
-            False,
-            cand,
-            off,
-            deg,
-            nbr,
-            elab,
-            vlab,
-            ext,
-            bn_cnt,
-            bn_pos,
-            bn_elabel,
-            vlabel,
-            sym_lt,
-            sym_gt,
-        )
+        total = _candidates(2, p, m, False, cand, G, P)
         return total, out_m, out_tag, nout
-    ncand[2] = _candidates(
-        2,
-        p,
-        m,
-        True,
-        cand,
-        off,
-        deg,
-        nbr,
-        elab,
-        vlab,
-        ext,
-        bn_cnt,
-        bn_pos,
-        bn_elabel,
-        vlabel,
-        sym_lt,
-        sym_gt,
-    )
+    ncand[2] = _candidates(2, p, m, True, cand, G, P)
     idx[2] = 0
     while depth >= 2:
         if idx[depth] >= ncand[depth]:
@@ -295,53 +230,19 @@ def _extend(
             continue
         depth += 1
         if depth == last and not emit:
-            total += _candidates(
-                depth,
-                p,
-                m,
-                False,
-                cand,
-                off,
-                deg,
-                nbr,
-                elab,
-                vlab,
-                ext,
-                bn_cnt,
-                bn_pos,
-                bn_elabel,
-                vlabel,
-                sym_lt,
-                sym_gt,
-            )
+            total += _candidates(depth, p, m, False, cand, G, P)
             depth -= 1
             continue
-        ncand[depth] = _candidates(
-            depth,
-            p,
-            m,
-            True,
-            cand,
-            off,
-            deg,
-            nbr,
-            elab,
-            vlab,
-            ext,
-            bn_cnt,
-            bn_pos,
-            bn_elabel,
-            vlabel,
-            sym_lt,
-            sym_gt,
-        )
+        ncand[depth] = _candidates(depth, p, m, True, cand, G, P)
         idx[depth] = 0
     return total, out_m, out_tag, nout
 
 
 @njit(cache=True)
-def _start_ok(p, a, b, lab, vlab, ext, vlabel, start_elabel, sym_lt, sym_gt):
+def _start_ok(p, a, b, lab, G, P):
     """Can plan p's start edge map onto data edge (a, b) with label lab?"""
+    vlab, ext = G[4], G[5]
+    vlabel, start_elabel, sym_lt, sym_gt = P[1], P[2], P[6], P[7]
     if vlabel[p, 0] != ANY and vlab[a] != vlabel[p, 0]:
         return False
     if vlabel[p, 1] != ANY and vlab[b] != vlabel[p, 1]:
@@ -357,42 +258,9 @@ def _start_ok(p, a, b, lab, vlab, ext, vlabel, start_elabel, sym_lt, sym_gt):
 
 @njit(cache=True)
 def apply_updates(
-    start,
-    op,
-    a_int,
-    b_int,
-    label,
-    seq,
-    vlab,
-    ext,
-    off,
-    deg,
-    cap,
-    nbr,
-    elab,
-    meta,
-    first,
-    nverts,
-    pos,
-    vlabel,
-    start_elabel,
-    bn_cnt,
-    bn_pos,
-    bn_elabel,
-    sym_lt,
-    sym_gt,
-    q_from,
-    q_until,
-    q_count,
-    cand,
-    outcome,
-    out_m,
-    out_tag,
-    nout,
-    cnt_tag,
-    cnt_val,
-    ncnt,
-):
+    start, op, a_int, b_int, label, seq, G, cap, meta, P, first, nverts, q_from, q_until,
+    q_count, cand, outcome, out_m, out_tag, nout, cnt_tag, cnt_val, ncnt,
+):  # fmt: skip
     """Apply the admitted updates of [start:] in order (see :func:`dcsm.engine.intern.admit`,
     which set outcome and the internal ids a_int/b_int), matching each against live queries.
 
@@ -403,6 +271,7 @@ def apply_updates(
     again; otherwise returns len(op). Also returns the possibly regrown output buffers and
     their fill levels.
     """
+    off, deg, nbr, elab = G[0], G[1], G[2], G[3]
     nq = nverts.shape[0]
     m = np.empty(K, np.int32)
     for i in range(start, op.shape[0]):
@@ -439,33 +308,10 @@ def apply_updates(
             tag = i * nq + q
             total = 0
             for p in range(first[q], first[q + 1]):
-                if not _start_ok(p, a, b, elab_ab, vlab, ext, vlabel, start_elabel, sym_lt, sym_gt):
+                if not _start_ok(p, a, b, elab_ab, G, P):
                     continue
                 c, out_m, out_tag, nout = _extend(
-                    p,
-                    nverts[q],
-                    a,
-                    b,
-                    emit,
-                    cand,
-                    m,
-                    off,
-                    deg,
-                    nbr,
-                    elab,
-                    vlab,
-                    ext,
-                    pos,
-                    bn_cnt,
-                    bn_pos,
-                    bn_elabel,
-                    vlabel,
-                    sym_lt,
-                    sym_gt,
-                    out_m,
-                    out_tag,
-                    nout,
-                    tag,
+                    p, nverts[q], a, b, emit, cand, m, G, P, out_m, out_tag, nout, tag
                 )
                 total += c
             if not emit and total > 0:
@@ -479,31 +325,12 @@ def apply_updates(
 
 
 @njit(cache=True)
-def static_matches(
-    p,
-    n,
-    emit,
-    ext,
-    vlab,
-    off,
-    deg,
-    nbr,
-    elab,
-    nv,
-    pos,
-    vlabel,
-    start_elabel,
-    bn_cnt,
-    bn_pos,
-    bn_elabel,
-    sym_lt,
-    sym_gt,
-    cand,
-    out_m,
-):
+def static_matches(p, n, emit, G, nv, P, cand, out_m):
     """Every match of plan p over every ordered data edge (each embedding once).
 
     Returns (count, out_m, nout); out_m holds internal ids when ``emit``."""
+    off, deg, nbr, elab, vlab = G[0], G[1], G[2], G[3], G[4]
+    vlabel = P[1]
     m = np.empty(K, np.int32)
     out_tag = np.empty(out_m.shape[0], np.int64)
     nout = 0
@@ -513,33 +340,10 @@ def static_matches(
             continue
         for t in range(off[a], off[a] + deg[a]):
             b = nbr[t]
-            if not _start_ok(p, a, b, elab[t], vlab, ext, vlabel, start_elabel, sym_lt, sym_gt):
+            if not _start_ok(p, a, b, elab[t], G, P):
                 continue
             c, out_m, out_tag, nout = _extend(
-                p,
-                n,
-                a,
-                b,
-                emit,
-                cand,
-                m,
-                off,
-                deg,
-                nbr,
-                elab,
-                vlab,
-                ext,
-                pos,
-                bn_cnt,
-                bn_pos,
-                bn_elabel,
-                vlabel,
-                sym_lt,
-                sym_gt,
-                out_m,
-                out_tag,
-                nout,
-                0,
+                p, n, a, b, emit, cand, m, G, P, out_m, out_tag, nout, 0
             )
             total += c
     return total, out_m, nout
