@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from dcsm.engine import BatchResult, Engine, make_engine
+from dcsm.engine import BatchResult, Engine, make_engine, warm_up
 from dcsm.model import Graph, Pattern, UpdateBatch
 
 log = logging.getLogger("dcsm.service.engine")
@@ -116,30 +116,6 @@ class Failed:
 _STOP = object()
 
 
-def _warm_up(backend: str) -> None:
-    """Run every engine entry point once on throwaway engines so JIT compilation (numba,
-    seconds on a cold cache) happens before readiness, not on the first real update:
-    matching and counting, static matching, bulk load, export, and the pool compaction that
-    a growing graph triggers (about 40k insertions fill the initial pool)."""
-    eng = make_engine(backend)
-    tri = Pattern.build("warm", [None, None, None], [(0, 1, None), (1, 2, None), (0, 2, None)])
-    eng.register(0, tri, from_seq=0)
-    eng.register(1, tri, from_seq=0, count_only=True)
-    eng.apply(UpdateBatch.from_arrays(np.array([1, 1, 1, -1]), np.array([1, 2, 1, 1]),
-                                      np.array([2, 3, 3, 2])))  # fmt: skip
-    eng.count_static(tri)
-    eng.match_static(tri)
-    graph = eng.export_graph()
-    eng.close()
-    eng = make_engine(backend)
-    eng.load_graph(graph)
-    rng = np.random.default_rng(0)
-    u, v = rng.integers(0, 4000, 40_000), rng.integers(0, 4000, 40_000)
-    keep = u != v
-    eng.apply(UpdateBatch.from_arrays(np.ones(int(keep.sum())), u[keep], v[keep], first_seq=4))
-    eng.close()
-
-
 @dataclass
 class EngineWorker:
     """Owns the engine and its thread.
@@ -227,7 +203,7 @@ class EngineWorker:
     def _run(self) -> None:
         try:
             t0 = time.time()
-            _warm_up(self.backend)
+            warm_up(self.backend)
             engine = make_engine(self.backend)
             if self.graph is not None and self.graph.num_vertices + self.graph.num_edges:
                 engine.load_graph(self.graph)

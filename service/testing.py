@@ -45,9 +45,9 @@ def spec(pattern: Pattern, **extra: Any) -> dict[str, Any]:
 def warm_engine_cache(backend: str = "cpu") -> None:
     """Compile the engine's JIT code once (numba caches it on disk), so services started
     afterwards are ready in about a second instead of spending their timeout compiling."""
-    from .engine_worker import _warm_up
+    from dcsm.engine import warm_up
 
-    _warm_up(backend)
+    warm_up(backend)
 
 
 def oracle_deltas(

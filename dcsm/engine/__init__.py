@@ -1,5 +1,5 @@
 """Matching engines behind one interface (see :mod:`dcsm.engine.interface`)."""
 
-from .interface import BatchResult, Counts, Deltas, Engine, make_engine
+from .interface import BatchResult, Counts, Deltas, Engine, make_engine, warm_up
 
-__all__ = ["BatchResult", "Counts", "Deltas", "Engine", "make_engine"]
+__all__ = ["BatchResult", "Counts", "Deltas", "Engine", "make_engine", "warm_up"]

@@ -276,3 +276,27 @@ def make_engine(backend: str = "auto", **options: object) -> Engine:
     from .cpu import CpuEngine
 
     return CpuEngine(**options)  # type: ignore[arg-type]
+
+
+def warm_up(backend: str = "auto") -> None:
+    """Run every engine entry point once on throwaway engines so JIT compilation (numba,
+    seconds on a cold cache) happens before readiness, not on the first real update:
+    matching and counting, static matching, bulk load, export, and the pool compaction that
+    a growing graph triggers (about 40k insertions fill the initial pool)."""
+    eng = make_engine(backend)
+    tri = Pattern.build("warm", [None, None, None], [(0, 1, None), (1, 2, None), (0, 2, None)])
+    eng.register(0, tri, from_seq=0)
+    eng.register(1, tri, from_seq=0, count_only=True)
+    eng.apply(UpdateBatch.from_arrays(np.array([1, 1, 1, -1]), np.array([1, 2, 1, 1]),
+                                      np.array([2, 3, 3, 2])))  # fmt: skip
+    eng.count_static(tri)
+    eng.match_static(tri)
+    graph = eng.export_graph()
+    eng.close()
+    eng = make_engine(backend)
+    eng.load_graph(graph)
+    rng = np.random.default_rng(0)
+    u, v = rng.integers(0, 4000, 40_000), rng.integers(0, 4000, 40_000)
+    keep = u != v
+    eng.apply(UpdateBatch.from_arrays(np.ones(int(keep.sum())), u[keep], v[keep], first_seq=4))
+    eng.close()
