@@ -174,12 +174,6 @@ class QueryRegistry:
         """Largest vertex count among registered queries (the width of Deltas.match)."""
         return max((r.plan.num_vertices for r in self._regs.values()), default=0)
 
-    def plan(self, qid: int) -> QueryPlan:
-        return self._regs[qid].plan
-
-    def __contains__(self, qid: int) -> bool:
-        return qid in self._regs
-
     def table(self) -> tuple[PlanTable, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(plans, qid int32 (Q,), from_seq int64 (Q,), until_seq int64 (Q,),
         count_only bool (Q,)), slot order = registration order."""
