@@ -19,7 +19,7 @@ from ..errors import EngineError
 from ..model import Graph, Pattern, UpdateBatch
 from . import cpu_kernels as kern
 from .interface import BatchResult, Counts, Deltas, Engine
-from .intern import admit
+from .intern import admit, external_matches, grown
 from .plan import plan_query, stack_plans
 
 
@@ -108,15 +108,8 @@ class CpuEngine(Engine):
         return kern.graph_arrays(self._off, self._deg, self._nbr, self._elab, self._vlab, self._ext)
 
     def _ensure_vertices(self, n: int) -> None:
-        size = self._ext.shape[0]
-        if n <= size:
-            return
-        new = max(n, 2 * size)
         for name in ("_ext", "_vlab", "_off", "_deg", "_cap"):
-            old = getattr(self, name)
-            grown = np.zeros(new, old.dtype)
-            grown[:size] = old
-            setattr(self, name, grown)
+            setattr(self, name, grown(getattr(self, name), n))
 
     def _make_room(self) -> None:
         """Repack the pool with at least as much free space as live data."""
@@ -200,9 +193,7 @@ class CpuEngine(Engine):
         nq = len(qids)
         tag = out_tag[:nout]
         upd, slot = tag // nq, tag % nq
-        pad = np.arange(width)[None, :] >= nverts[slot][:, None]  # columns past a query's n
-        match = self._ext[np.where(pad, 0, out_m[:nout, :width])]
-        match[pad] = -1
+        match = external_matches(self._ext, out_m[:nout], nverts[slot], width)
         return Deltas(
             query=qids[slot], sign=batch.op[upd].astype(np.int8), seq=batch.seq[upd], match=match
         )

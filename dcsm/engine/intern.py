@@ -53,3 +53,24 @@ def admit(op, u, v, u_label, v_label, idmap, ext, vlab, meta, outcome, a_out, b_
         a_out[i] = idmap[x]
         b_out[i] = idmap[y]
         outcome[i] = ADMITTED
+
+
+def grown(a: np.ndarray, n: int) -> np.ndarray:
+    """``a`` itself if it holds n elements, else a zero-padded copy at least twice as long."""
+    if n <= a.shape[0]:
+        return a
+    out = np.zeros(max(n, 2 * a.shape[0]), a.dtype)
+    out[: a.shape[0]] = a
+    return out
+
+
+def external_matches(
+    ext: np.ndarray, internal: np.ndarray, nverts: np.ndarray, width: int
+) -> np.ndarray:
+    """Match rows in external ids: ``internal`` int32 (k, >= width) internal ids whose columns
+    past each row's query size ``nverts`` (k,) are unwritten; returns int64 (k, width) with
+    those columns set to -1."""
+    pad = np.arange(width)[None, :] >= nverts[:, None]
+    match = ext[np.where(pad, 0, internal[:, :width])]
+    match[pad] = -1
+    return match
