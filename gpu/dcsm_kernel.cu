@@ -9,14 +9,20 @@
 // Roles by warp (block 0 holds the first N_UPDATERS warps and the collector):
 //   * graph-updater warps [0, N_UPDATERS) of block 0. Warp 0 is the ONLY reader of host
 //     memory (gpu-facts rule 1): it forms batches from the input ring, applies control
-//     commands, relays the host's consumption counters into device memory. All updater
-//     warps then apply the batch to the MVG (the multi-array copy is spread over all of
-//     them, a "super-warp"), and warp 0 publishes work items for the executors.
+//     commands, relays the host's consumption counters into device memory. A batch closes
+//     once it holds BATCH_B updates or BATCH_TIMEOUT_NS have passed since its first one, and
+//     nothing more is already waiting; under a backlog it grows up to BATCH_CAP updates, so a
+//     hub array is copied once for many updates. The updater applies a batch as a sequence
+//     of data-parallel JOBS (below): the updater warps work on every job themselves (the
+//     "super-warp"), and idle executor warps join in, so a batch is applied by as much of
+//     the GPU as is not busy matching.
 //   * the garbage-collector warp N_UPDATERS of block 0: advances the GC pointer over
 //     completed updates and returns retired versions to the pools.
 //   * executor warps: everything else. Each takes a ticket (one atomicAdd, gpu-facts rule
-//     4), waits on the read-only published counter, then enumerates the matches of one work
-//     item: (update, query slot, plan, chunk of the first candidate list).
+//     4) and waits on its own item slot's stamp; while waiting it helps with the updater's
+//     current job. An item is (update, query slot, plan, level, range of the level's
+//     candidate list, the matched prefix). A warp whose search tree is large hands the
+//     untouched rest of a level's range to waiting warps as a new item (work donation).
 //
 // Time. Local update timestamps tau = 1, 2, ... in stream order (the host maps them to seqs);
 // the initial graph has tau 0. An entry with lifetime [ct, dt] (inclusive; DCSM writes the
@@ -27,33 +33,38 @@
 // sequential semantics, so a match is reported once however many of its edges share a batch.
 //
 // Shared structures (dtype, layout; who allocates; who writes / reads):
-//   vlab   int32[maxv]         vertex labels; host allocates; updater w0 writes (from input
+//   vlab   int32[maxv]         vertex labels; host allocates; updater jobs write (from input
 //                              records), executors read.
 //   ext    int64[maxv]         external vertex ids (symmetry breaking compares them); as vlab.
 //   head   int32[maxv]         newest version of each vertex's neighbour array, -1 if none;
-//                              updater writes (after the version is complete), all read.
+//                              updater jobs write (after the version is complete), all read.
+//   vmark, vseg int32[maxv]    batch number that last touched the vertex, and its segment
+//                              in that batch; updater jobs only.
 //   entries Entry[nslabs*32]   slab pool, 32 entries a slab, 16 B an entry {nbr, elab, ct,
 //                              dt}; a version owns a run of 2^cls consecutive slabs, entries
-//                              sorted by (nbr, ct). Updater writes new runs and in-place dt
-//                              edits; executors read through L2 (__ldcg: L1 is not coherent).
-//   vers   Version[maxver]     {slab, len, cls, ct_min, dt_max, prev, dead}; updater writes,
-//                              executors and GC read.
+//                              sorted by (nbr, ct). Updater jobs write new runs and dt edits;
+//                              executors read through L2 (__ldcg: L1 is not coherent).
+//   vers   Version[maxver]     {slab, len, cls, ct_min, dt_max, prev, dead}; updater jobs
+//                              write, executors and GC read.
 //   slab_free int32[sum_c nslabs>>c]  per-class free rings of slab-run starts: GC pushes,
-//                              updater w0 lane 0 pops (single producer, single consumer).
+//                              updater w0 pops (single producer, single consumer).
 //   ver_free int32[maxver]     free ring of version ids (GC pushes, updater pops).
-//   gcq    int32[gcq_cap]      retired versions in dt_max order (the GC graph's frontier):
-//                              updater w0 appends, GC consumes.
-//   upd    Upd[MAXU]           per-update record, slot tau % MAXU: updater writes, executors
-//                              decrement `pending`, the finishing warp sets `done`.
+//   gcq    int32[gcq_cap]      retired versions (the GC graph's frontier, dt_max order up to
+//                              a batch): updater jobs append, GC consumes.
+//   upd    Upd[MAXU]           per-update record, slot tau % MAXU: updater jobs write,
+//                              executors change `pending`, the finishing warp sets `done`.
 //   upd_count u64[MAXU*QMAX]   match counts per (update, query slot): executors atomicAdd.
-//   items  Item[MAXI]          work items ring: updater w0 writes, executors read;
-//   item_free int64[MAXI]      item index the slot may next hold (executor frees it).
+//   items  Item[MAXI]          work item ring, a multi-producer multi-consumer queue:
+//                              producers (updater jobs, donating executors) reserve an index
+//                              with atomicAdd on st.item_reserve, wait until item_free says
+//                              the slot was read, write the item, then item_stamp = index;
+//                              the consumer holding that ticket reads it and sets item_free.
 //   plans  int32[QMAX*PMAX*PLAN_INTS]  plan blobs (layout below): host uploads before the
-//                              REGISTER command; executors and updater read.
-//   chunkmask u32, chunkoff int32 [MAXCHUNK]  updater scratch of the multi-array copy
-//                              (live masks and prefix offsets of 32-entry chunks).
-//   UpdShared (shared memory of block 0): the batch, its segments, the query-slot table;
-//                              warp 0 writes, all updater warps read after a named barrier.
+//                              REGISTER command; executors and updater jobs read.
+//   chunkmask u32, chunkoff int32, chunkseg int32 [MAXCHUNK]  the multi-array copy's 32-entry
+//                              chunks: live mask, live entries before it, its segment.
+//   batch  Batch               the batch being applied (records, half edges, segments);
+//                              updater w0 writes its control fields, jobs write the rest.
 //   st     State               counters (below); mixed writers as commented per field.
 //   Host-mapped (pinned):
 //   in_ring InRec[in_cap]      host writes records then hctl->in_tail; updater w0 reads.
@@ -63,12 +74,21 @@
 //                              the body, then the stamp; host reads in order.
 //   done   Done[MAXU], done_counts u64[MAXU*QMAX]: per-update completion records; the
 //                              finishing warp writes counts and times, then the stamp tau.
+//
+// Jobs. The updater posts one job at a time in st.job_word = (seq << 40 | kind << 32 | n
+// tasks) and st.job_cursor = (seq << 40 | next task); any warp claims a task with one
+// atomicAdd on the cursor (the seq in the value it gets back names the job the task belongs
+// to), runs it, and adds to st.job_done; the updater waits for job_done == n before the next
+// job. Element jobs give a task 32 consecutive elements, one per lane.
 
 #ifndef N_UPDATERS
 #define N_UPDATERS 4
 #endif
-#ifndef BATCH_MAX
-#define BATCH_MAX 64
+#ifndef BATCH_B
+#define BATCH_B 64
+#endif
+#ifndef BATCH_CAP
+#define BATCH_CAP 4096
 #endif
 #ifndef QMAX
 #define QMAX 32
@@ -80,7 +100,7 @@
 #define MAXU 65536
 #endif
 #ifndef MAXI
-#define MAXI 1048576
+#define MAXI 524288
 #endif
 #ifndef MAXCHUNK
 #define MAXCHUNK 2097152
@@ -98,10 +118,15 @@
 #if QMAX > 32
 #error "QMAX must be at most 32 (one lane per query slot in finalize_update)"
 #endif
+#if BATCH_CAP > 32768
+#error "BATCH_CAP must be at most 32768 (15 bits of update index in a half edge)"
+#endif
 
 #define KMAX 16
 #define INF_TS 0x7fffffff
 #define ANY (-1)
+#define HMAX (2 * BATCH_CAP)
+#define MAXQP (QMAX * PMAX)
 
 // Input record kinds.
 #define REC_INSERT 1
@@ -156,7 +181,11 @@ struct Upd {
     u64 t_taken, t_start;
 };
 
-struct Item { int tau_lo; int tau_hi; int slot_plan; int chunk; };
+// A work item: enumerate the matches of update tau for (slot, plan) whose first `level`
+// query vertices are m[0] = a, m[1] = b, m[2..level-1] = pre[...], taking level's candidates
+// from positions [pos, end) of its scan list (end < 0: pos + CHUNK, clipped to the list).
+#define ITEM_INTS 20
+struct __align__(16) Item { int tau; int slot_plan; int level; int pos; int end; int pad; int pre[KMAX - 2]; };
 
 struct Done {
     i64 tau;           // written last: the record is valid once it equals the tau expected
@@ -183,7 +212,7 @@ struct DevStatus {
 struct State {
     u64 in_head;          // w0: input records consumed
     u64 next_tau;         // w0: next tau to assign
-    u64 items_published;  // w0 writes; executors read
+    u64 item_reserve;     // item producers atomicAdd
     u64 item_ticket;      // executors atomicAdd
     u64 out_reserve;      // executors atomicAdd (int32 units)
     u64 out_consumed;     // w0 relays from host
@@ -199,8 +228,12 @@ struct State {
     u64 slabs_in_use;     // w0 and GC atomicAdd
     u64 versions_in_use;  // w0 and GC atomicAdd
     u64 stop;             // w0 sets when draining is over; all roles exit
-    u64 hold_publish;     // host: fixed-batch baseline holds items until STOP
-    u64 held_items;       // w0: items generated but not yet published (baseline)
+    u64 hold;             // host: fixed-batch baseline, a batch closes only at STOP
+    u64 batch_no;         // w0: batches applied (vmark stamps)
+    u64 job_word;         // w0: current job (seq << 40 | kind << 32 | tasks)
+    u64 job_cursor;       // w0 resets, every helper atomicAdds (seq << 40 | next task)
+    u64 job_done;         // w0 resets, helpers atomicAdd finished tasks
+    u64 donated;          // executors: items handed to waiting warps
     u64 free_head[NCLASS];
     u64 free_tail[NCLASS];
     i64 q_from[QMAX];     // w0 (REGISTER): first tau the slot sees
@@ -214,24 +247,74 @@ struct State {
     u64 batches, batched_updates;
 };
 
+// The batch being applied. Half edge h = 2i + side of record i is the endpoint x = a
+// (side 0) or b (side 1) of its update; key (x << 32 | i << 1 | side). A segment is one
+// vertex whose neighbour array the batch touches; its half edges sit in half[h0, h0 + cnt)
+// in update order. Written by updater w0 (ctl.nb, tau0, stop, the allocation ranges) and by
+// job tasks (everything else, each element by exactly one lane); read by job tasks.
+struct BatchCtl {
+    int nb, tau0, stop, fatal;
+    int nseg, hcur, nchunks, nins, nver, npush, gcpos, nqp, ncompact, nitems;
+    int class_cnt[NCLASS];
+    int ring_n[NCLASS];
+    u64 ring_h[NCLASS];
+    u64 bump0[NCLASS];
+    u64 ver_ring_h, ver_bump0;
+    int ver_ring_n, pad1;
+    u64 gcq_base;
+};
+
+struct Batch {
+    BatchCtl ctl;
+    __align__(16) InRec rec[BATCH_CAP];
+    u64 taken[BATCH_CAP];
+    int outcome[BATCH_CAP], elab[BATCH_CAP], nitems[BATCH_CAP], len_a[BATCH_CAP], len_b[BATCH_CAP];
+    u64 hkey[HMAX];             // by half edge index
+    int hseg[HMAX], hrank[HMAX], hsorted[HMAX];
+    u64 tmp[HMAX];
+    int tmp_y[HMAX];            // other endpoint of tmp[]'s half edge
+    u64 half[HMAX];             // by segment, then update index
+    u64 hpair[HMAX];            // by segment, then (other endpoint, update index)
+    int hpair_y[HMAX], hpair_pos[HMAX];  // other endpoint; position of half edge h in hpair
+    int seg_x[HMAX], seg_cnt[HMAX], seg_h0[HMAX], seg_cur[HMAX], seg_new[HMAX];
+    int seg_first_ins[HMAX];    // position in half[] of the first applied insertion, -1 if none
+    int seg_nins[HMAX], seg_oldlen[HMAX], seg_dead[HMAX], seg_off[HMAX], seg_noff[HMAX];
+    int seg_cls[HMAX], seg_chunk0[HMAX], seg_live[HMAX], seg_ins0[HMAX];
+    int seg_crank[HMAX], seg_vrank[HMAX];
+    int ins_y[HMAX], ins_i[HMAX], ins_seg[HMAX];  // applied insertions by segment, (y, i) order
+    int qp[MAXQP];              // (slot << 16 | plan) live somewhere in the batch
+};
+
 // Every pointer and size the kernel needs; all fields 8 bytes so the host can fill it as
 // a uint64 array (gpu/engine.py: CTX_FIELDS, same order).
 struct Ctx {
     int* vlab; i64* ext; int* head; u64 maxv;
+    int* vmark; int* vseg;
     Entry* entries; u64 nslabs;
     Version* vers; u64 maxver;
     int* slab_free; int* ver_free;
     int* gcq; u64 gcq_cap;
     Upd* upd; u64* upd_count;
-    Item* items; i64* item_free;
+    Item* items; i64* item_free; i64* item_stamp;
     int* plans;
-    unsigned* chunkmask; int* chunkoff;
+    unsigned* chunkmask; int* chunkoff; int* chunkseg;
+    Batch* batch;
     State* st;
     InRec* in_ring; u64 in_cap;
     HostCtl* hctl; DevStatus* dstat;
     int* out; u64 out_cap;
     Done* done; u64* done_counts;
 };
+
+// Sizes of the structures the host allocates or mirrors (checked by gpu/engine.py).
+extern "C" __global__ void dcsm_sizes(u64* out) {
+    out[0] = sizeof(State);
+    out[1] = sizeof(Batch);
+    out[2] = sizeof(Item);
+    out[3] = sizeof(Upd);
+    out[4] = sizeof(Done);
+    out[5] = sizeof(InRec);
+}
 
 // ---------------------------------------------------------------------------------------
 // Small helpers
@@ -249,6 +332,10 @@ __device__ __forceinline__ void vstore(u64* p, u64 v) { *(volatile u64*)p = v; }
 __device__ __forceinline__ void vstore(i64* p, i64 v) { *(volatile i64*)p = v; }
 __device__ __forceinline__ void vstore(int* p, int v) { *(volatile int*)p = v; }
 
+// L2 reads (L1 is not coherent across blocks; everything another warp may have written
+// in this launch is read this way).
+template <typename T> __device__ __forceinline__ T ld(const T& x) { return __ldcg(&x); }
+
 __device__ __forceinline__ Entry load_entry(const Entry* e) {
     int4 v = __ldcg(reinterpret_cast<const int4*>(e));
     Entry r; r.nbr = v.x; r.elab = v.y; r.ct = v.z; r.dt = v.w;
@@ -263,7 +350,27 @@ __device__ __forceinline__ Version load_version(const Version* v) {
     return r;
 }
 
+// A record from the batch (L2) or, with `host`, from the pinned input ring (uncached: the
+// ring's slots are rewritten on every lap).
+__device__ __forceinline__ InRec load_rec(const InRec* p, bool host = false) {
+    const int4* s = reinterpret_cast<const int4*>(p);
+    int4 w0, w1, w2;
+    if (host) { w0 = __ldcv(s); w1 = __ldcv(s + 1); w2 = __ldcv(s + 2); }
+    else { w0 = __ldcg(s); w1 = __ldcg(s + 1); w2 = __ldcg(s + 2); }
+    InRec r;
+    r.kind = w0.x; r.a = w0.y; r.b = w0.z; r.label = w0.w;
+    r.a_label = w1.x; r.b_label = w1.y;
+    r.ext_a = ((i64)(unsigned)w1.w << 32) | (unsigned)w1.z;
+    r.ext_b = ((i64)(unsigned)w2.y << 32) | (unsigned)w2.x;
+    r.arrival_ns = ((i64)(unsigned)w2.w << 32) | (unsigned)w2.z;
+    return r;
+}
+
+// bar.sync is .aligned: every lane of a warp must reach it together. Warp 0 often has lane 0
+// alone spinning (on job_done, the pools, the GC queue) while the others wait, so converge
+// first; a divergent arrival can release the barrier early.
 __device__ __forceinline__ void named_barrier_updaters() {
+    __syncwarp();
     asm volatile("bar.sync 1, %0;" :: "r"(N_UPDATERS * 32) : "memory");
 }
 
@@ -271,6 +378,22 @@ __device__ __forceinline__ unsigned lanemask_lt() {
     unsigned m;
     asm("mov.u32 %0, %%lanemask_lt;" : "=r"(m));
     return m;
+}
+
+__device__ __forceinline__ int cdiv(int a, int b) { return (a + b - 1) / b; }
+
+// Exclusive prefix of `amount` over the warp, added to *ctr with one atomic per warp; every
+// lane must call it. Returns the lane's first claimed unit.
+template <typename T> __device__ T warp_claim(T* ctr, T amount, int lane) {
+    T incl = amount;
+    for (int d = 1; d < 32; d <<= 1) {
+        T v = __shfl_up_sync(0xffffffffu, incl, d);
+        if (lane >= d) incl += v;
+    }
+    T base = 0;
+    if (lane == 31 && incl) base = atomicAdd(ctr, incl);
+    base = __shfl_sync(0xffffffffu, base, 31);
+    return base + incl - amount;
 }
 
 // The version of x's neighbour array that update tau reads (Property 1), -1 if none.
@@ -286,22 +409,52 @@ __device__ __forceinline__ int find_version(const Ctx& C, int x, int tau, int& o
     return -1;
 }
 
-// Is an entry with neighbour c and a label matching `want` visible to tau in entries
-// [off, off+len)? Binary search for the first entry >= c, then scan its duplicates
-// (re-insertions within one batch leave several entries of one neighbour, each with its own
-// lifetime).
-__device__ __forceinline__ bool has_edge(const Ctx& C, int off, int len, int c, int tau, int want) {
+// First index in entries [off, off+len) whose neighbour is >= c (> c when `upper`).
+__device__ __forceinline__ int lower_nbr(const Ctx& C, int off, int len, int c, bool upper = false) {
     int lo = 0, hi = len;
     while (lo < hi) {
         int mid = (lo + hi) >> 1;
-        if (__ldcg(&C.entries[off + mid].nbr) < c) lo = mid + 1; else hi = mid;
+        int v = __ldcg(&C.entries[off + mid].nbr);
+        if (v < c || (upper && v == c)) lo = mid + 1; else hi = mid;
     }
-    for (; lo < len; ++lo) {
-        Entry e = load_entry(C.entries + off + lo);
+    return lo;
+}
+
+// Is an entry with neighbour c and a label matching `want` visible to tau in entries
+// [off, off+len)? Re-insertions within one batch leave several entries of one neighbour,
+// each with its own lifetime.
+__device__ __forceinline__ bool has_edge(const Ctx& C, int off, int len, int c, int tau, int want) {
+    for (int k = lower_nbr(C, off, len, c); k < len; ++k) {
+        Entry e = load_entry(C.entries + off + k);
         if (e.nbr != c) return false;
         if (e.ct <= tau && tau <= e.dt && (want == ANY || e.elab == want)) return true;
     }
     return false;
+}
+
+// The entry of neighbour y alive at tau (the last one with ct <= tau), as an index into
+// entries, or -1: the entry a deletion at tau ends.
+__device__ int find_at(const Ctx& C, int off, int len, int y, int tau) {
+    int found = -1;
+    for (int k = lower_nbr(C, off, len, y); k < len; ++k) {
+        Entry e = load_entry(C.entries + off + k);
+        if (e.nbr != y || e.ct > tau) break;
+        found = off + k;
+    }
+    return found;
+}
+
+// Live entry of neighbour y in version v (dt == INF), or -1.
+__device__ int find_live(const Ctx& C, int v, int y) {
+    if (v < 0) return -1;
+    Version ver = load_version(C.vers + v);
+    int off = ver.slab * 32;
+    for (int k = lower_nbr(C, off, ver.len, y); k < ver.len; ++k) {
+        Entry e = load_entry(C.entries + off + k);
+        if (e.nbr != y) return -1;
+        if (e.dt == INF_TS) return off + k;
+    }
+    return -1;
 }
 
 __device__ __forceinline__ const int* plan_ptr(const Ctx& C, int slot, int p) {
@@ -323,20 +476,36 @@ __device__ bool start_ok(const Ctx& C, const int* pl, int a, int b, int elab) {
     return true;
 }
 
-// Step 2's scan list: the backward neighbour of step 2 with the shortest version at tau.
-// Both the updater (to cut work items) and the executor (to run them) call this, so they
-// agree on which list the chunk numbers index.
-__device__ __forceinline__ int base_of_step2(const Ctx& C, const int* pl, const int* m, int tau,
-                                             int& off, int& len) {
-    int nb = __ldcg(pl + PL_BNCNT + 2);
-    int best = 0, bo = 0, bl = 0x7fffffff;
+// Which backward neighbour's list level i scans: the first shortest. The updater (to cut
+// level-2 chunks) and the executors (to run items) both use it, so they agree on what an
+// item's positions index.
+__device__ __forceinline__ int pick_base(const int* pl, int i, const int* mlen) {
+    int nb = __ldcg(pl + PL_BNCNT + i);
+    int best = 0, bl = 0x7fffffff;
     for (int k = 0; k < nb; ++k) {
-        int o, l;
-        find_version(C, m[__ldcg(pl + PL_BNPOS + 2 * KMAX + k)], tau, o, l);
-        if (l < bl) { bl = l; bo = o; best = k; }
+        int l = mlen[__ldcg(pl + PL_BNPOS + i * KMAX + k)];
+        if (l < bl) { bl = l; best = k; }
     }
-    off = bo; len = bl;
     return best;
+}
+
+// ---------------------------------------------------------------------------------------
+// Block view: one warp per block at a time refreshes it from global memory (at most every
+// VIEW_NS), so thousands of waiting warps do not all poll the same few L2 lines.
+
+#define VIEW_NS 1000
+#define MASK40 ((1ULL << 40) - 1)
+
+struct BlockView { u64 last_ns; int job_active; int hungry; int stop; int pad; };
+
+__device__ void refresh_view(const Ctx& C, volatile BlockView& V, bool force = false) {
+    u64 now = gtime();
+    if (!force && now - V.last_ns < VIEW_NS) return;
+    V.last_ns = now;
+    u64 w = vload(&C.st->job_word), c = vload(&C.st->job_cursor);
+    V.job_active = (c >> 40) == (w >> 40) && (c & MASK40) < (w & 0xffffffffULL);
+    V.hungry = vload(&C.st->item_ticket) > vload(&C.st->item_reserve);
+    V.stop = vload(&C.st->stop) != 0;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -344,7 +513,15 @@ __device__ __forceinline__ int base_of_step2(const Ctx& C, const int* pl, const 
 
 __device__ __forceinline__ int out_stamp(u64 pos) { return (int)(pos % 0x7fffffffULL) + 1; }
 
+__device__ u64 reserve_out(const Ctx& C, u64 words) {
+    u64 base = atomicAdd(&C.st->out_reserve, words);
+    // Backpressure: wait until the host has consumed enough of the ring.
+    while (base + words - vload(&C.st->out_consumed) > C.out_cap) __nanosleep(2000);
+    return base;
+}
+
 __device__ void finalize_update(const Ctx& C, int tau, int lane);
+__device__ void help(const Ctx& C, int lane, bool updater);
 
 // ---------------------------------------------------------------------------------------
 // Executor
@@ -395,11 +572,7 @@ __device__ void emit_window(const Ctx& C, const int* pl, int n, int slot, int ta
     int cnt = __popc(mask);
     int rec = 3 + n;
     u64 base = 0;
-    if (lane == 0) {
-        base = atomicAdd(&C.st->out_reserve, (u64)(cnt * rec));
-        // Backpressure: wait until the host has consumed enough of the ring.
-        while (base + (u64)(cnt * rec) - vload(&C.st->out_consumed) > C.out_cap) __nanosleep(2000);
-    }
+    if (lane == 0) base = reserve_out(C, (u64)(cnt * rec));
     base = __shfl_sync(0xffffffffu, base, 0);
     if ((mask >> lane) & 1) {
         u64 at = base + (u64)__popc(mask & lanemask_lt()) * rec;
@@ -414,29 +587,63 @@ __device__ void emit_window(const Ctx& C, const int* pl, int n, int slot, int ta
     __syncwarp();
 }
 
+// Reserve an item slot (lane 0): wait until its previous occupant has been read.
+__device__ __forceinline__ u64 reserve_item_slot(const Ctx& C, u64 idx) {
+    while (vload(&C.item_free[idx % MAXI]) < (i64)idx) __nanosleep(200);
+    return idx;
+}
+
+// Write item `it` (the calling lanes' words ITEM_INTS at once) and stamp it (one lane).
+__device__ __forceinline__ void write_item(const Ctx& C, u64 idx, const Item& it) {
+    Item* dst = C.items + idx % MAXI;
+    const int4* s = reinterpret_cast<const int4*>(&it);
+    int4* d = reinterpret_cast<int4*>(dst);
+#pragma unroll
+    for (int k = 0; k < ITEM_INTS / 4; ++k) d[k] = s[k];
+    __threadfence();
+    vstore(&C.item_stamp[idx % MAXI], (i64)idx);
+}
+
+// Hand positions [pos, end) of level j (with prefix m[0..j-1]) to another warp.
+__device__ void donate(const Ctx& C, int tau, int slot_plan, int j, int pos, int end, const int* m,
+                       int lane) {
+    if (lane == 0) {
+        atomicAdd(&C.upd[tau % MAXU].pending, 1);  // before the item can run and finish
+        __threadfence();
+        u64 idx = reserve_item_slot(C, atomicAdd(&C.st->item_reserve, 1ULL));
+        Item it;
+        it.tau = tau; it.slot_plan = slot_plan; it.level = j; it.pos = pos; it.end = end; it.pad = 0;
+        for (int k = 0; k < KMAX - 2; ++k) it.pre[k] = k + 2 < j ? m[k + 2] : -1;
+        write_item(C, idx, it);
+        atomicAdd(&C.st->donated, 1ULL);
+    }
+    __syncwarp();
+}
+
+#define DONATE_EVERY 16
+
 // Enumerate the matches of one work item; returns the number found.
-__device__ u64 run_item(const Ctx& C, const Item& it, int lane) {
-    int tau = it.tau_lo;
+__device__ __noinline__ u64 run_item(const Ctx& C, const Item& it, volatile BlockView& V, int lane) {
+    int tau = it.tau;
     int slot = it.slot_plan >> 16, p = it.slot_plan & 0xffff;
     const Upd* u = C.upd + (tau % MAXU);
-    int a = __ldcg(&u->a), b = __ldcg(&u->b);
     const int* pl = plan_ptr(C, slot, p);
     int n = __ldcg(pl + PL_N);
     bool emit = vload(&C.st->q_count[slot]) == 0;
     int m[KMAX], moff[KMAX], mlen[KMAX];
-    m[0] = a; m[1] = b;
-    find_version(C, a, tau, moff[0], mlen[0]);
-    find_version(C, b, tau, moff[1], mlen[1]);
+    m[0] = __ldcg(&u->a); m[1] = __ldcg(&u->b);
+    int s = it.level;
+    for (int j = 2; j < s; ++j) m[j] = it.pre[j - 2];
+    for (int j = 0; j < s; ++j) find_version(C, m[j], tau, moff[j], mlen[j]);
     if (n == 2) {
         if (emit) {
             // A two-vertex pattern: the match is the edge itself.
             if (lane == 0) {
-                u64 base = atomicAdd(&C.st->out_reserve, (u64)5);
-                while (base + 5 - vload(&C.st->out_consumed) > C.out_cap) __nanosleep(2000);
+                u64 base = reserve_out(C, 5);
                 C.out[(base + 1) % C.out_cap] = tau;
                 C.out[(base + 2) % C.out_cap] = slot;
-                C.out[(base + 3 + __ldcg(pl + PL_POS + 0)) % C.out_cap] = a;
-                C.out[(base + 3 + __ldcg(pl + PL_POS + 1)) % C.out_cap] = b;
+                C.out[(base + 3 + __ldcg(pl + PL_POS + 0)) % C.out_cap] = m[0];
+                C.out[(base + 3 + __ldcg(pl + PL_POS + 1)) % C.out_cap] = m[1];
                 __threadfence_system();
                 vstore(&C.out[base % C.out_cap], out_stamp(base));
             }
@@ -446,20 +653,38 @@ __device__ u64 run_item(const Ctx& C, const Item& it, int lane) {
     }
     Level L[KMAX];
     u64 total = 0;
-    int i = 2;
+    int i = s;
     {
-        int off, len;
-        L[2].best = base_of_step2(C, pl, m, tau, off, len);
-        L[2].off = off; L[2].len = len;
-        L[2].pos = it.chunk * CHUNK;
-        L[2].end = min(len, (it.chunk + 1) * CHUNK);
-        L[2].mask = L[2].pos < L[2].end ? eval_window(C, pl, 2, L[2], m, moff, mlen, tau, lane) : 0u;
+        Level& lv = L[s];
+        lv.best = pick_base(pl, s, mlen);
+        int jb = __ldcg(pl + PL_BNPOS + s * KMAX + lv.best);
+        lv.off = moff[jb]; lv.len = mlen[jb];
+        lv.pos = it.pos;
+        lv.end = it.end < 0 ? min(lv.len, it.pos + CHUNK) : min(lv.len, it.end);
+        lv.mask = lv.pos < lv.end ? eval_window(C, pl, s, lv, m, moff, mlen, tau, lane) : 0u;
     }
-    while (i >= 2) {
+    int steps = 0;
+    while (i >= s) {
         Level& lv = L[i];
         if (lv.mask == 0) {
             lv.pos += 32;
             if (lv.pos >= lv.end) { --i; continue; }
+            if (++steps % DONATE_EVERY == 0) {
+                // Give the untouched rest of the shallowest level with some left to a
+                // waiting warp.
+                int hungry = 0;
+                if (lane == 0) { refresh_view(C, V); hungry = V.hungry; }
+                if (__shfl_sync(0xffffffffu, hungry, 0)) {
+                    for (int j = s; j <= i; ++j) {
+                        int from = L[j].pos + 32;  // windows not yet evaluated
+                        if (L[j].end - from >= (j == n - 1 ? 64 : 1)) {
+                            donate(C, tau, it.slot_plan, j, from, L[j].end, m, lane);
+                            L[j].end = from;
+                            break;
+                        }
+                    }
+                }
+            }
             lv.mask = eval_window(C, pl, i, lv, m, moff, mlen, tau, lane);
             continue;
         }
@@ -476,13 +701,7 @@ __device__ u64 run_item(const Ctx& C, const Item& it, int lane) {
         ++i;
         // Scan the shortest backward-neighbour list of the new level.
         Level& nx = L[i];
-        int nb = __ldcg(pl + PL_BNCNT + i);
-        nx.best = 0;
-        int bl = 0x7fffffff;
-        for (int k = 0; k < nb; ++k) {
-            int jj = __ldcg(pl + PL_BNPOS + i * KMAX + k);
-            if (mlen[jj] < bl) { bl = mlen[jj]; nx.best = k; }
-        }
+        nx.best = pick_base(pl, i, mlen);
         int jb = __ldcg(pl + PL_BNPOS + i * KMAX + nx.best);
         nx.off = moff[jb]; nx.len = mlen[jb];
         nx.pos = 0; nx.end = nx.len;
@@ -491,35 +710,49 @@ __device__ u64 run_item(const Ctx& C, const Item& it, int lane) {
     return total;
 }
 
-__device__ void executor(const Ctx& C, int lane) {
+__device__ void executor(const Ctx& C, volatile BlockView& V, int lane) {
     while (true) {
         u64 idx = 0;
         if (lane == 0) idx = atomicAdd(&C.st->item_ticket, 1ULL);
         idx = __shfl_sync(0xffffffffu, idx, 0);
-        // Wait on the read-only published counter (device memory only, rule 1).
-        bool stop = false;
-        if (lane == 0) {
-            unsigned ns = 64;
-            while (vload(&C.st->items_published) <= idx) {
-                if (vload(&C.st->stop)) { stop = true; break; }
-                __nanosleep(ns);
-                if (ns < 1024) ns <<= 1;
+        // Wait for this ticket's item (its own stamp: device memory only, rule 1), helping
+        // with the updater's job meanwhile.
+        unsigned ns = 64;
+        while (true) {
+            int what = 0;  // 1: item ready, 2: stop, 3: help
+            if (lane == 0) {
+                if (vload(&C.item_stamp[idx % MAXI]) == (i64)idx) what = 1;
+                else {
+                    refresh_view(C, V);
+                    what = V.stop ? 2 : V.job_active ? 3 : 0;
+                }
             }
+            what = __shfl_sync(0xffffffffu, what, 0);
+            if (what == 1) { __threadfence(); break; }  // every lane acquires the item
+            if (what == 2) return;
+            if (what == 3) {
+                help(C, lane, false);
+                if (lane == 0) V.job_active = 0;
+                ns = 64;
+                continue;
+            }
+            __nanosleep(ns);
+            if (ns < 1024) ns <<= 1;
         }
-        stop = __shfl_sync(0xffffffffu, stop, 0);
-        if (stop) return;
         Item it;
         {
-            int4 raw = __ldcg(reinterpret_cast<const int4*>(C.items + (idx % MAXI)));
-            it.tau_lo = raw.x; it.tau_hi = raw.y; it.slot_plan = raw.z; it.chunk = raw.w;
+            const int4* src = reinterpret_cast<const int4*>(C.items + (idx % MAXI));
+            int4* dst = reinterpret_cast<int4*>(&it);
+#pragma unroll
+            for (int k = 0; k < ITEM_INTS / 4; ++k) dst[k] = __ldcg(src + k);
         }
         __syncwarp();
         if (lane == 0) vstore(&C.item_free[idx % MAXI], (i64)(idx + MAXI));
-        int tau = it.tau_lo;
+        int tau = it.tau;
         Upd* u = C.upd + (tau % MAXU);
         if (lane == 0 && __ldcg((const unsigned long long*)&u->t_start) == 0ULL)
             atomicCAS((unsigned long long*)&u->t_start, 0ULL, (unsigned long long)gtime());
-        u64 found = run_item(C, it, lane);
+        u64 found = run_item(C, it, V, lane);
         if (lane == 0 && found)
             atomicAdd(&C.upd_count[(size_t)(tau % MAXU) * QMAX + (it.slot_plan >> 16)], found);
         __threadfence_system();
@@ -559,6 +792,21 @@ __device__ void finalize_update(const Ctx& C, int tau, int lane) {
     __syncwarp();
 }
 
+// Completion of an update with no work item (one thread): zero counts, times, stamp.
+__device__ void finalize_empty(const Ctx& C, int tau) {
+    size_t slot = tau % MAXU;
+    for (int q = 0; q < QMAX; ++q) C.done_counts[slot * QMAX + q] = 0;
+    Done* d = C.done + slot;
+    d->outcome = __ldcg(&C.upd[slot].outcome);
+    d->nitems = 0;
+    d->t_taken = __ldcg((const unsigned long long*)&C.upd[slot].t_taken);
+    d->t_start = d->t_finish = gtime();
+    __threadfence_system();
+    vstore(&d->tau, (i64)tau);
+    vstore(&C.upd[slot].done, (i64)tau);
+    atomicAdd(&C.st->completed, 1ULL);
+}
+
 // ---------------------------------------------------------------------------------------
 // Garbage collector (section 6)
 
@@ -568,7 +816,6 @@ __device__ __forceinline__ u64 class_base(const Ctx& C, int cls) {
     for (int c = 0; c < cls; ++c) base += C.nslabs >> c;
     return base;
 }
-
 
 __device__ void collector(const Ctx& C, int lane) {
     u64 total_freed = 0;  // kept here: the collector never reads host memory
@@ -587,6 +834,7 @@ __device__ void collector(const Ctx& C, int lane) {
         // Retired versions come in (nearly) dt_max order: free the leading run of those no
         // live update can read, 32 at a time.
         u64 h = C.st->gcq_head, t = vload(&C.st->gcq_tail);
+        __threadfence();  // the versions behind t (and their dt_max) before reading them
         while (h < t) {
             u64 n = min((u64)32, t - h);
             int v = lane < n ? vload(&C.gcq[(h + lane) % C.gcq_cap]) : -1;
@@ -597,7 +845,6 @@ __device__ void collector(const Ctx& C, int lane) {
             int take = m == 0xffffffffu ? 32 : __ffs(~m) - 1;
             if (take == 0) break;
             bool mine = lane < take;
-            unsigned tm = __ballot_sync(0xffffffffu, mine);
             int cls = mine ? ver.cls : -1;
             unsigned peers = __match_any_sync(0xffffffffu, cls);
             int leader = __ffs(peers) - 1;
@@ -621,7 +868,6 @@ __device__ void collector(const Ctx& C, int lane) {
             }
             h += take;
             total_freed += take;
-            (void)tm;
             if (take < (int)n) break;
         }
         if (lane == 0) {
@@ -633,6 +879,7 @@ __device__ void collector(const Ctx& C, int lane) {
             ds->completed = vload(&C.st->completed);
             ds->gc_freed = total_freed;
             ds->pad[0] = t - h;  // versions still waiting in the GC queue
+            ds->pad[1] = vload(&C.st->donated);
         }
         __syncwarp();
         int stop = __shfl_sync(0xffffffffu, (int)vload(&C.st->stop), 0);
@@ -642,7 +889,8 @@ __device__ void collector(const Ctx& C, int lane) {
 }
 
 // ---------------------------------------------------------------------------------------
-// Graph updater (section 5)
+// Graph updater (section 5): batch forming and allocation on warp 0, everything else as
+// jobs over all warps that are free.
 
 // Copy the host's consumption counters into device memory (only warp 0, lane 0 reads host
 // memory).
@@ -660,656 +908,740 @@ __device__ bool pool_stuck(const Ctx& C) {
     return pending_gc == 0 && running == 0;
 }
 
-// Live entry of neighbour y in version v (dt == INF), or -1.
-__device__ int find_live(const Ctx& C, int v, int y) {
-    if (v < 0) return -1;
-    Version ver = load_version(C.vers + v);
-    int off = ver.slab * 32, lo = 0, hi = ver.len;
-    while (lo < hi) {
-        int mid = (lo + hi) >> 1;
-        if (__ldcg(&C.entries[off + mid].nbr) < y) lo = mid + 1; else hi = mid;
-    }
-    for (; lo < ver.len; ++lo) {
-        Entry e = load_entry(C.entries + off + lo);
-        if (e.nbr != y) return -1;
-        if (e.dt == INF_TS) return off + lo;
-    }
-    return -1;
-}
-
 __device__ __forceinline__ int ceil_log2(unsigned x) { return x <= 1 ? 0 : 32 - __clz(x - 1); }
 
-#define MAXSEG (2 * BATCH_MAX)
-#define MAXQP (QMAX * PMAX)
+__device__ __forceinline__ int half_x(u64 h) { return (int)(h >> 32); }
+__device__ __forceinline__ int half_i(u64 h) { return (int)((h >> 1) & 0x7fff); }
+__device__ __forceinline__ int half_side(u64 h) { return (int)(h & 1); }
+// The other endpoint of half edge h.
+__device__ __forceinline__ int half_y(const Batch& B, u64 h) {
+    const InRec& r = B.rec[half_i(h)];
+    return half_side(h) ? ld(r.a) : ld(r.b);
+}
+__device__ __forceinline__ bool applied(const Batch& B, int i) { return ld(B.outcome[i]) == OUT_APPLIED; }
+__device__ __forceinline__ bool is_insert(const Batch& B, int i) { return ld(B.rec[i].kind) == REC_INSERT; }
 
-// Shared state of the updater warps (block 0). Warp 0 writes the batch, the slot table and
-// the segment table; all updater warps read them in the copy and item phases.
+// Small state of the updater warps (shared memory of block 0; warp 0 writes).
 struct UpdShared {
-    InRec rec[BATCH_MAX];
-    int tau0;                    // tau of rec[0]
-    int nb;                      // updates in the batch
-    int stop;                    // STOP seen: drain and exit after this batch
-    int fatal;
-    int outcome[BATCH_MAX];
-    int elab[BATCH_MAX];         // label of the edge each applied update touches
-    u64 taken[BATCH_MAX];
-    int len_a[BATCH_MAX];        // version lengths of a and b at the update's tau
-    int len_b[BATCH_MAX];
-    int nitems[BATCH_MAX];       // work items cut for each update (shared atomics)
-    int item_count;              // items cut in this batch (shared atomic)
-    // Query slots (warp 0 keeps these and st->q_* in step; reading shared memory keeps the
-    // per-update slot checks off global memory).
-    i64 qf[QMAX], qu[QMAX];
-    int qn[QMAX], qc[QMAX];
-    int nqp;
-    int qp[MAXQP];               // (slot << 16 | plan) of slots live somewhere in the batch
-    // Half edges (x, update index, side) of applied updates, sorted by (x, index).
-    unsigned long long half[MAXSEG];
-    int nh;
-    // Segments: one per vertex whose neighbour array changes.
-    int nseg;
-    int seg_h0[MAXSEG + 1];      // first half edge
-    int seg_cur[MAXSEG];         // current version (-1 if none)
-    int seg_new[MAXSEG];         // new version (-1 if no insertion)
-    int seg_first_ins[MAXSEG];   // first insertion half edge, -1 if none
-    int seg_oldlen[MAXSEG];
-    int seg_dead[MAXSEG];        // entries of the current version that are already dead
-    int seg_off[MAXSEG];         // entry offset of the current / new version
-    int seg_noff[MAXSEG];
-    int seg_nins[MAXSEG];
-    int seg_cls[MAXSEG];
-    int seg_chunk0[MAXSEG + 1];
-    int seg_live[MAXSEG];
-    int pick[32];                // allocation results, by rank in a group of lanes
-    int nchunks;
+    int nb, stop, fatal;
+    int tau0;
     u64 first_seen;              // %globaltimer when the batch's first record was read
 };
 
-__device__ __forceinline__ int half_x(unsigned long long h) { return (int)(h >> 32); }
-__device__ __forceinline__ int half_i(unsigned long long h) { return (int)((h >> 1) & 0x7fff); }
-__device__ __forceinline__ int half_side(unsigned long long h) { return (int)(h & 1); }
-__device__ __forceinline__ int half_y(const UpdShared& S, unsigned long long h) {
-    const InRec& r = S.rec[half_i(h)];
-    return half_side(h) ? r.a : r.b;
-}
-
-// Form the next batch (warp 0): up to BATCH_MAX updates, or what arrived within
-// BATCH_TIMEOUT_NS of the first one; control records are applied in stream order.
+// Form the next batch (warp 0): at least BATCH_B updates or what arrived within
+// BATCH_TIMEOUT_NS of the first one, plus whatever else is already waiting, at most
+// BATCH_CAP; in hold mode (fixed-batch baseline) everything up to STOP. Control records
+// are applied in stream order.
 __device__ void form_batch(const Ctx& C, UpdShared& S, int lane) {
-    int nb = 0;
-    int stop = 0;
+    Batch& B = *C.batch;
+    int nb = 0, stop = 0;
     u64 first_seen = 0;
-    u64 tau0 = C.st->next_tau;
+    const u64 tau0 = C.st->next_tau;
     u64 head = C.st->in_head;
+    const bool hold = vload(&C.st->hold) != 0;
     while (true) {
         relay(C);
         u64 tail = 0;
         if (lane == 0) tail = vload(&C.hctl->in_tail);
         tail = __shfl_sync(0xffffffffu, tail, 0);
+        __threadfence_system();  // every lane reads the records behind the tail
+        bool blocked = false;  // an update slot is not free yet
         // Read up to 32 records at once, one per lane (host reads are ~1 us each).
-        while (head < tail && nb < BATCH_MAX && !stop) {
-            u64 avail = min((u64)32, tail - head);
+        while (head < tail && nb < BATCH_CAP && !stop && !blocked) {
+            int avail = (int)min((u64)32, tail - head);
             InRec r;
-            if (lane < avail) {
-                // Three 16-byte uncached loads per record, all in flight at once.
-                const int4* src = reinterpret_cast<const int4*>(C.in_ring + (head + lane) % C.in_cap);
-                int4 w0 = __ldcv(src), w1 = __ldcv(src + 1), w2 = __ldcv(src + 2);
-                r.kind = w0.x; r.a = w0.y; r.b = w0.z; r.label = w0.w;
-                r.a_label = w1.x; r.b_label = w1.y;
-                r.ext_a = ((i64)(unsigned)w1.w << 32) | (unsigned)w1.z;
-                r.ext_b = ((i64)(unsigned)w2.y << 32) | (unsigned)w2.x;
-                r.arrival_ns = ((i64)(unsigned)w2.w << 32) | (unsigned)w2.z;
-            }
+            if (lane < avail) r = load_rec(C.in_ring + (head + lane) % C.in_cap, true);
             u64 now = gtime();
-            // Accept records in order (control records change state between updates).
+            bool upd = lane >= avail || r.kind == REC_INSERT || r.kind == REC_DELETE;
+            u64 last_tau = tau0 + nb + avail - 1;
+            bool slots_free = last_tau <= MAXU || vload(&C.st->done_consumed) >= last_tau - MAXU;
             int took = 0;
-            for (int k = 0; k < (int)avail && nb < BATCH_MAX && !stop; ++k) {
-                int kind = __shfl_sync(0xffffffffu, r.kind, k);
-                int ra = __shfl_sync(0xffffffffu, r.a, k);
-                int rb = __shfl_sync(0xffffffffu, r.b, k);
-                int rl = __shfl_sync(0xffffffffu, r.label, k);
-                u64 tau = tau0 + nb;
-                if (kind == REC_INSERT || kind == REC_DELETE) {
-                    // An update slot is reused only once the host has read its previous
-                    // occupant's completion record.
-                    if (tau > MAXU && vload(&C.st->done_consumed) < tau - MAXU) break;
-                    if (lane == k) { S.rec[nb] = r; S.taken[nb] = now; }
-                    ++nb;
-                } else if (kind == REC_REGISTER) {
-                    if (lane == 0) {
-                        S.qc[ra] = rb; S.qn[ra] = rl; S.qu[ra] = 0x7fffffffffffffffLL; S.qf[ra] = (i64)tau;
-                        C.st->q_count[ra] = rb; C.st->q_nplans[ra] = rl;
-                        C.st->q_until[ra] = 0x7fffffffffffffffLL; vstore(&C.st->q_from[ra], (i64)tau);
+            if (__all_sync(0xffffffffu, upd) && nb + avail <= BATCH_CAP && slots_free) {
+                // Only updates, and room for all of them.
+                if (lane < avail) { B.rec[nb + lane] = r; B.taken[nb + lane] = now; }
+                nb += avail;
+                took = avail;
+            } else {
+                // Accept records in order (control records change state between updates).
+                for (int k = 0; k < avail && nb < BATCH_CAP && !stop; ++k) {
+                    int kind = __shfl_sync(0xffffffffu, r.kind, k);
+                    int ra = __shfl_sync(0xffffffffu, r.a, k);
+                    int rb = __shfl_sync(0xffffffffu, r.b, k);
+                    int rl = __shfl_sync(0xffffffffu, r.label, k);
+                    u64 tau = tau0 + nb;
+                    if (kind == REC_INSERT || kind == REC_DELETE) {
+                        // An update slot is reused only once the host has read its previous
+                        // occupant's completion record.
+                        if (tau > MAXU && vload(&C.st->done_consumed) < tau - MAXU) { blocked = true; break; }
+                        if (lane == k) { B.rec[nb] = r; B.taken[nb] = now; }
+                        ++nb;
+                    } else if (kind == REC_REGISTER) {
+                        if (lane == 0) {
+                            C.st->q_count[ra] = rb; C.st->q_nplans[ra] = rl;
+                            C.st->q_until[ra] = 0x7fffffffffffffffLL; vstore(&C.st->q_from[ra], (i64)tau);
+                        }
+                    } else if (kind == REC_UNREGISTER) {
+                        if (lane == 0) vstore(&C.st->q_until[ra], (i64)tau);
+                    } else if (kind == REC_STOP) {
+                        stop = 1;
                     }
-                } else if (kind == REC_UNREGISTER) {
-                    if (lane == 0) { S.qu[ra] = (i64)tau; vstore(&C.st->q_until[ra], (i64)tau); }
-                } else if (kind == REC_STOP) {
-                    stop = 1;
+                    ++took;
                 }
-                ++took;
             }
             __syncwarp();
             head += took;
             if (lane == 0) { C.st->in_head = head; C.dstat->in_consumed = head; }
-            if (took < (int)avail) break;  // waiting for a slot, or batch full, or stop
+            if (took < avail) break;  // waiting for a slot, or batch full, or stop
         }
         if (nb > 0 && first_seen == 0) first_seen = gtime();
-        if (nb == BATCH_MAX || stop) break;
-        if (nb > 0 && gtime() - first_seen >= BATCH_TIMEOUT_NS) break;
-        __nanosleep(nb ? 500 : 2000);
+        if (stop || nb == BATCH_CAP) break;
+        bool due = nb >= BATCH_B || (nb > 0 && gtime() - first_seen >= BATCH_TIMEOUT_NS);
+        if (!hold && due && (head == tail || blocked)) {
+            // Nothing more waiting (or nothing more admissible): close, unless records
+            // arrived meanwhile.
+            u64 t2 = 0;
+            if (lane == 0) t2 = vload(&C.hctl->in_tail);
+            t2 = __shfl_sync(0xffffffffu, t2, 0);
+            if (t2 == head || blocked) break;
+            continue;
+        }
+        if (head == tail || blocked) __nanosleep(nb ? 500 : 2000);
     }
-    if (lane == 0) { S.nb = nb; S.stop = stop; S.tau0 = (int)tau0; S.first_seen = first_seen; }
+    if (lane == 0) {
+        S.nb = nb; S.stop = stop; S.tau0 = (int)tau0; S.first_seen = first_seen;
+        B.ctl.nb = nb; B.ctl.tau0 = (int)tau0; B.ctl.stop = stop;
+    }
     __syncwarp();
 }
 
-// Outcome of every update (warp 0): per endpoint pair, walk its updates in order from the
-// pair's state in the current graph (insert of a present edge / delete of an absent one is
-// a no-op). Then the sorted half edges, the segments, and the in-place prefix deletions.
-__device__ void classify(const Ctx& C, UpdShared& S, int lane) {
-    int nb = S.nb;
-    for (int i = lane; i < nb; i += 32) {
-        const InRec& r = S.rec[i];
+// Job kinds, in the order the updater runs them for a batch.
+enum JobKind {
+    J_HALVES = 1,   // per record: labels, half edges, segments (vertex claims)
+    J_SEGCOUNT,     // per half edge: its segment, arrival rank in it
+    J_SEGSTART,     // per segment: where its half edges go
+    J_PLACE,        // per half edge: into its segment
+    J_ORDER,        // per half edge: update order within the segment
+    J_CLASSIFY,     // per record: outcome (per endpoint pair, in order, from the graph)
+    J_SEGINFO,      // per segment: current version, first insertion, sizes, ranks
+    J_SEGEDIT,      // per half edge: in-place deletions; insertions sorted per segment
+    J_ALLOC,        // per segment: new version, slab run, chunk table
+    J_MASK,         // per chunk: live masks of versions with dead entries
+    J_SCAN,         // per segment: live counts per chunk; new version length
+    J_COPY,         // per chunk of old entries, then per inserted entry: the merge
+    J_PUBLISH,      // per half edge: deletions after the first insertion; per segment: head,
+                    //   retire the old version to the GC queue
+    J_COUNT,        // per record: version lengths, work items per (slot, plan)
+    J_ITEMS,        // per record: update record, then its items
+};
+
+#define COPY_UNROLL 4
+
+// Live entries of segment g's current version before index j (from the chunk masks and
+// offsets of J_MASK and J_SCAN; every entry is live when the version has no dead entry).
+__device__ __forceinline__ int live_before(const Ctx& C, const Batch& B, int g, int j) {
+    if (ld(B.seg_dead[g]) == 0) return j;
+    int oldlen = ld(B.seg_oldlen[g]);
+    if (j >= oldlen) return ld(B.seg_live[g]);
+    int c = ld(B.seg_chunk0[g]) + j / 32;
+    return ld(C.chunkoff[c]) + __popc(ld(C.chunkmask[c]) & ((1u << (j % 32)) - 1u));
+}
+
+// Number of inserted neighbours of segment g below y (its sorted insertion list).
+__device__ __forceinline__ int ins_below(const Batch& B, int g, int y) {
+    int lo = ld(B.seg_ins0[g]), hi = lo + ld(B.seg_nins[g]), base = lo;
+    while (lo < hi) {
+        int mid = (lo + hi) >> 1;
+        if (ld(B.ins_y[mid]) < y) lo = mid + 1; else hi = mid;
+    }
+    return lo - base;
+}
+
+__device__ void task_copy_chunks(const Ctx& C, const Batch& B, int t, int lane) {
+    int nchunks = ld(B.ctl.nchunks);
+    Entry e[COPY_UNROLL];
+    int g[COPY_UNROLL], j[COPY_UNROLL];
+    bool valid[COPY_UNROLL];
+#pragma unroll
+    for (int u = 0; u < COPY_UNROLL; ++u) {
+        int c = t * COPY_UNROLL + u;
+        valid[u] = c < nchunks;
+        g[u] = valid[u] ? ld(C.chunkseg[c]) : 0;
+        j[u] = valid[u] ? (c - ld(B.seg_chunk0[g[u]])) * 32 + lane : 0;
+        valid[u] = valid[u] && j[u] < ld(B.seg_oldlen[g[u]]);
+        if (valid[u]) e[u] = load_entry(C.entries + ld(B.seg_off[g[u]]) + j[u]);
+    }
+#pragma unroll
+    for (int u = 0; u < COPY_UNROLL; ++u) {
+        if (!valid[u] || e[u].dt != INF_TS) continue;
+        int pos = live_before(C, B, g[u], j[u]) + ins_below(B, g[u], e[u].nbr);
+        *reinterpret_cast<int4*>(C.entries + ld(B.seg_noff[g[u]]) + pos) =
+            make_int4(e[u].nbr, e[u].elab, e[u].ct, e[u].dt);
+    }
+}
+
+// Level-2 chunks (work items) of an update (a, b, elab) at tau for one (slot, plan) pair: 0
+// when the slot does not see tau or the start edge does not fit the plan. mlen: the
+// version lengths of a and b at tau.
+__device__ int chunks_of(const Ctx& C, int qp, int tau, int a, int b, int elab, const int* mlen) {
+    int q = qp >> 16;
+    if (!(ld(C.st->q_from[q]) <= tau && tau < ld(C.st->q_until[q]))) return 0;
+    const int* pl = plan_ptr(C, q, qp & 0xffff);
+    if (!start_ok(C, pl, a, b, elab)) return 0;
+    if (__ldcg(pl + PL_N) == 2) return 1;
+    int len = mlen[__ldcg(pl + PL_BNPOS + 2 * KMAX + pick_base(pl, 2, mlen))];
+    return max(1, (len + CHUNK - 1) / CHUNK);
+}
+
+// Work items of applied update e (tau); records the version lengths of its endpoints.
+__device__ int count_items(const Ctx& C, Batch& B, int e, int tau) {
+    int a = ld(B.rec[e].a), b = ld(B.rec[e].b), elab = ld(B.elab[e]);
+    int off, mlen[2];
+    find_version(C, a, tau, off, mlen[0]);
+    find_version(C, b, tau, off, mlen[1]);
+    B.len_a[e] = mlen[0];
+    B.len_b[e] = mlen[1];
+    int nqp = ld(B.ctl.nqp), items = 0;
+    for (int k = 0; k < nqp; ++k) items += chunks_of(C, ld(B.qp[k]), tau, a, b, elab, mlen);
+    B.nitems[e] = items;
+    return items;
+}
+
+// Run task t of job `kind` (whole warp).
+__device__ __noinline__ void run_task(const Ctx& C, int kind, int t, int lane) {
+    Batch& B = *C.batch;
+    const int nb = ld(B.ctl.nb), tau0 = ld(B.ctl.tau0);
+    const int e = t * 32 + lane;  // element of an element job
+    switch (kind) {
+    case J_HALVES: {
+        if (e >= nb) break;
+        InRec r = load_rec(B.rec + e);
         C.vlab[r.a] = r.a_label;  // first-seen labels were fixed by the host
         C.vlab[r.b] = r.b_label;
         C.ext[r.a] = r.ext_a;
         C.ext[r.b] = r.ext_b;
-    }
-    __threadfence();
-    __syncwarp();
-    for (int i = lane; i < nb; i += 32) {
-        int lo = min(S.rec[i].a, S.rec[i].b), hi = max(S.rec[i].a, S.rec[i].b);
-        bool head = true;
-        for (int j = 0; j < i; ++j)
-            if (min(S.rec[j].a, S.rec[j].b) == lo && max(S.rec[j].a, S.rec[j].b) == hi) { head = false; break; }
-        if (!head) continue;
-        int e = find_live(C, __ldcg(C.head + lo), hi);
-        bool exists = e >= 0;
-        int lab = exists ? __ldcg(&C.entries[e].elab) : 0;
-        for (int k = i; k < nb; ++k) {
-            if (min(S.rec[k].a, S.rec[k].b) != lo || max(S.rec[k].a, S.rec[k].b) != hi) continue;
-            bool ins = S.rec[k].kind == REC_INSERT;
-            if (ins != exists) {
-                S.outcome[k] = OUT_APPLIED;
-                if (ins) lab = S.rec[k].label;
-                exists = ins;
-            } else {
-                S.outcome[k] = OUT_NOOP;
+        B.nitems[e] = 0;
+        size_t slot = (size_t)((tau0 + e) % MAXU) * QMAX;
+        for (int q = 0; q < QMAX; ++q) C.upd_count[slot + q] = 0;
+        int bno = (int)vload(&C.st->batch_no);
+        for (int side = 0; side < 2; ++side) {
+            int x = side ? r.b : r.a;
+            B.hkey[2 * e + side] = ((u64)x << 32) | ((u64)e << 1) | (u64)side;
+            if (atomicMax(&C.vmark[x], bno) < bno) {  // first half edge of x in this batch
+                int g = atomicAdd(&B.ctl.nseg, 1);
+                C.vseg[x] = g;
+                B.seg_x[g] = x;
+                B.seg_cnt[g] = 0;
             }
-            S.elab[k] = lab;
         }
+        break;
     }
-    __syncwarp();
-    // Half edges of applied updates, sorted by (vertex, update index) with a rank sort.
-    if (lane == 0) {
-        int nh = 0;
-        for (int i = 0; i < nb; ++i) {
-            if (S.outcome[i] != OUT_APPLIED) continue;
-            S.half[nh++] = ((unsigned long long)S.rec[i].a << 32) | ((unsigned)i << 1);
-            S.half[nh++] = ((unsigned long long)S.rec[i].b << 32) | ((unsigned)i << 1) | 1u;
+    case J_SEGCOUNT: {
+        if (e >= 2 * nb) break;
+        int g = ld(C.vseg[half_x(ld(B.hkey[e]))]);
+        B.hseg[e] = g;
+        B.hrank[e] = atomicAdd(&B.seg_cnt[g], 1);
+        break;
+    }
+    case J_SEGSTART: {
+        int ns = ld(B.ctl.nseg);
+        int cnt = e < ns ? ld(B.seg_cnt[e]) : 0;
+        int base = warp_claim(&B.ctl.hcur, cnt, lane);
+        if (e < ns) B.seg_h0[e] = base;
+        break;
+    }
+    case J_PLACE: {
+        if (e >= 2 * nb) break;
+        int at = ld(B.seg_h0[ld(B.hseg[e])]) + ld(B.hrank[e]);
+        u64 key = ld(B.hkey[e]);
+        B.tmp[at] = key;
+        B.tmp_y[at] = half_y(B, key);
+        break;
+    }
+    case J_ORDER: {
+        if (e >= 2 * nb) break;
+        int g = ld(B.hseg[e]);
+        int h0 = ld(B.seg_h0[g]), cnt = ld(B.seg_cnt[g]);
+        u64 key = ld(B.hkey[e]);
+        int y = half_y(B, key), i = half_i(key);
+        int r = 0, rp = 0;  // ranks by update index, and by (other endpoint, update index)
+        for (int k = h0; k < h0 + cnt; ++k) {
+            u64 o = ld(B.tmp[k]);
+            int yo = ld(B.tmp_y[k]);
+            r += o < key;
+            rp += yo < y || (yo == y && half_i(o) < i);
         }
-        S.nh = nh;
+        B.half[h0 + r] = key;
+        B.hsorted[e] = h0 + r;
+        B.hpair[h0 + rp] = key;
+        B.hpair_y[h0 + rp] = y;
+        B.hpair_pos[e] = h0 + rp;
+        break;
     }
-    __syncwarp();
-    int nh = S.nh;
-    const int R = (MAXSEG + 31) / 32;
-    unsigned long long mine[R];
-    int rank[R];
-#pragma unroll
-    for (int r = 0; r < R; ++r) {
-        int k = lane + 32 * r;
-        rank[r] = -1;
-        if (k < nh) {
-            unsigned long long key = S.half[k] >> 1;  // (x, i): unique, a != b
-            mine[r] = S.half[k];
-            int cnt = 0;
-            for (int j = 0; j < nh; ++j) cnt += (S.half[j] >> 1) < key;
-            rank[r] = cnt;
+    case J_CLASSIFY: {
+        // Outcome of update e: replay its endpoint pair's updates in this batch, in order,
+        // from the pair's state in the graph (insert of a present edge / delete of an
+        // absent one is a no-op). They sit next to each other in the (other endpoint,
+        // update) order of the smaller endpoint's segment. Each lane writes its own update.
+        if (e >= nb) break;
+        int a = ld(B.rec[e].a), b = ld(B.rec[e].b);
+        int lo = min(a, b), hi = max(a, b);
+        int h = 2 * e + (a == lo ? 0 : 1);
+        int p = ld(B.hpair_pos[h]), q = p, h0 = ld(B.seg_h0[ld(B.hseg[h])]);
+        while (q > h0 && ld(B.hpair_y[q - 1]) == hi) --q;
+        int ent = find_live(C, __ldcg(C.head + lo), hi);
+        bool exists = ent >= 0, mine = false;
+        int lab = exists ? __ldcg(&C.entries[ent].elab) : 0;
+        for (; q <= p; ++q) {
+            int k = half_i(ld(B.hpair[q]));
+            bool ins = is_insert(B, k);
+            mine = ins != exists;
+            if (mine) {
+                if (ins) lab = ld(B.rec[k].label);
+                exists = ins;
+            }
         }
+        B.outcome[e] = mine ? OUT_APPLIED : OUT_NOOP;
+        B.elab[e] = lab;
+        break;
     }
-    __syncwarp();
-#pragma unroll
-    for (int r = 0; r < R; ++r)
-        if (rank[r] >= 0) S.half[rank[r]] = mine[r];
-    __syncwarp();
-    if (lane == 0) {
-        int ns = 0;
-        for (int k = 0; k < nh; ++k)
-            if (k == 0 || half_x(S.half[k]) != half_x(S.half[k - 1])) S.seg_h0[ns++] = k;
-        S.seg_h0[ns] = nh;
-        S.nseg = ns;
-    }
-    __syncwarp();
-    for (int g = lane; g < S.nseg; g += 32) {
-        int x = half_x(S.half[S.seg_h0[g]]);
-        int cur = __ldcg(C.head + x);
-        int first_ins = -1, nins = 0, dead_now = 0;
-        for (int k = S.seg_h0[g]; k < S.seg_h0[g + 1]; ++k) {
-            const InRec& r = S.rec[half_i(S.half[k])];
-            if (r.kind == REC_INSERT) { if (first_ins < 0) first_ins = k; ++nins; continue; }
-            if (first_ins >= 0) continue;
-            // Deleted before the batch's first insertion into this array: edit in place.
-            int e = find_live(C, cur, half_y(S, S.half[k]));
-            C.entries[e].dt = S.tau0 + half_i(S.half[k]);
-            ++dead_now;
+    case J_SEGINFO: {
+        int ns = ld(B.ctl.nseg);
+        bool on = e < ns;
+        int first_ins = -1, nins = 0, ndel = 0, oldlen = 0, dead = 0, off = 0, cur = -1, cls = -1;
+        if (on) {
+            int x = ld(B.seg_x[e]);
+            int h0 = ld(B.seg_h0[e]), h1 = h0 + ld(B.seg_cnt[e]);
+            cur = __ldcg(C.head + x);
+            for (int q = h0; q < h1; ++q) {
+                int i = half_i(ld(B.half[q]));
+                if (!applied(B, i)) continue;
+                if (is_insert(B, i)) { if (first_ins < 0) first_ins = q; ++nins; }
+                else if (first_ins < 0) ++ndel;
+            }
+            if (cur >= 0) {
+                Version ver = load_version(C.vers + cur);
+                oldlen = ver.len; off = ver.slab * 32;
+                dead = ver.pad0 + ndel;
+                // Dead-entry count (the in-place deletions of J_SEGEDIT count here).
+                if (ndel) C.vers[cur].pad0 = dead;
+            }
+            cls = first_ins >= 0 ? ceil_log2((unsigned)((oldlen + nins + 31) / 32)) : -1;
+            B.seg_cur[e] = cur;
+            B.seg_first_ins[e] = first_ins;
+            B.seg_nins[e] = nins;
+            B.seg_oldlen[e] = oldlen;
+            B.seg_dead[e] = dead;
+            B.seg_off[e] = off;
+            B.seg_cls[e] = cls;
+            B.seg_new[e] = -1;
         }
-        int oldlen = 0, dead = 0, off = 0;
-        if (cur >= 0) {
-            Version ver = load_version(C.vers + cur);
-            oldlen = ver.len; off = ver.slab * 32;
-            dead = ver.pad0 + dead_now;
-            C.vers[cur].pad0 = dead;  // dead-entry count: lets a later copy skip compaction
+        bool fresh = cls >= 0;
+        int vr = warp_claim(&B.ctl.nver, (int)fresh, lane);
+        int ch = warp_claim(&B.ctl.nchunks, fresh ? (oldlen + 31) / 32 : 0, lane);
+        int i0 = warp_claim(&B.ctl.nins, fresh ? nins : 0, lane);
+        warp_claim(&B.ctl.npush, (int)(fresh && cur >= 0), lane);
+        warp_claim(&B.ctl.ncompact, (int)(fresh && dead > 0), lane);
+        if (fresh) {
+            B.seg_vrank[e] = vr;
+            B.seg_chunk0[e] = ch;
+            B.seg_ins0[e] = i0;
+            // Rank among the batch's new versions of the same size class.
+            unsigned peers = __match_any_sync(__activemask(), cls);
+            int leader = __ffs(peers) - 1, base = 0;
+            if (lane == leader) base = atomicAdd(&B.ctl.class_cnt[cls], __popc(peers));
+            base = __shfl_sync(peers, base, leader);
+            B.seg_crank[e] = base + __popc(peers & lanemask_lt());
         }
-        S.seg_cur[g] = cur;
-        S.seg_first_ins[g] = first_ins;
-        S.seg_nins[g] = nins;
-        S.seg_oldlen[g] = oldlen;
-        S.seg_dead[g] = dead;
-        S.seg_off[g] = off;
-        S.seg_new[g] = -1;
-        S.seg_cls[g] = first_ins >= 0 ? ceil_log2((unsigned)((oldlen + nins + 31) / 32)) : -1;
+        break;
     }
-    __threadfence();
-    __syncwarp();
+    case J_SEGEDIT: {
+        if (e >= 2 * nb) break;
+        u64 key = ld(B.half[e]);
+        int i = half_i(key);
+        if (!applied(B, i)) break;
+        int g = ld(C.vseg[half_x(key)]);
+        int first_ins = ld(B.seg_first_ins[g]);
+        int y = half_y(B, key);
+        if (!is_insert(B, i)) {
+            if (first_ins < 0 || e < first_ins) {
+                // Deleted before the batch's first insertion into this array: edit in place.
+                int ent = find_live(C, ld(B.seg_cur[g]), y);
+                if (ent >= 0) C.entries[ent].dt = tau0 + i;
+            }
+            break;
+        }
+        int h1 = ld(B.seg_h0[g]) + ld(B.seg_cnt[g]), r = 0;
+        for (int q = first_ins; q < h1; ++q) {
+            u64 hq = ld(B.half[q]);
+            int iq = half_i(hq);
+            if (!applied(B, iq) || !is_insert(B, iq)) continue;
+            int yq = half_y(B, hq);
+            r += yq < y || (yq == y && q < e);
+        }
+        int at = ld(B.seg_ins0[g]) + r;
+        B.ins_y[at] = y;
+        B.ins_i[at] = i;
+        B.ins_seg[at] = g;
+        break;
+    }
+    case J_ALLOC: {
+        if (e >= ld(B.ctl.nseg)) break;
+        int cls = ld(B.seg_cls[e]);
+        if (cls < 0) break;
+        int r = ld(B.seg_crank[e]), rn = ld(B.ctl.ring_n[cls]);
+        int slab = r < rn
+            ? ld(C.slab_free[class_base(C, cls) + (ld(B.ctl.ring_h[cls]) + r) % (C.nslabs >> cls)])
+            : (int)(ld(B.ctl.bump0[cls]) + (u64)(r - rn) * (1ULL << cls));
+        int vr = ld(B.seg_vrank[e]), vn = ld(B.ctl.ver_ring_n);
+        int v = vr < vn ? ld(C.ver_free[(ld(B.ctl.ver_ring_h) + vr) % C.maxver])
+                        : (int)(ld(B.ctl.ver_bump0) + vr - vn);
+        int cur = ld(B.seg_cur[e]);
+        int first_tau = tau0 + half_i(ld(B.half[ld(B.seg_first_ins[e])]));
+        int4* nv = reinterpret_cast<int4*>(C.vers + v);
+        nv[0] = make_int4(slab, 0, cls, first_tau);
+        nv[1] = make_int4(INF_TS, cur, 0, 0);
+        if (cur >= 0) C.vers[cur].dt_max = first_tau - 1;
+        B.seg_new[e] = v;
+        B.seg_noff[e] = slab * 32;
+        int c0 = ld(B.seg_chunk0[e]), nch = (ld(B.seg_oldlen[e]) + 31) / 32;
+        for (int k = 0; k < nch; ++k) C.chunkseg[c0 + k] = e;
+        break;
+    }
+    case J_MASK: {
+        int g = ld(C.chunkseg[t]);
+        if (ld(B.seg_dead[g]) == 0) break;
+        int j = (t - ld(B.seg_chunk0[g])) * 32 + lane;
+        bool live = j < ld(B.seg_oldlen[g]) &&
+                    __ldcg(&C.entries[ld(B.seg_off[g]) + j].dt) == INF_TS;
+        unsigned mask = __ballot_sync(0xffffffffu, live);
+        if (lane == 0) C.chunkmask[t] = mask;
+        break;
+    }
+    case J_SCAN: {
+        int ns = ld(B.ctl.nseg);
+        bool mine = e < ns && ld(B.seg_cls[e]) >= 0;
+        int oldlen = mine ? ld(B.seg_oldlen[e]) : 0;
+        bool dead = mine && ld(B.seg_dead[e]) > 0;
+        int live = oldlen;
+        if (dead && oldlen <= 32) {
+            int c0 = ld(B.seg_chunk0[e]);
+            live = __popc(ld(C.chunkmask[c0]));
+            C.chunkoff[c0] = 0;
+        }
+        // Arrays of several chunks: the whole warp scans each in turn.
+        unsigned big = __ballot_sync(0xffffffffu, dead && oldlen > 32);
+        while (big) {
+            int src = __ffs(big) - 1;
+            big &= big - 1;
+            int g = t * 32 + src;
+            int c0 = ld(B.seg_chunk0[g]), c1 = c0 + (ld(B.seg_oldlen[g]) + 31) / 32;
+            int carry = 0;
+            for (int base = c0; base < c1; base += 32) {
+                int c = base + lane;
+                int cnt = c < c1 ? __popc(ld(C.chunkmask[c])) : 0;
+                int incl = cnt;
+                for (int d = 1; d < 32; d <<= 1) {
+                    int v = __shfl_up_sync(0xffffffffu, incl, d);
+                    if (lane >= d) incl += v;
+                }
+                if (c < c1) C.chunkoff[c] = carry + incl - cnt;
+                carry += __shfl_sync(0xffffffffu, incl, 31);
+            }
+            if (lane == src) live = carry;
+        }
+        if (mine) {
+            B.seg_live[e] = live;
+            C.vers[ld(B.seg_new[e])].len = live + ld(B.seg_nins[e]);
+        }
+        break;
+    }
+    case J_COPY: {
+        int nct = cdiv(ld(B.ctl.nchunks), COPY_UNROLL);
+        if (t < nct) { task_copy_chunks(C, B, t, lane); break; }
+        // Inserted entries: after live old entries of the same neighbour, among themselves
+        // by tau.
+        int k = (t - nct) * 32 + lane;
+        if (k >= ld(B.ctl.nins)) break;
+        int g = ld(B.ins_seg[k]), y = ld(B.ins_y[k]), i = ld(B.ins_i[k]);
+        int above = lower_nbr(C, ld(B.seg_off[g]), ld(B.seg_oldlen[g]), y, true);
+        int pos = (k - ld(B.seg_ins0[g])) + live_before(C, B, g, above);
+        *reinterpret_cast<int4*>(C.entries + ld(B.seg_noff[g]) + pos) =
+            make_int4(y, ld(B.rec[i].label), tau0 + i, INF_TS);
+        break;
+    }
+    case J_PUBLISH: {
+        int nht = cdiv(2 * nb, 32);
+        if (t < nht) {
+            // Deletions after the first insertion end the entry alive at their tau in the
+            // new version.
+            if (e >= 2 * nb) break;
+            u64 key = ld(B.half[e]);
+            int i = half_i(key);
+            if (!applied(B, i) || is_insert(B, i)) break;
+            int g = ld(C.vseg[half_x(key)]);
+            int first_ins = ld(B.seg_first_ins[g]);
+            if (first_ins < 0 || e < first_ins) break;
+            int v = ld(B.seg_new[g]);
+            int ent = find_at(C, ld(B.seg_noff[g]), ld(C.vers[v].len), half_y(B, key), tau0 + i);
+            if (ent >= 0) C.entries[ent].dt = tau0 + i;
+            atomicAdd(&C.vers[v].pad0, 1);
+            break;
+        }
+        // Publish the new versions and retire their predecessors into the GC queue.
+        int g = (t - nht) * 32 + lane;
+        bool on = g < ld(B.ctl.nseg);
+        int v = on ? ld(B.seg_new[g]) : -1;
+        int cur = v >= 0 ? ld(B.seg_cur[g]) : -1;
+        if (v >= 0) vstore(C.head + ld(B.seg_x[g]), v);
+        int at = warp_claim(&B.ctl.gcpos, (int)(cur >= 0), lane);
+        if (cur >= 0) C.gcq[(ld(B.ctl.gcq_base) + at) % C.gcq_cap] = cur;
+        break;
+    }
+    case J_COUNT: {
+        int items = 0;
+        if (e < nb && applied(B, e)) items = count_items(C, B, e, tau0 + e);
+        warp_claim(&B.ctl.nitems, items, lane);
+        break;
+    }
+    case J_ITEMS: {
+        bool on = e < nb;
+        int tau = tau0 + e, items = on ? ld(B.nitems[e]) : 0;
+        if (on) {
+            Upd* u = C.upd + (tau % MAXU);
+            InRec r = load_rec(B.rec + e);
+            u->a = r.a; u->b = r.b; u->elab = ld(B.elab[e]); u->op = r.kind == REC_INSERT ? 1 : -1;
+            u->outcome = ld(B.outcome[e]);
+            u->pending = items;
+            u->tau = tau;
+            u->t_taken = ld(B.taken[e]);
+            u->t_start = 0;
+            __threadfence();
+            if (items == 0) finalize_empty(C, tau);
+        }
+        u64 idx = warp_claim(&C.st->item_reserve, (u64)items, lane);
+        if (items == 0) break;
+        int a = ld(B.rec[e].a), b = ld(B.rec[e].b), elab = ld(B.elab[e]);
+        int mlen[2] = {ld(B.len_a[e]), ld(B.len_b[e])};
+        int nqp = ld(B.ctl.nqp);
+        for (int k = 0; k < nqp; ++k) {
+            int qp = ld(B.qp[k]);
+            int nchunk = chunks_of(C, qp, tau, a, b, elab, mlen);
+            for (int c = 0; c < nchunk; ++c, ++idx) {
+                Item it;
+                it.tau = tau; it.slot_plan = qp; it.level = 2; it.pos = c * CHUNK; it.end = -1;
+                it.pad = 0;
+                for (int x = 0; x < KMAX - 2; ++x) it.pre[x] = -1;
+                write_item(C, reserve_item_slot(C, idx), it);
+            }
+        }
+        break;
+    }
+    }
 }
 
-// Pop k items (whole warp): first from a free ring [head, tail) of capacity cap at `ring`,
-// then from a bump region of `bump_cap` units of `unit`; results go to S.pick[0..k). Lane 0
-// moves the counters, all lanes read ring entries at once. Waits for the collector while
-// both are empty; false if that can never end.
-__device__ bool pop_group(const Ctx& C, UpdShared& S, int k, u64* head, const u64* tail,
-                          const int* ring, u64 cap, u64* bump, u64 bump_cap, u64 unit, int lane) {
-    int got = 0;
-    u64 spins = 0;
-    while (got < k) {
-        u64 h = 0, b0 = 0;
-        int a = 0, nbump = 0;
+// Job kinds executor warps help with (all; a bit mask so that a suspected race can be
+// bisected by job, as bench/results/gpu/NOTES.md describes).
+#ifndef HELP_MASK
+#define HELP_MASK 0xffffffffu
+#endif
+
+// Claim and run tasks of the current job until none is left (whole warp).
+__device__ __noinline__ void help(const Ctx& C, int lane, bool updater = false) {
+    while (true) {
+        u64 old = 0, w = 0;
         if (lane == 0) {
-            h = *head;
-            a = (int)min((u64)(k - got), vload(tail) - h);
-            *head = h + a;
-            b0 = *bump;
-            nbump = (int)min((u64)(k - got - a), (bump_cap - b0) / unit);
-            *bump = b0 + nbump * unit;
+            u64 c = vload(&C.st->job_cursor);
+            w = vload(&C.st->job_word);
+            bool allowed = updater || ((HELP_MASK >> ((w >> 32) & 0xff)) & 1);
+            if (allowed && (c >> 40) == (w >> 40) && (c & MASK40) < (w & 0xffffffffULL)) {
+                old = atomicAdd(&C.st->job_cursor, 1ULL);
+                __threadfence();
+                w = vload(&C.st->job_word);  // the job the claimed task belongs to, if current
+            } else {
+                old = ~0ULL;
+            }
         }
-        h = __shfl_sync(0xffffffffu, h, 0);
-        a = __shfl_sync(0xffffffffu, a, 0);
-        b0 = __shfl_sync(0xffffffffu, b0, 0);
-        nbump = __shfl_sync(0xffffffffu, nbump, 0);
-        for (int r = lane; r < a; r += 32) S.pick[got + r] = vload(ring + (h + r) % cap);
-        for (int r = lane; r < nbump; r += 32) S.pick[got + a + r] = (int)(b0 + r * unit);
-        got += a + nbump;
-        if (got < k) {
-            // Backpressure: the pool is empty; wait for the collector.
-            int stuck = 0;
-            if (lane == 0) { relay(C); stuck = pool_stuck(C) && ++spins > 100000; }
-            if (__shfl_sync(0xffffffffu, stuck, 0)) return false;
-            __nanosleep(1000);
-        }
+        old = __shfl_sync(0xffffffffu, old, 0);
+        w = __shfl_sync(0xffffffffu, w, 0);
+        if (old == ~0ULL || (old >> 40) != (w >> 40) || (old & MASK40) >= (w & 0xffffffffULL)) return;
+        __threadfence();  // every lane acquires what earlier jobs wrote, not only lane 0
+        run_task(C, (int)((w >> 32) & 0xff), (int)(old & MASK40), lane);
+        __threadfence();
+        __syncwarp();
+        if (lane == 0) atomicAdd(&C.st->job_done, 1ULL);
     }
-    __syncwarp();
+}
+
+// Post a job of n tasks, work on it, and return once every task has finished (all updater
+// warps call it together).
+__device__ void job(const Ctx& C, int kind, int n, int w, int lane) {
+    if (n <= 0) return;
+    __threadfence();
+    named_barrier_updaters();
+    if (n <= N_UPDATERS) {
+        // A small job (small batches at low update rates): one task per updater warp,
+        // without the round trip through the helpers.
+        if (w < n) run_task(C, kind, w, lane);
+        __threadfence();
+        named_barrier_updaters();
+        return;
+    }
+    if (w == 0 && lane == 0) {
+        State* st = C.st;
+        u64 seq = ((vload(&st->job_word) >> 40) + 1) & 0xffffffULL;
+        vstore(&st->job_done, 0ULL);
+        __threadfence();
+        vstore(&st->job_word, (seq << 40) | ((u64)kind << 32) | (u64)n);
+        __threadfence();
+        vstore(&st->job_cursor, seq << 40);
+    }
+    named_barrier_updaters();
+    help(C, lane, true);
+    if (w == 0 && lane == 0) {
+        while (vload(&C.st->job_done) < (u64)n) __nanosleep(64);
+        __threadfence();
+    }
+    named_barrier_updaters();
+    __threadfence();
+}
+
+// Take k units from a free ring [head, tail) and, for the rest, from a bump region; waits
+// for the collector while both together hold too few. Returns false when that can never
+// end. (updater w0, lane 0)
+__device__ bool pop_units(const Ctx& C, int k, u64* head, const u64* tail, u64* bump, u64 bump_cap,
+                          u64 unit, u64& ring_h, int& ring_n, u64& bump0) {
+    u64 spins = 0;
+    while (true) {
+        u64 h = *head, avail = vload(tail) - h;
+        u64 a = min((u64)k, avail);
+        u64 rest = (u64)k - a;
+        if ((bump_cap - *bump) / unit >= rest) {
+            ring_h = h; ring_n = (int)a; bump0 = *bump;
+            *head = h + a;
+            *bump += rest * unit;
+            return true;
+        }
+        relay(C);
+        if (pool_stuck(C) && ++spins > 100000) return false;
+        __nanosleep(1000);  // backpressure: wait for the collector
+    }
+}
+
+// Take every new version's id and slab run from the pools (updater w0, lane 0; the
+// segments then pick theirs by rank in J_ALLOC).
+__device__ bool allocate(const Ctx& C) {
+    BatchCtl& K = C.batch->ctl;
+    int nver = vload(&K.nver);
+    if (nver == 0) return true;
+    if (!pop_units(C, nver, &C.st->ver_free_head, &C.st->ver_free_tail, &C.st->ver_bump, C.maxver, 1,
+                   K.ver_ring_h, K.ver_ring_n, K.ver_bump0)) {
+        vstore(&C.dstat->error, (u64)ERR_VERSIONS_EXHAUSTED);
+        return false;
+    }
+    atomicAdd(&C.st->versions_in_use, (u64)nver);
+    for (int c = 0; c < NCLASS; ++c) {
+        int k = vload(&K.class_cnt[c]);
+        if (k == 0) continue;
+        if (!pop_units(C, k, &C.st->free_head[c], &C.st->free_tail[c], &C.st->slab_bump, C.nslabs,
+                       1ULL << c, K.ring_h[c], K.ring_n[c], K.bump0[c])) {
+            vstore(&C.dstat->error, (u64)ERR_POOL_EXHAUSTED);
+            return false;
+        }
+        atomicAdd(&C.st->slabs_in_use, (u64)k << c);
+    }
+    if (vload(&K.nchunks) > MAXCHUNK) { vstore(&C.dstat->error, (u64)ERR_CHUNKS); return false; }
     return true;
 }
 
-// Allocate every new version's slab run and id (warp 0): lanes take segments, and each
-// group of lanes wanting the same size class pops its runs at once.
-__device__ void allocate(const Ctx& C, UpdShared& S, int lane) {
-    bool fatal = false;
-    for (int base = 0; base < S.nseg && !fatal; base += 32) {
-        int g = base + lane;
-        int cls = g < S.nseg ? S.seg_cls[g] : -1;
-        unsigned pending = __ballot_sync(0xffffffffu, cls >= 0);
-        if (!pending) continue;
-        unsigned want_v = pending;
-        // Version ids.
-        int kv = __popc(want_v);
-        bool ok = pop_group(C, S, kv, &C.st->ver_free_head, &C.st->ver_free_tail, C.ver_free,
-                            C.maxver, &C.st->ver_bump, C.maxver, 1, lane);
-        if (lane == 0) {
-            if (ok) atomicAdd(&C.st->versions_in_use, (u64)kv);
-            else vstore(&C.dstat->error, (u64)ERR_VERSIONS_EXHAUSTED);
-        }
-        if (!ok) { fatal = true; break; }
-        if ((want_v >> lane) & 1) S.seg_new[g] = S.pick[__popc(want_v & lanemask_lt())];
-        __syncwarp();
-        // Slab runs, one size class at a time.
-        while (pending) {
-            int leader = __ffs(pending) - 1;
-            int cc = __shfl_sync(0xffffffffu, cls, leader);
-            unsigned grp = __ballot_sync(0xffffffffu, cls == cc) & pending;
-            int k = __popc(grp);
-            ok = pop_group(C, S, k, &C.st->free_head[cc], &C.st->free_tail[cc],
-                           C.slab_free + class_base(C, cc), C.nslabs >> cc, &C.st->slab_bump,
-                           C.nslabs, 1ULL << cc, lane);
-            if (lane == 0) {
-                if (ok) atomicAdd(&C.st->slabs_in_use, (u64)k << cc);
-                else vstore(&C.dstat->error, (u64)ERR_POOL_EXHAUSTED);
-            }
-            if (!ok) { fatal = true; break; }
-            if ((grp >> lane) & 1) {
-                int slab = S.pick[__popc(grp & lanemask_lt())];
-                Version* nv = C.vers + S.seg_new[g];
-                nv->slab = slab; nv->len = 0; nv->cls = cc; nv->ct_min = INF_TS; nv->dt_max = INF_TS;
-                nv->prev = S.seg_cur[g]; nv->pad0 = 0; nv->pad1 = 0;
-                S.seg_noff[g] = slab * 32;
-            }
-            __syncwarp();
-            pending &= ~grp;
-        }
+// (slot, plan) pairs of query slots live somewhere in [tau0, tau0 + nb) (updater w0).
+__device__ void live_plans(const Ctx& C, int tau0, int nb, int lane) {
+    Batch& B = *C.batch;
+    int q = lane, np = 0;
+    if (q < QMAX) {
+        int n = vload(&C.st->q_nplans[q]);
+        if (n > 0 && vload(&C.st->q_from[q]) < (i64)tau0 + nb && vload(&C.st->q_until[q]) > (i64)tau0) np = n;
     }
+    int incl = np;
+    for (int d = 1; d < 32; d <<= 1) {
+        int v = __shfl_up_sync(0xffffffffu, incl, d);
+        if (lane >= d) incl += v;
+    }
+    for (int p = 0; p < np; ++p) B.qp[incl - np + p] = (q << 16) | p;
+    if (lane == 31) B.ctl.nqp = incl;
+    __syncwarp();
+}
+
+__device__ void reset_batch_counters(Batch& B, int lane) {
+    if (lane < NCLASS) B.ctl.class_cnt[lane] = 0;
     if (lane == 0) {
-        int chunks = 0;
-        for (int g = 0; g < S.nseg; ++g) {
-            S.seg_chunk0[g] = chunks;
-            if (S.seg_new[g] >= 0) chunks += (S.seg_oldlen[g] + 31) / 32;
-        }
-        S.seg_chunk0[S.nseg] = chunks;
-        S.nchunks = chunks;
-        if (chunks > MAXCHUNK) { vstore(&C.dstat->error, (u64)ERR_CHUNKS); fatal = true; }
-        S.fatal = fatal;
+        BatchCtl& K = B.ctl;
+        K.fatal = 0; K.nseg = 0; K.hcur = 0; K.nchunks = 0; K.nins = 0; K.nver = 0; K.npush = 0;
+        K.gcpos = 0; K.nqp = 0; K.ncompact = 0; K.nitems = 0;
     }
-    __syncwarp();
-}
-
-__device__ __forceinline__ int seg_of_chunk(const UpdShared& S, int gc) {
-    int lo = 0, hi = S.nseg - 1;
-    while (lo < hi) {  // last segment with chunk0 <= gc (empty segments share chunk0)
-        int mid = (lo + hi + 1) >> 1;
-        if (S.seg_chunk0[mid] <= gc) lo = mid; else hi = mid - 1;
-    }
-    return lo;
-}
-
-// Live entries of segment g's current version before index j (from the chunk masks and
-// offsets of phases A and B; every entry is live when the version has no dead entry).
-__device__ __forceinline__ int live_before(const Ctx& C, const UpdShared& S, int g, int j) {
-    if (S.seg_dead[g] == 0) return j;
-    int c = S.seg_chunk0[g] + j / 32;
-    if (j % 32 == 0) return j / 32 == (S.seg_oldlen[g] + 31) / 32 ? S.seg_live[g] : C.chunkoff[c];
-    return C.chunkoff[c] + __popc(C.chunkmask[c] & ((1u << (j % 32)) - 1u));
-}
-
-#define COPY_UNROLL 4
-
-// The parallel multi-array copy over all updater warps (a "super-warp"): each new version
-// receives the live entries of its current version merged with the batch's insertions, at
-// positions from prefix sums over live counts, so many short arrays and one long one copy
-// at once. Versions without dead entries skip the compaction scan (phases A and B).
-__device__ void copy_versions(const Ctx& C, UpdShared& S, int w, int lane) {
-    int nchunks = S.nchunks;
-    // Phase A: live masks of the 32-entry chunks of versions that have dead entries.
-    for (int gc = w; gc < nchunks; gc += N_UPDATERS) {
-        int g = seg_of_chunk(S, gc);
-        if (S.seg_dead[g] == 0) continue;
-        int j = (gc - S.seg_chunk0[g]) * 32 + lane;
-        bool live = j < S.seg_oldlen[g] && __ldcg(&C.entries[S.seg_off[g] + j].dt) == INF_TS;
-        unsigned mask = __ballot_sync(0xffffffffu, live);
-        if (lane == 0) C.chunkmask[gc] = mask;
-    }
-    __threadfence_block();
-    named_barrier_updaters();
-    // Phase B: exclusive scan of live counts within each such segment.
-    for (int g = w; g < S.nseg; g += N_UPDATERS) {
-        if (S.seg_new[g] < 0) continue;
-        if (S.seg_dead[g] == 0) { if (lane == 0) S.seg_live[g] = S.seg_oldlen[g]; continue; }
-        int c0 = S.seg_chunk0[g], c1 = c0 + (S.seg_oldlen[g] + 31) / 32;
-        int carry = 0;
-        for (int base = c0; base < c1; base += 32) {
-            int c = base + lane;
-            int cnt = c < c1 ? __popc(C.chunkmask[c]) : 0;
-            int incl = cnt;
-            for (int d = 1; d < 32; d <<= 1) {
-                int v = __shfl_up_sync(0xffffffffu, incl, d);
-                if (lane >= d) incl += v;
-            }
-            if (c < c1) C.chunkoff[c] = carry + incl - cnt;
-            carry += __shfl_sync(0xffffffffu, incl, 31);
-        }
-        if (lane == 0) S.seg_live[g] = carry;
-    }
-    __threadfence_block();
-    named_barrier_updaters();
-    // Phase C: scatter live entries; COPY_UNROLL chunks per step keep several loads in flight.
-    for (int gc0 = w; gc0 < nchunks; gc0 += N_UPDATERS * COPY_UNROLL) {
-        Entry e[COPY_UNROLL];
-        int g[COPY_UNROLL], j[COPY_UNROLL];
-        bool valid[COPY_UNROLL];
-#pragma unroll
-        for (int u = 0; u < COPY_UNROLL; ++u) {
-            int gc = gc0 + u * N_UPDATERS;
-            valid[u] = gc < nchunks;
-            g[u] = valid[u] ? seg_of_chunk(S, gc) : 0;
-            j[u] = valid[u] ? (gc - S.seg_chunk0[g[u]]) * 32 + lane : 0;
-            valid[u] = valid[u] && j[u] < S.seg_oldlen[g[u]];
-            if (valid[u]) e[u] = load_entry(C.entries + S.seg_off[g[u]] + j[u]);
-        }
-#pragma unroll
-        for (int u = 0; u < COPY_UNROLL; ++u) {
-            if (!valid[u] || e[u].dt != INF_TS) continue;
-            int gg = g[u];
-            int ins_less = 0;
-            for (int k = S.seg_first_ins[gg]; k < S.seg_h0[gg + 1]; ++k) {
-                unsigned long long h = S.half[k];
-                ins_less += S.rec[half_i(h)].kind == REC_INSERT && half_y(S, h) < e[u].nbr;
-            }
-            int pos = live_before(C, S, gg, j[u]) + ins_less;
-            *reinterpret_cast<int4*>(C.entries + S.seg_noff[gg] + pos) =
-                make_int4(e[u].nbr, e[u].elab, e[u].ct, e[u].dt);
-        }
-    }
-    // Inserted entries: after live entries of the same neighbour, among themselves by tau.
-    for (int g = w; g < S.nseg; g += N_UPDATERS) {
-        if (S.seg_new[g] < 0) continue;
-        int h0 = S.seg_first_ins[g], h1 = S.seg_h0[g + 1];
-        for (int k = h0 + lane; k < h1; k += 32) {
-            int i = half_i(S.half[k]);
-            const InRec& r = S.rec[i];
-            if (r.kind != REC_INSERT) continue;
-            int y = half_y(S, S.half[k]);
-            int rank = 0;
-            for (int k2 = h0; k2 < h1; ++k2) {
-                unsigned long long h2 = S.half[k2];
-                if (S.rec[half_i(h2)].kind != REC_INSERT) continue;
-                int y2 = half_y(S, h2);
-                rank += y2 < y || (y2 == y && k2 < k);
-            }
-            int lo = 0, hi = S.seg_oldlen[g];
-            while (lo < hi) {  // first old entry with nbr > y
-                int mid = (lo + hi) >> 1;
-                if (__ldcg(&C.entries[S.seg_off[g] + mid].nbr) <= y) lo = mid + 1; else hi = mid;
-            }
-            int pos = rank + live_before(C, S, g, lo);
-            *reinterpret_cast<int4*>(C.entries + S.seg_noff[g] + pos) = make_int4(y, r.label, S.tau0 + i, INF_TS);
-        }
-    }
-    __threadfence();
-    named_barrier_updaters();
-}
-
-// Deletions after the first insertion mark the new version; then every new version is
-// published (head) and its predecessor retired to the collector (warp 0).
-__device__ void publish_versions(const Ctx& C, UpdShared& S, int lane) {
-    for (int g = lane; g < S.nseg; g += 32) {
-        int v = S.seg_new[g];
-        if (v < 0) continue;
-        C.vers[v].len = S.seg_live[g] + S.seg_nins[g];
-        __threadfence();
-        int dead = 0;
-        for (int k = S.seg_first_ins[g]; k < S.seg_h0[g + 1]; ++k) {
-            int i = half_i(S.half[k]);
-            if (S.rec[i].kind != REC_DELETE) continue;
-            int e = find_live(C, v, half_y(S, S.half[k]));
-            C.entries[e].dt = S.tau0 + i;
-            ++dead;
-        }
-        int first_tau = S.tau0 + half_i(S.half[S.seg_first_ins[g]]);
-        C.vers[v].pad0 = dead;
-        C.vers[v].ct_min = first_tau;
-        int cur = S.seg_cur[g];
-        if (cur >= 0) C.vers[cur].dt_max = first_tau - 1;
-    }
-    __threadfence();
-    __syncwarp();
-    // Publish (lanes over segments) and retire the predecessors into the GC queue.
-    u64 t = C.st->gcq_tail;
-    for (int base = 0; base < S.nseg; base += 32) {
-        int g = base + lane;
-        int v = g < S.nseg ? S.seg_new[g] : -1;
-        if (v >= 0) vstore(C.head + half_x(S.half[S.seg_h0[g]]), v);
-        bool push = v >= 0 && S.seg_cur[g] >= 0;
-        unsigned pm = __ballot_sync(0xffffffffu, push);
-        int cnt = __popc(pm);
-        if (lane == 0)
-            while (t + cnt - vload(&C.st->gcq_head) > C.gcq_cap) { relay(C); __nanosleep(1000); }
-        __syncwarp();
-        if (push) C.gcq[(t + __popc(pm & lanemask_lt())) % C.gcq_cap] = S.seg_cur[g];
-        t += cnt;
-    }
-    __threadfence();
-    __syncwarp();
-    if (lane == 0) vstore(&C.st->gcq_tail, t);
-    __syncwarp();
-}
-
-// Completion of an update with no work item (one thread): zero counts, times, stamp.
-__device__ void finalize_empty(const Ctx& C, int tau) {
-    size_t slot = tau % MAXU;
-    for (int q = 0; q < QMAX; ++q) C.done_counts[slot * QMAX + q] = 0;
-    Done* d = C.done + slot;
-    d->outcome = __ldcg(&C.upd[slot].outcome);
-    d->nitems = 0;
-    d->t_taken = __ldcg((const unsigned long long*)&C.upd[slot].t_taken);
-    d->t_start = d->t_finish = gtime();
-    __threadfence_system();
-    vstore(&d->tau, (i64)tau);
-    vstore(&C.upd[slot].done, (i64)tau);
-    atomicAdd(&C.st->completed, 1ULL);
-}
-
-// Cut the batch's applied updates into work items for every live (slot, plan) pair, over
-// all updater warps, and publish them; updates with nothing to match complete here.
-__device__ void publish_items(const Ctx& C, UpdShared& S, int w, int lane) {
-    int nb = S.nb, tid = w * 32 + lane;
-    const int NT = N_UPDATERS * 32;
-    if (w == 0) {
-        // (slot, plan) pairs of slots live somewhere in [tau0, tau0 + nb).
-        int q = lane;
-        int np = 0;
-        if (q < QMAX && S.qn[q] > 0 && S.qf[q] < (i64)S.tau0 + nb && S.qu[q] > (i64)S.tau0) np = S.qn[q];
-        int incl = np;
-        for (int d = 1; d < 32; d <<= 1) {
-            int v = __shfl_up_sync(0xffffffffu, incl, d);
-            if (lane >= d) incl += v;
-        }
-        for (int p = 0; p < np; ++p) S.qp[incl - np + p] = (q << 16) | p;
-        if (lane == 31) S.nqp = incl;
-        if (lane == 0) S.item_count = 0;
-    }
-    for (int i = tid; i < nb; i += NT) {
-        int tau = S.tau0 + i;
-        S.nitems[i] = 0;
-        for (int q = 0; q < QMAX; ++q) C.upd_count[(size_t)(tau % MAXU) * QMAX + q] = 0;
-        if (S.outcome[i] == OUT_APPLIED) {
-            int off;
-            find_version(C, S.rec[i].a, tau, off, S.len_a[i]);
-            find_version(C, S.rec[i].b, tau, off, S.len_b[i]);
-        }
-    }
-    __threadfence_block();
-    named_barrier_updaters();
-    u64 first = vload(&C.st->items_published) + C.st->held_items;
-    int nqp = S.nqp;
-    for (int k = tid; k < nb * nqp; k += NT) {
-        int i = k / nqp, qp = S.qp[k % nqp];
-        int q = qp >> 16, p = qp & 0xffff;
-        int tau = S.tau0 + i;
-        if (S.outcome[i] != OUT_APPLIED || !(S.qf[q] <= tau && tau < S.qu[q])) continue;
-        const int* pl = plan_ptr(C, q, p);
-        if (!start_ok(C, pl, S.rec[i].a, S.rec[i].b, S.elab[i])) continue;
-        int nchunk = 1;
-        if (__ldcg(pl + PL_N) > 2) {
-            // Same choice as the executor's base_of_step2 (first shortest list).
-            int nbk = __ldcg(pl + PL_BNCNT + 2), len = 0x7fffffff;
-            for (int kk = 0; kk < nbk; ++kk) {
-                int l = __ldcg(pl + PL_BNPOS + 2 * KMAX + kk) == 0 ? S.len_a[i] : S.len_b[i];
-                len = min(len, l);
-            }
-            nchunk = max(1, (len + CHUNK - 1) / CHUNK);
-        }
-        int at = atomicAdd(&S.item_count, nchunk);
-        atomicAdd(&S.nitems[i], nchunk);
-        for (int c = 0; c < nchunk; ++c) {
-            u64 idx = first + at + c;
-            while (vload(&C.item_free[idx % MAXI]) < (i64)idx) __nanosleep(500);  // slot read?
-            C.items[idx % MAXI] = Item{tau, 0, qp, c};
-        }
-    }
-    __threadfence_block();
-    named_barrier_updaters();
-    if (w != 0) return;
-    for (int i = lane; i < nb; i += 32) {
-        int tau = S.tau0 + i;
-        Upd* u = C.upd + (tau % MAXU);
-        const InRec& r = S.rec[i];
-        u->a = r.a; u->b = r.b; u->elab = S.elab[i]; u->op = r.kind == REC_INSERT ? 1 : -1;
-        u->outcome = S.outcome[i];
-        u->pending = S.nitems[i];
-        u->tau = tau;
-        u->t_taken = S.taken[i];
-        u->t_start = 0;
-    }
-    __threadfence();
-    __syncwarp();
-    relay(C);
-    if (lane == 0) {
-        u64 next = first + S.item_count;
-        C.st->next_tau = S.tau0 + nb;
-        u64 published = vload(&C.st->items_published);
-        if (vload(&C.st->hold_publish) && !S.stop && next - published < MAXI / 2) {
-            C.st->held_items = next - published;
-        } else {
-            C.st->held_items = 0;
-            __threadfence();
-            vstore(&C.st->items_published, next);
-        }
-    }
-    __syncwarp();
-    for (int i = lane; i < nb; i += 32)
-        if (S.nitems[i] == 0) finalize_empty(C, S.tau0 + i);
-    __syncwarp();
 }
 
 __device__ void updater(const Ctx& C, int w, int lane) {
     __shared__ UpdShared S;
-    if (w == 0) {
-        for (int q = lane; q < QMAX; q += 32) {
-            S.qf[q] = C.st->q_from[q]; S.qu[q] = C.st->q_until[q];
-            S.qn[q] = C.st->q_nplans[q]; S.qc[q] = C.st->q_count[q];
-        }
-        if (lane == 0) {
-            C.dstat->clock_ns = gtime();
-            C.dstat->running = 1;
-            __threadfence_system();
-        }
-        __syncwarp();
+    Batch& B = *C.batch;
+    if (w == 0 && lane == 0) {
+        S.fatal = 0;
+        C.dstat->clock_ns = gtime();
+        C.dstat->running = 1;
+        __threadfence_system();
     }
     const bool clock = w == 0 && lane == 0;
     while (true) {
-        if (w == 0) form_batch(C, S, lane);
+        if (w == 0) {
+            reset_batch_counters(B, lane);
+            form_batch(C, S, lane);
+            if (lane == 0 && S.nb > 0) vstore(&C.st->batch_no, vload(&C.st->batch_no) + 1);
+        }
         named_barrier_updaters();
         int nb = S.nb, stop = S.stop;
         if (nb > 0) {
             u64 t[5];
             t[0] = clock ? gtime() : 0;
-            if (w == 0) { classify(C, S, lane); allocate(C, S, lane); }
+            int nht = cdiv(2 * nb, 32);
+            job(C, J_HALVES, cdiv(nb, 32), w, lane);
+            job(C, J_SEGCOUNT, nht, w, lane);
+            int nseg = vload(&B.ctl.nseg), nst = cdiv(nseg, 32);
+            job(C, J_SEGSTART, nst, w, lane);
+            job(C, J_PLACE, nht, w, lane);
+            job(C, J_ORDER, nht, w, lane);
+            job(C, J_CLASSIFY, cdiv(nb, 32), w, lane);
+            job(C, J_SEGINFO, nst, w, lane);
+            job(C, J_SEGEDIT, nht, w, lane);
+            if (clock) S.fatal = !allocate(C);
             named_barrier_updaters();
             if (S.fatal) break;
+            job(C, J_ALLOC, nst, w, lane);
             t[1] = clock ? gtime() : 0;
-            copy_versions(C, S, w, lane);
+            int nchunks = vload(&B.ctl.nchunks);
+            if (vload(&B.ctl.ncompact) > 0) job(C, J_MASK, nchunks, w, lane);
+            job(C, J_SCAN, nst, w, lane);
+            job(C, J_COPY, cdiv(nchunks, COPY_UNROLL) + cdiv(vload(&B.ctl.nins), 32), w, lane);
             t[2] = clock ? gtime() : 0;
-            if (w == 0) publish_versions(C, S, lane);
-            named_barrier_updaters();
+            if (clock) {
+                u64 tl = C.st->gcq_tail, np = (u64)vload(&B.ctl.npush);
+                while (tl + np - vload(&C.st->gcq_head) > C.gcq_cap) { relay(C); __nanosleep(1000); }
+                B.ctl.gcq_base = tl;
+            }
+            job(C, J_PUBLISH, nht + nst, w, lane);
+            if (clock) vstore(&C.st->gcq_tail, C.st->gcq_tail + (u64)vload(&B.ctl.npush));
             t[3] = clock ? gtime() : 0;
-            publish_items(C, S, w, lane);
+            if (w == 0) live_plans(C, S.tau0, nb, lane);
+            job(C, J_COUNT, cdiv(nb, 32), w, lane);
+            if (clock) {
+                // Room in the item ring for the whole batch, so that no helper waits inside
+                // J_ITEMS on a slot whose reader is itself helping.
+                u64 end = vload(&C.st->item_reserve) + (u64)vload(&B.ctl.nitems);
+                while (end > 0 && vload(&C.item_free[(end - 1) % MAXI]) < (i64)(end - 1)) __nanosleep(500);
+            }
+            job(C, J_ITEMS, cdiv(nb, 32), w, lane);
+            if (w == 0) {
+                relay(C);
+                if (lane == 0) vstore(&C.st->next_tau, (u64)(S.tau0 + nb));
+            }
             if (clock) {
                 t[4] = gtime();
                 C.st->phase_ns[0] += t[0] - S.first_seen;
@@ -1324,10 +1656,6 @@ __device__ void updater(const Ctx& C, int w, int lane) {
     if (w == 0) {
         // Drain: every published update completes before the others are told to stop.
         if (lane == 0) {
-            if (C.st->held_items) {
-                vstore(&C.st->items_published, vload(&C.st->items_published) + C.st->held_items);
-                C.st->held_items = 0;
-            }
             while (!S.fatal && vload(&C.st->completed) < vload(&C.st->next_tau) - 1) {
                 relay(C);
                 __nanosleep(1000);
@@ -1343,9 +1671,12 @@ __device__ void updater(const Ctx& C, int w, int lane) {
 
 extern "C" __global__ void __launch_bounds__(256, 3) dcsm_persistent(const u64* ctx_words) {
     const Ctx& C = *reinterpret_cast<const Ctx*>(ctx_words);
+    __shared__ BlockView V;
     int lane = threadIdx.x & 31;
     int warp = threadIdx.x >> 5;
+    if (threadIdx.x == 0) { V.last_ns = 0; V.job_active = 0; V.hungry = 0; V.stop = 0; }
+    __syncthreads();
     if (blockIdx.x == 0 && warp < N_UPDATERS) updater(C, warp, lane);
     else if (blockIdx.x == 0 && warp == N_UPDATERS) collector(C, lane);
-    else executor(C, lane);
+    else executor(C, V, lane);
 }

@@ -6,7 +6,10 @@ and pumps the two pinned output rings (match records and per-update completion r
 until every update of the batch has completed. Inside the kernel, updater warps batch and
 apply updates to the multi-version graph while executor warps match earlier updates: that
 overlap is DCSM's inter-batch parallelism, and it happens within one ``apply`` call as soon
-as the call carries more than one kernel batch (``batch_max`` updates).
+as the call carries more than one kernel batch. A kernel batch closes at ``batch_size``
+updates (b) or ``batch_timeout_us`` (t), but takes whatever else is already waiting, up to
+``batch_cap``: under a backlog batches grow, and hub arrays are copied once for many
+updates.
 
 Query registration uploads the plan blob into a free slot (a copy on a side stream, no
 kernel load), then sends a REGISTER record placed right before the first update with
@@ -44,6 +47,7 @@ from .mvg import build_image, live_edges
 from .rings import read_records
 
 THREADS = 256
+_PIECE = 4096  # updates admitted and sent to the kernel at a time within one apply
 
 
 class GpuEngine(Engine):
@@ -53,7 +57,8 @@ class GpuEngine(Engine):
         pool_slabs: slabs of 32 entries (16 B each) in the device pool.
         max_vertices, max_versions: capacities of the vertex and version tables.
         n_updaters: graph-updater warps (1-4).
-        batch_max: updates per updater batch (b); batch_timeout_us: t.
+        batch_size: updates that close a batch (b); batch_timeout_us: t; batch_cap: the
+            most updates one batch takes when more are waiting.
         in_cap: input ring records; out_cap: output ring int32 words (pinned).
         fixed_batch: run as the fixed-batch baseline with this batch size.
         blocks: grid size (default: as many co-resident blocks as fit).
@@ -69,8 +74,9 @@ class GpuEngine(Engine):
         max_vertices: int = 1 << 22,
         max_versions: int = 1 << 21,
         n_updaters: int = 4,
-        batch_max: int = 64,
+        batch_size: int = 64,
         batch_timeout_us: float = 125.0,
+        batch_cap: int = 4096,
         in_cap: int = 1 << 16,
         out_cap: int = 1 << 24,
         chunk: int = 1024,
@@ -83,12 +89,25 @@ class GpuEngine(Engine):
         self._cp = cp
         cfg = KernelConfig(
             n_updaters=n_updaters,
-            batch_max=batch_max,
+            batch_b=batch_size,
+            # The baseline applies each fixed batch as one kernel batch.
+            batch_cap=max(batch_cap, fixed_batch or 0),
             chunk=chunk,
             batch_timeout_ns=int(batch_timeout_us * 1000),
         )
         self.cfg = cfg
-        self._kernel = load_kernel(cfg)  # every module loads before the kernel ever runs
+        # Every module loads before the kernel ever runs.
+        self._kernel, sizes = load_kernel(cfg)
+        self._state_dtype = L.state_dtype(cfg)
+        mirrors = {"State": self._state_dtype, "Upd": L.UPD, "Done": L.DONE, "InRec": L.IN_REC}
+        for name, dtype in mirrors.items():
+            if sizes[name] != dtype.itemsize:
+                raise EngineError(f"gpu/layout.py: {name} is {dtype.itemsize} bytes, "
+                                  f"the kernel's {sizes[name]}")  # fmt: skip
+        if sizes["Item"] != 4 * L.ITEM_INTS:
+            raise EngineError(
+                f"gpu/layout.py: Item is {4 * L.ITEM_INTS} bytes, not {sizes['Item']}"
+            )
         self._fixed_batch = fixed_batch
         self._nslabs = pool_slabs
         self._maxv = max_vertices
@@ -98,6 +117,8 @@ class GpuEngine(Engine):
             "vlab": z(max_vertices, np.int32),
             "ext": z(max_vertices, np.int64),
             "head": cp.full(max_vertices, -1, np.int32),
+            "vmark": z(max_vertices, np.int32),
+            "vseg": z(max_vertices, np.int32),
             "entries": z((pool_slabs * 32, 4), np.int32),
             "vers": z((max_versions, 8), np.int32),
             "slab_free": z(sum(pool_slabs >> c for c in range(cfg.nclass)) + 1, np.int32),
@@ -105,13 +126,15 @@ class GpuEngine(Engine):
             "gcq": z(max_versions, np.int32),
             "upd": cp.asarray(self._initial_upd()),
             "upd_count": z(cfg.maxu * cfg.qmax, np.uint64),
-            "items": z((cfg.maxi, 4), np.int32),
+            "items": z((cfg.maxi, L.ITEM_INTS), np.int32),
             "item_free": cp.arange(cfg.maxi, dtype=np.int64),
+            "item_stamp": cp.full(cfg.maxi, -1, np.int64),
             "plans": z(cfg.qmax * cfg.pmax * L.PLAN_INTS, np.int32),
             "chunkmask": z(cfg.maxchunk, np.uint32),
             "chunkoff": z(cfg.maxchunk, np.int32),
+            "chunkseg": z(cfg.maxchunk, np.int32),
+            "batch": z(sizes["Batch"], np.uint8),
         }
-        self._state_dtype = L.state_dtype(cfg)
         self._d["st"] = z(self._state_dtype.itemsize, np.uint8)
         self._pinned: dict[str, object] = {}
         self._in = self._pin("in_ring", in_cap, L.IN_REC)
@@ -131,7 +154,7 @@ class GpuEngine(Engine):
         st["gc_ptr"] = 1
         st["q_from"] = NO_END
         st["q_until"] = 0
-        st["hold_publish"] = 1 if fixed_batch else 0
+        st["hold"] = 1 if fixed_batch else 0
         self._put_state(st)
         # Host-side admission state.
         self._idmap = Dict.empty(key_type=types.int64, value_type=types.int32)
@@ -331,7 +354,7 @@ class GpuEngine(Engine):
             return
         st = self._get_state()
         st["stop"] = 0
-        st["item_ticket"] = st["items_published"]
+        st["item_ticket"] = st["item_reserve"]  # tickets of warps left waiting at the stop
         self._put_state(st)
         self._dstat["running"] = 0
         with self._stream:
@@ -381,6 +404,7 @@ class GpuEngine(Engine):
         }
         out |= {
             "gc_queue": int(s["pad"][0]),
+            "donated": int(s["pad"][1]),
             "pool_slabs": self._nslabs,
             "max_versions": self._maxver,
         }
@@ -456,31 +480,29 @@ class GpuEngine(Engine):
         a = np.zeros(n, np.int32)
         b = np.zeros(n, np.int32)
         self._ensure_vertices(int(self._meta[0]) + 2 * n)
-        admit(batch.op, batch.u, batch.v, batch.u_label, batch.v_label, self._idmap, self._ext,
-              self._vlab, self._meta, outcome, a, b)  # fmt: skip
-        if self._meta[0] > self._maxv:
-            raise EngineError(f"{int(self._meta[0])} vertices exceed max_vertices={self._maxv}")
-        sent = np.nonzero(outcome == ADMITTED)[0]
-        recs = np.zeros(len(sent), L.IN_REC)
-        recs["kind"] = np.where(batch.op[sent] > 0, L.REC_INSERT, L.REC_DELETE)
-        recs["a"], recs["b"] = a[sent], b[sent]
-        recs["label"] = batch.label[sent]
-        recs["a_label"], recs["b_label"] = self._vlab[a[sent]], self._vlab[b[sent]]
-        recs["ext_a"], recs["ext_b"] = self._ext[a[sent]], self._ext[b[sent]]
-        arrival = np.where(batch.ts > 0, batch.ts * 1e9, time.time_ns()).astype(np.int64)
-        recs["arrival_ns"] = arrival[sent]
-        tau0 = self._next_tau
-        self._next_tau += len(sent)
-        recs = self._with_controls(recs, batch.seq[sent], tau0)
-        if then_stop:
-            recs = np.concatenate(
-                [recs, np.array([(L.REC_STOP, 0, 0, 0, 0, 0, 0, 0, 0)], L.IN_REC)]
-            )
         self._launch()
-        col = _Collector(n, sent, tau0)
-        # Control records carry arrival 0 and are due at once.
-        self._write_records(recs, col, np.maximum.accumulate(recs["arrival_ns"]) if paced else None)
-        last = tau0 + len(sent) - 1
+        col = _Collector(n, self._next_tau)
+        # Admit, encode and send the updates a piece at a time, so the kernel starts on the
+        # first piece while the host prepares the next.
+        for lo in range(0, n, _PIECE):
+            hi = min(n, lo + _PIECE)
+            admit(batch.op[lo:hi], batch.u[lo:hi], batch.v[lo:hi], batch.u_label[lo:hi],
+                  batch.v_label[lo:hi], self._idmap, self._ext, self._vlab, self._meta,
+                  outcome[lo:hi], a[lo:hi], b[lo:hi])  # fmt: skip
+            if self._meta[0] > self._maxv:
+                raise EngineError(f"{int(self._meta[0])} vertices exceed max_vertices={self._maxv}")
+            sent = lo + np.nonzero(outcome[lo:hi] == ADMITTED)[0]
+            recs = self._encode(batch, sent, a, b)
+            tau0 = self._next_tau
+            self._next_tau += len(sent)
+            col.add_sent(sent)
+            recs = self._with_controls(recs, batch.seq[sent], tau0)
+            # Control records carry arrival 0 and are due at once.
+            due = np.maximum.accumulate(recs["arrival_ns"]) if paced else None
+            self._write_records(recs, col, due)
+        if then_stop:
+            self._write_records(np.array([(L.REC_STOP, 0, 0, 0, 0, 0, 0, 0, 0)], L.IN_REC), col)
+        last = self._next_tau - 1
         watch = _Watchdog(self)
         while self._done_next <= last or self._got_records < self._expect_records:
             self._pump(col)
@@ -490,6 +512,21 @@ class GpuEngine(Engine):
         if n:
             self.queries.advance(int(batch.seq[-1]))
         return col.result(batch, outcome, self, width)
+
+    def _encode(
+        self, batch: UpdateBatch, sent: np.ndarray, a: np.ndarray, b: np.ndarray
+    ) -> np.ndarray:
+        """Input records of the admitted updates ``sent`` (internal ids a, b)."""
+        recs = np.zeros(len(sent), L.IN_REC)
+        recs["kind"] = np.where(batch.op[sent] > 0, L.REC_INSERT, L.REC_DELETE)
+        ia, ib = a[sent], b[sent]
+        recs["a"], recs["b"] = ia, ib
+        recs["label"] = batch.label[sent]
+        recs["a_label"], recs["b_label"] = self._vlab[ia], self._vlab[ib]
+        recs["ext_a"], recs["ext_b"] = self._ext[ia], self._ext[ib]
+        ts = batch.ts[sent]
+        recs["arrival_ns"] = np.where(ts > 0, ts * 1e9, time.time_ns()).astype(np.int64)
+        return recs
 
     def _with_controls(self, recs: np.ndarray, seqs: np.ndarray, tau0: int) -> np.ndarray:
         """Insert pending REGISTER/UNREGISTER records before the first update they affect."""
@@ -525,8 +562,10 @@ class GpuEngine(Engine):
             if due_ns is not None:
                 k = min(k, int(np.searchsorted(due_ns, time.time_ns(), "right")) - i)
             if k > 0:
-                pos = (self._in_tail + np.arange(k)) % cap
-                self._in[pos] = recs[i : i + k]
+                at = self._in_tail % cap
+                first = min(k, cap - at)  # up to the ring's end, then from its start
+                self._in[at : at + first] = recs[i : i + first]
+                self._in[: k - first] = recs[i + first : i + k]
                 self._in_tail += k
                 self._hctl["in_tail"] = self._in_tail
                 i += k
@@ -625,21 +664,31 @@ class _Watchdog:
 class _Collector:
     """Accumulates one apply call's completions and matches into a BatchResult."""
 
-    def __init__(self, n: int, sent: np.ndarray, tau0: int) -> None:
+    def __init__(self, n: int, tau0: int) -> None:
         self.n = n
-        self.sent = sent
+        self._sent = np.zeros(n, np.int64)  # update index of each tau0 + k, k < nsent
+        self.nsent = 0
         self.tau0 = tau0
-        self.dev_outcome = np.zeros(len(sent), np.int8)
-        self.started = np.zeros(len(sent), np.float64)
-        self.finished = np.zeros(len(sent), np.float64)
+        self.dev_outcome = np.zeros(n, np.int8)
+        self.started = np.zeros(n, np.float64)
+        self.finished = np.zeros(n, np.float64)
         self.count_rows: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self.match_rows: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+
+    @property
+    def sent(self) -> np.ndarray:
+        return self._sent[: self.nsent]
+
+    def add_sent(self, sent: np.ndarray) -> None:
+        """The next admitted updates (they take the next taus, in order)."""
+        self._sent[self.nsent : self.nsent + len(sent)] = sent
+        self.nsent += len(sent)
 
     def add_done(
         self, taus: np.ndarray, rec: np.ndarray, counts: np.ndarray, eng: GpuEngine
     ) -> None:
         i = taus - self.tau0
-        inside = (i >= 0) & (i < len(self.sent))
+        inside = (i >= 0) & (i < self.nsent)
         i, rec, counts = i[inside], rec[inside], counts[inside]
         self.dev_outcome[i] = rec["outcome"]
         off = eng._clock_offset_ns
@@ -665,11 +714,12 @@ class _Collector:
     ) -> BatchResult:
         now = time.time()
         outcome = outcome.copy()
-        outcome[self.sent] = self.dev_outcome
+        k = self.nsent
+        outcome[self.sent] = self.dev_outcome[:k]
         started = np.full(self.n, now)
         finished = np.full(self.n, now)
-        started[self.sent] = self.started
-        finished[self.sent] = self.finished
+        started[self.sent] = self.started[:k]
+        finished[self.sent] = self.finished[:k]
         if self.count_rows:
             i = np.concatenate([r[0] for r in self.count_rows])
             upd = self.sent[i]

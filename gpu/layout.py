@@ -59,10 +59,10 @@ DEV_STATUS = np.dtype(
 )  # fmt: skip
 
 STATE_SCALARS = (
-    "in_head", "next_tau", "items_published", "item_ticket", "out_reserve", "out_consumed",
+    "in_head", "next_tau", "item_reserve", "item_ticket", "out_reserve", "out_consumed",
     "done_consumed", "completed", "gc_ptr", "gcq_head", "gcq_tail", "slab_bump", "ver_bump",
-    "ver_free_head", "ver_free_tail", "slabs_in_use", "versions_in_use", "stop",
-    "hold_publish", "held_items",
+    "ver_free_head", "ver_free_tail", "slabs_in_use", "versions_in_use", "stop", "hold",
+    "batch_no", "job_word", "job_cursor", "job_done", "donated",
 )  # fmt: skip
 
 
@@ -88,11 +88,14 @@ UPDATER_PHASES = ("form_batch", "classify_allocate", "copy", "publish_versions",
 
 # Field order of struct Ctx (every field 8 bytes: a device pointer or a size).
 CTX_FIELDS = (
-    "vlab", "ext", "head", "maxv", "entries", "nslabs", "vers", "maxver", "slab_free",
-    "ver_free", "gcq", "gcq_cap", "upd", "upd_count", "items", "item_free", "plans",
-    "chunkmask", "chunkoff", "st", "in_ring", "in_cap", "hctl", "dstat", "out", "out_cap",
-    "done", "done_counts",
+    "vlab", "ext", "head", "maxv", "vmark", "vseg", "entries", "nslabs", "vers", "maxver",
+    "slab_free", "ver_free", "gcq", "gcq_cap", "upd", "upd_count", "items", "item_free",
+    "item_stamp", "plans", "chunkmask", "chunkoff", "chunkseg", "batch", "st", "in_ring",
+    "in_cap", "hctl", "dstat", "out", "out_cap", "done", "done_counts",
 )  # fmt: skip
+
+# int32 words of struct Item (a work item, 80 bytes).
+ITEM_INTS = 20
 
 # Plan blob (int32 per field), as the PL_* offsets in the kernel.
 PLAN_INTS = 2 + 3 * K + 2 * K * K + 2 * K

@@ -18,11 +18,12 @@ class KernelConfig:
     """Compile-time sizes of dcsm_kernel.cu (its #ifndef defaults name the same values)."""
 
     n_updaters: int = 4
-    batch_max: int = 64
+    batch_b: int = 64
+    batch_cap: int = 4096
     qmax: int = 32
     pmax: int = 64
     maxu: int = 1 << 16
-    maxi: int = 1 << 20
+    maxi: int = 1 << 19
     maxchunk: int = 1 << 21
     nclass: int = 24
     chunk: int = 1024
@@ -34,8 +35,10 @@ class KernelConfig:
     def validate(self) -> None:
         if not 1 <= self.n_updaters <= 4:
             raise ValueError(f"n_updaters must be 1..4, got {self.n_updaters}")
-        if not 1 <= self.batch_max <= 256:
-            raise ValueError(f"batch_max must be 1..256, got {self.batch_max}")
+        if not 1 <= self.batch_b <= self.batch_cap <= 32768:
+            raise ValueError(
+                f"need 1 <= batch_b <= batch_cap <= 32768, got {self.batch_b}, {self.batch_cap}"
+            )
         if not 1 <= self.qmax <= 32:
             raise ValueError(f"qmax must be 1..32, got {self.qmax}")
         for name in ("maxu", "maxi", "maxchunk"):
@@ -46,7 +49,9 @@ class KernelConfig:
 
 @functools.cache
 def load_kernel(config: KernelConfig):  # type: ignore[no-untyped-def]
-    """The loaded ``dcsm_persistent`` function for ``config`` (cooperative launch)."""
+    """The loaded ``dcsm_persistent`` function for ``config`` (cooperative launch), and
+    the byte sizes of the structures the host allocates (``dcsm_sizes``: State, Batch,
+    Item, Upd, Done, InRec)."""
     import cupy as cp
 
     config.validate()
@@ -55,4 +60,9 @@ def load_kernel(config: KernelConfig):  # type: ignore[no-untyped-def]
         options=("-std=c++17", *config.defines()),
         enable_cooperative_groups=True,
     )
-    return module.get_function("dcsm_persistent")
+    sizes = cp.zeros(6, cp.uint64)
+    module.get_function("dcsm_sizes")((1,), (1,), (sizes,))
+    names = ("State", "Batch", "Item", "Upd", "Done", "InRec")
+    return module.get_function("dcsm_persistent"), dict(
+        zip(names, map(int, sizes.get()), strict=True)
+    )

@@ -26,7 +26,8 @@ for nu, bm, step in [(1, 1, 50), (4, 1, 50), (4, 1, 1), (2, 1, 50), (4, 64, 400)
         CpuEngine(),
         GpuEngine(
             n_updaters=nu,
-            batch_max=bm,
+            batch_size=bm,
+            batch_cap=bm,
             pool_slabs=1 << 14,
             max_vertices=1 << 16,
             max_versions=1 << 16,
@@ -51,7 +52,7 @@ for nu, bm, step in [(1, 1, 50), (4, 1, 50), (4, 1, 1), (2, 1, 50), (4, 64, 400)
                 bad = (i, "graph", sorted(ec - eg)[:5], sorted(eg - ec)[:5])
                 break
     gpu.close()
-    print(f"n_updaters={nu} batch_max={bm} step={step}: first divergence {bad}", flush=True)
+    print(f"n_updaters={nu} batch_size={bm} step={step}: first divergence {bad}", flush=True)
     if bad and step == 1:
         k = bad[0]
         print(

@@ -25,14 +25,19 @@ SMALL = dict(pool_slabs=1 << 14, max_vertices=1 << 16, max_versions=1 << 16, out
 
 
 @pytest.mark.parametrize("seed", range(6))
-@pytest.mark.parametrize("batch_max,chunk", [(1, 50), (7, 33), (64, 1000)])
+# (b, batch cap, updates per apply call): one-update batches, small fixed batches, and
+# batches that grow to whatever is waiting (the default).
+@pytest.mark.parametrize("batch_size,batch_cap,chunk", [(1, 1, 50), (7, 7, 33), (64, 4096, 1000)])
 @pytest.mark.parametrize("count_only", [False, True])
-def test_random_streams(seed: int, batch_max: int, chunk: int, count_only: bool) -> None:
+def test_random_streams(
+    seed: int, batch_size: int, batch_cap: int, chunk: int, count_only: bool
+) -> None:
     rng = np.random.default_rng(seed)
     g = random_graph(rng, nv=int(rng.integers(20, 60)), ne=int(rng.integers(40, 300)))
     stream = random_stream(rng, g, 400)
     want = cpu_run(g, stream, PATTERNS, count_only)
-    got = run(GpuEngine(batch_max=batch_max, **SMALL), g, stream, PATTERNS, count_only, chunk)
+    eng = GpuEngine(batch_size=batch_size, batch_cap=batch_cap, **SMALL)
+    got = run(eng, g, stream, PATTERNS, count_only, chunk)
     assert_same(got, want)
 
 

@@ -1,0 +1,63 @@
+"""Where one GpuEngine.apply call spends its time on the host (cProfile), and the device
+timeline of that call: first update taken by the updater, first match started, last update
+finished, each relative to the call's start.
+
+    python3 -P bench/debug/apply_profile.py [--data DIR] [--query Q_0] [--stream insertion10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import os
+import pstats
+import time
+from pathlib import Path
+
+from dcsm.gpu.engine import GpuEngine
+from dcsm.graphio import read_csm_query, read_csm_stream, read_graph
+from dcsm.model import UpdateBatch
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument(
+        "--data", type=Path, default=Path(os.environ.get("DCSM_SHARED_DATA", "../shared/data"))
+    )
+    ap.add_argument("--query", default="Q_0")
+    ap.add_argument("--stream", default="insertion10")
+    args = ap.parse_args()
+    og = args.data / "oracle-github"
+    graph = "initial90.graph" if args.stream == "insertion10" else "full.graph"
+    stream = read_csm_stream(og / f"{args.stream}.stream")
+    eng = GpuEngine()
+    eng.load_graph(read_graph(og / graph))
+    eng.register(0, read_csm_query(og / "queries" / args.query), from_seq=0, count_only=True)
+    # Warm-up (numba compilation of the host decoders): a few updates and their inverse.
+    k = 200
+    eng.apply(UpdateBatch.from_arrays(stream.op[:k], stream.u[:k], stream.v[:k], stream.label[:k]))
+    eng.apply(
+        UpdateBatch.from_arrays(
+            -stream.op[:k][::-1], stream.u[:k][::-1], stream.v[:k][::-1], stream.label[:k][::-1],
+            first_seq=k,
+        )
+    )  # fmt: skip
+    batch = UpdateBatch.from_arrays(stream.op, stream.u, stream.v, stream.label, first_seq=2 * k)
+    prof = cProfile.Profile()
+    t0 = time.time()
+    p0 = time.perf_counter()
+    prof.enable()
+    res = eng.apply(batch)
+    prof.disable()
+    wall = time.perf_counter() - p0
+    print(
+        f"apply: {wall * 1e3:.2f} ms; device: first start {1e3 * (res.started.min() - t0):.2f} ms, "
+        f"last finish {1e3 * (res.finished.max() - t0):.2f} ms after the call began"
+    )
+    print(eng.updater_profile(), eng.stats())
+    pstats.Stats(prof).sort_stats("cumulative").print_stats(18)
+    eng.close()
+
+
+if __name__ == "__main__":
+    main()
