@@ -37,7 +37,7 @@ from numba.typed import Dict
 
 from dcsm.engine.cpu import CpuEngine
 from dcsm.engine.interface import NO_END, BatchResult, Counts, Deltas, Engine
-from dcsm.engine.intern import ADMITTED, admit
+from dcsm.engine.intern import ADMITTED, admit, external_matches, grown
 from dcsm.errors import EngineError
 from dcsm.model import Graph, Pattern, UpdateBatch
 
@@ -238,11 +238,8 @@ class GpuEngine(Engine):
 
     def _ensure_vertices(self, n: int) -> None:
         """Room for n vertices in the host tables (the device limit is checked on use)."""
-        size = self._ext.shape[0]
-        if n > size:
-            new = max(n, 2 * size)
-            self._ext = np.concatenate([self._ext, np.zeros(new - size, np.int64)])
-            self._vlab = np.concatenate([self._vlab, np.zeros(new - size, np.int32)])
+        self._ext = grown(self._ext, n)
+        self._vlab = grown(self._vlab, n)
 
     def load_graph(self, graph: Graph) -> None:
         if self._loaded or self._next_tau > 1:
@@ -740,9 +737,7 @@ class _Collector:
             m = np.concatenate([r[3] for r in self.match_rows])[:, :width]
             upd = self.sent[i]
             order = np.lexsort((q, upd))
-            pad = np.arange(width)[None, :] >= nverts[order][:, None]
-            match = eng._ext[np.where(pad, 0, m[order])]  # columns past n hold garbage
-            match[pad] = -1
+            match = external_matches(eng._ext, m[order], nverts[order], width)
             deltas = Deltas(
                 query=q[order].astype(np.int32), sign=batch.op[upd][order].astype(np.int8),
                 seq=batch.seq[upd][order], match=match,
