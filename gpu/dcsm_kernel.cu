@@ -79,7 +79,10 @@
 // tasks) and st.job_cursor = (seq << 40 | next task); any warp claims a task with one
 // atomicAdd on the cursor (the seq in the value it gets back names the job the task belongs
 // to), runs it, and adds to st.job_done; the updater waits for job_done == n before the next
-// job. Element jobs give a task 32 consecutive elements, one per lane.
+// job. Element jobs give a task 32 consecutive elements, one per lane. A task writes only
+// elements it owns (its own records, half edges, segments, chunks, or slots it claimed with
+// an atomic): tasks of one job never write each other's data. A job of at most N_UPDATERS
+// tasks runs on the updater warps directly.
 
 #ifndef N_UPDATERS
 #define N_UPDATERS 4

@@ -1,7 +1,7 @@
 """Host mirrors of the structures in dcsm_kernel.cu (same field order, sizes, alignment).
 
-Each dtype below must match its C struct byte for byte; ``tests/gpu`` checks the sizes the
-kernel reports against these.
+Each dtype below must match its C struct byte for byte; ``GpuEngine`` checks them against
+the sizes the kernel reports (``dcsm_sizes``) when it starts.
 """
 
 from __future__ import annotations
