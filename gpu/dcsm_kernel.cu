@@ -256,7 +256,7 @@ struct State {
 // in update order. Written by updater w0 (ctl.nb, tau0, stop, the allocation ranges) and by
 // job tasks (everything else, each element by exactly one lane); read by job tasks.
 struct BatchCtl {
-    int nb, tau0, stop, fatal;
+    int nb, tau0;
     int nseg, hcur, nchunks, nins, nver, npush, gcpos, nqp, ncompact, nitems;
     int class_cnt[NCLASS];
     int ring_n[NCLASS];
@@ -1012,7 +1012,7 @@ __device__ void form_batch(const Ctx& C, UpdShared& S, int lane) {
     }
     if (lane == 0) {
         S.nb = nb; S.stop = stop; S.tau0 = (int)tau0; S.first_seen = first_seen;
-        B.ctl.nb = nb; B.ctl.tau0 = (int)tau0; B.ctl.stop = stop;
+        B.ctl.nb = nb; B.ctl.tau0 = (int)tau0;
     }
     __syncwarp();
 }
@@ -1578,7 +1578,7 @@ __device__ void reset_batch_counters(Batch& B, int lane) {
     if (lane < NCLASS) B.ctl.class_cnt[lane] = 0;
     if (lane == 0) {
         BatchCtl& K = B.ctl;
-        K.fatal = 0; K.nseg = 0; K.hcur = 0; K.nchunks = 0; K.nins = 0; K.nver = 0; K.npush = 0;
+        K.nseg = 0; K.hcur = 0; K.nchunks = 0; K.nins = 0; K.nver = 0; K.npush = 0;
         K.gcpos = 0; K.nqp = 0; K.ncompact = 0; K.nitems = 0;
     }
 }
