@@ -1,7 +1,8 @@
 """Run one GPU test function N times in one process and count the failures (a flaky test
 tells a race from a deterministic bug this way).
 
-    python3 -P bench/debug/repeat_test.py tests/gpu/test_engine_gpu.py test_pool_backpressure_and_recovery 5
+    python3 -P bench/debug/repeat_test.py tests/gpu/test_engine_gpu.py \
+        test_pool_backpressure_and_recovery 5
 """
 
 from __future__ import annotations
