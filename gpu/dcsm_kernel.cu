@@ -44,8 +44,10 @@
 //                              dt}; a version owns a run of 2^cls consecutive slabs, entries
 //                              sorted by (nbr, ct). Updater jobs write new runs and dt edits;
 //                              executors read through L2 (__ldcg: L1 is not coherent).
-//   vers   Version[maxver]     {slab, len, cls, ct_min, dt_max, prev, dead}; updater jobs
-//                              write, executors and GC read.
+//   vers   Version[maxver]     {slab, len, cls, ct_min, dt_max, prev, ndead, x}; updater
+//                              jobs write, executors and GC read.
+//   slab_owner int32[nslabs]   version owning the slab run that starts there, -1 if free;
+//                              written only with CHECK=1 (J_ALLOC claims, GC releases).
 //   slab_free int32[sum_c nslabs>>c]  per-class free rings of slab-run starts: GC pushes,
 //                              updater w0 pops (single producer, single consumer).
 //   ver_free int32[maxver]     free ring of version ids (GC pushes, updater pops).
@@ -117,6 +119,10 @@
 #ifndef BATCH_TIMEOUT_NS
 #define BATCH_TIMEOUT_NS 125000
 #endif
+// CHECK=1 compiles in self-checks of the invariants the design rests on (below, "Self-checks").
+#ifndef CHECK
+#define CHECK 0
+#endif
 
 #if QMAX > 32
 #error "QMAX must be at most 32 (one lane per query slot in finalize_update)"
@@ -163,9 +169,9 @@ typedef unsigned long long u64;
 typedef long long i64;
 
 struct Entry { int nbr; int elab; int ct; int dt; };
-// pad0 counts the version's dead entries (dt != INF): a copy of a version without any skips
-// the compaction scan.
-struct Version { int slab; int len; int cls; int ct_min; int dt_max; int prev; int pad0; int pad1; };
+// ndead counts the version's dead entries (dt != INF): a copy of a version without any skips
+// the compaction scan. x is the vertex whose neighbour array it is (self-checks read it).
+struct Version { int slab; int len; int cls; int ct_min; int dt_max; int prev; int ndead; int x; };
 
 struct InRec {
     int kind;      // REC_*
@@ -248,6 +254,8 @@ struct State {
     // publish items; then the number of batches and of updates they held.
     u64 phase_ns[5];
     u64 batches, batched_updates;
+    u64 check_count[32];     // CHECK=1: violations per CHK_* code
+    i64 check_first[32][3];  // the first violation of each code: three values that locate it
 };
 
 // The batch being applied. Half edge h = 2i + side of record i is the endpoint x = a
@@ -286,6 +294,7 @@ struct Batch {
     int seg_crank[HMAX], seg_vrank[HMAX];
     int ins_y[HMAX], ins_i[HMAX], ins_seg[HMAX];  // applied insertions by segment, (y, i) order
     int qp[MAXQP];              // (slot << 16 | plan) live somewhere in the batch
+    int outcome_shadow[BATCH_CAP];  // CHECK=1: batch_no << 4 | outcome, written beside outcome
 };
 
 // Every pointer and size the kernel needs; all fields 8 bytes so the host can fill it as
@@ -307,6 +316,8 @@ struct Ctx {
     HostCtl* hctl; DevStatus* dstat;
     int* out; u64 out_cap;
     Done* done; u64* done_counts;
+    int* slab_owner;
+    u64* task_mark;   // CHECK=1: job seq of the last run of each task index
 };
 
 // Sizes of the structures the host allocates or mirrors (checked by gpu/engine.py).
@@ -335,6 +346,46 @@ __device__ __forceinline__ void vstore(u64* p, u64 v) { *(volatile u64*)p = v; }
 __device__ __forceinline__ void vstore(i64* p, i64 v) { *(volatile i64*)p = v; }
 __device__ __forceinline__ void vstore(int* p, int v) { *(volatile int*)p = v; }
 
+// Self-checks (CHECK=1). Each names an invariant whose violation would corrupt results
+// silently; the first violation is recorded in st->check_first and gpu/engine.py raises it.
+enum CheckCode {
+    CHK_SLAB_TWICE = 1,   // J_ALLOC: a slab run handed out while another version owns it
+    CHK_VERSION_LIVE,     // J_ALLOC: a recycled version id that is still current (or never retired)
+    CHK_SLAB_OWNER,       // GC: the run freed is not owned by the version being freed
+    CHK_FREE_CURRENT,     // GC: freeing the current version of its vertex
+    CHK_WALK_FOREIGN,     // find_version: a version of another vertex on x's chain (reused id)
+    CHK_WALK_EXPIRED,     // find_version: the version found ended before tau
+    CHK_ASYMMETRIC,       // J_CLASSIFY: edge (a, b) live in one endpoint's array only
+    CHK_DELETE_MISSING,   // J_SEGEDIT / J_PUBLISH: an applied deletion found no live entry
+    CHK_UNSORTED,         // J_SEGINFO: a head version not sorted by (nbr, ct), or two live entries
+    CHK_WRONG_VERTEX,     // J_SEGINFO: the head version belongs to another vertex
+    CHK_MOVED,            // run_item: an update's versions changed while it ran
+    CHK_SEGMENT,          // J_SEGCOUNT: a half edge's segment belongs to another vertex
+    CHK_HOLE,             // J_VERIFY: an entry of a new version was never written
+    CHK_ORDER,            // J_VERIFY: a new version not sorted by (nbr, ct)
+    CHK_TWO_LIVE,         // J_VERIFY: two live entries of one neighbour in a new version
+    CHK_DELETE_DEAD,      // J_PUBLISH: the entry an applied deletion ends is already dead
+    CHK_LEN,              // J_PUBLISH / J_VERIFY: a new version's length is not live + inserted
+    CHK_INSERT_MISSING,   // J_VERIFY: an applied insertion has no entry in the new version
+    CHK_JOB_EARLY,        // job(): a task had not finished when the job was seen complete
+    CHK_TASK_TWICE,       // help(): a task ran twice
+    CHK_CHAIN,            // J_CLASSIFY: the pair's chain in the segment order disagrees with a
+                          //   replay of every earlier record of the batch
+    CHK_STALE_OUTCOME,    // J_SEGINFO / J_SEGEDIT: an outcome read is not this batch's
+    CHK_OUTCOME_DRIFT,    // J_SEGINFO / J_SEGEDIT: an outcome differs from its shadow copy
+    CHK_SEG_DRIFT,        // J_SEGEDIT: the segment's first insertion or insertion count differs
+                          //   from what J_SEGINFO computed
+};
+
+#define CHECK_SENTINEL (-7)
+
+__device__ __noinline__ void check_fail(const Ctx& C, int code, i64 a, i64 b, i64 c) {
+    if (atomicAdd(&C.st->check_count[code], 1ULL) == 0) {
+        i64* f = C.st->check_first[code];
+        f[0] = a; f[1] = b; f[2] = c;
+    }
+}
+
 // L2 reads (L1 is not coherent across blocks; everything another warp may have written
 // in this launch is read this way).
 template <typename T> __device__ __forceinline__ T ld(const T& x) { return __ldcg(&x); }
@@ -349,7 +400,7 @@ __device__ __forceinline__ Version load_version(const Version* v) {
     int4 a = __ldcg(reinterpret_cast<const int4*>(v));
     int4 b = __ldcg(reinterpret_cast<const int4*>(v) + 1);
     Version r; r.slab = a.x; r.len = a.y; r.cls = a.z; r.ct_min = a.w; r.dt_max = b.x; r.prev = b.y;
-    r.pad0 = b.z; r.pad1 = b.w;
+    r.ndead = b.z; r.x = b.w;
     return r;
 }
 
@@ -369,11 +420,22 @@ __device__ __forceinline__ InRec load_rec(const InRec* p, bool host = false) {
     return r;
 }
 
+// Wait until every lane of the warp has got here; what each lane wrote before is then ordered
+// before what any lane does after. __syncwarp() alone is not enough: after a __noinline__
+// callee in which the lanes diverged (run_task, run_item), lane 0 was seen to pass it while
+// other lanes were still inside the callee, and signal a job task done before the task's
+// writes were made (bench/results/gpu/NOTES.md, "the lost lanes"). A vote every lane must
+// execute does wait.
+__device__ __forceinline__ void warp_join() {
+    __ballot_sync(0xffffffffu, 1);
+    __syncwarp();
+}
+
 // bar.sync is .aligned: every lane of a warp must reach it together. Warp 0 often has lane 0
 // alone spinning (on job_done, the pools, the GC queue) while the others wait, so converge
 // first; a divergent arrival can release the barrier early.
 __device__ __forceinline__ void named_barrier_updaters() {
-    __syncwarp();
+    warp_join();
     asm volatile("bar.sync 1, %0;" :: "r"(N_UPDATERS * 32) : "memory");
 }
 
@@ -405,7 +467,12 @@ __device__ __forceinline__ int find_version(const Ctx& C, int x, int tau, int& o
     int v = __ldcg(C.head + x);
     while (v >= 0) {
         Version ver = load_version(C.vers + v);
-        if (ver.ct_min <= tau) { off = ver.slab * 32; len = ver.len; return v; }
+        if (CHECK && ver.x != x) check_fail(C, CHK_WALK_FOREIGN, tau, x, v);
+        if (ver.ct_min <= tau) {
+            if (CHECK && ver.dt_max < tau) check_fail(C, CHK_WALK_EXPIRED, tau, x, v);
+            off = ver.slab * 32; len = ver.len;
+            return v;
+        }
         v = ver.prev;
     }
     off = 0; len = 0;
@@ -587,7 +654,7 @@ __device__ void emit_window(const Ctx& C, const int* pl, int n, int slot, int ta
         __threadfence_system();
         vstore(&C.out[at % C.out_cap], out_stamp(at));
     }
-    __syncwarp();
+    warp_join();
 }
 
 // Reserve an item slot (lane 0): wait until its previous occupant has been read.
@@ -620,10 +687,12 @@ __device__ void donate(const Ctx& C, int tau, int slot_plan, int j, int pos, int
         write_item(C, idx, it);
         atomicAdd(&C.st->donated, 1ULL);
     }
-    __syncwarp();
+    warp_join();
 }
 
+#ifndef DONATE_EVERY
 #define DONATE_EVERY 16
+#endif
 
 // Enumerate the matches of one work item; returns the number found.
 __device__ __noinline__ u64 run_item(const Ctx& C, const Item& it, volatile BlockView& V, int lane) {
@@ -650,7 +719,7 @@ __device__ __noinline__ u64 run_item(const Ctx& C, const Item& it, volatile Bloc
                 __threadfence_system();
                 vstore(&C.out[base % C.out_cap], out_stamp(base));
             }
-            __syncwarp();
+            warp_join();
         }
         return 1;
     }
@@ -710,6 +779,14 @@ __device__ __noinline__ u64 run_item(const Ctx& C, const Item& it, volatile Bloc
         nx.pos = 0; nx.end = nx.len;
         nx.mask = nx.end > 0 ? eval_window(C, pl, i, nx, m, moff, mlen, tau, lane) : 0u;
     }
+    if (CHECK && lane == 0) {
+        // The versions the item started from must still be the ones tau reads.
+        for (int j = 0; j < s; ++j) {
+            int off, len;
+            find_version(C, m[j], tau, off, len);
+            if (off != moff[j] || len != mlen[j]) check_fail(C, CHK_MOVED, tau, m[j], j);
+        }
+    }
     return total;
 }
 
@@ -749,7 +826,7 @@ __device__ void executor(const Ctx& C, volatile BlockView& V, int lane) {
 #pragma unroll
             for (int k = 0; k < ITEM_INTS / 4; ++k) dst[k] = __ldcg(src + k);
         }
-        __syncwarp();
+        warp_join();
         if (lane == 0) vstore(&C.item_free[idx % MAXI], (i64)(idx + MAXI));
         int tau = it.tau;
         Upd* u = C.upd + (tau % MAXU);
@@ -759,6 +836,7 @@ __device__ void executor(const Ctx& C, volatile BlockView& V, int lane) {
         if (lane == 0 && found)
             atomicAdd(&C.upd_count[(size_t)(tau % MAXU) * QMAX + (it.slot_plan >> 16)], found);
         __threadfence_system();
+        warp_join();  // no lane still reads the update's versions once it may complete
         int last = 0;
         if (lane == 0) last = atomicSub(&u->pending, 1) == 1;
         last = __shfl_sync(0xffffffffu, last, 0);
@@ -778,7 +856,7 @@ __device__ void finalize_update(const Ctx& C, int tau, int lane) {
         u64 c = __ldcg(C.upd_count + slot * QMAX + lane);
         C.done_counts[slot * QMAX + lane] = c;
     }
-    __syncwarp();
+    warp_join();
     if (lane == 0) {
         Done* d = C.done + slot;
         d->outcome = __ldcg(&u->outcome);
@@ -792,7 +870,7 @@ __device__ void finalize_update(const Ctx& C, int tau, int lane) {
         vstore(&u->done, (i64)tau);
         atomicAdd(&C.st->completed, 1ULL);
     }
-    __syncwarp();
+    warp_join();
 }
 
 // Completion of an update with no work item (one thread): zero counts, times, stamp.
@@ -852,6 +930,11 @@ __device__ void collector(const Ctx& C, int lane) {
             unsigned peers = __match_any_sync(0xffffffffu, cls);
             int leader = __ffs(peers) - 1;
             u64 slab_units = 0;
+            if (CHECK && mine) {
+                int owner = atomicExch(&C.slab_owner[ver.slab], -1);
+                if (owner != v) check_fail(C, CHK_SLAB_OWNER, v, ver.slab, owner);
+                if (__ldcg(C.head + ver.x) == v) check_fail(C, CHK_FREE_CURRENT, v, ver.x, ver.dt_max);
+            }
             if (mine) {
                 u64 ft = C.st->free_tail[cls];  // only the collector writes tails
                 int rank = __popc(peers & lanemask_lt());
@@ -861,9 +944,9 @@ __device__ void collector(const Ctx& C, int lane) {
             }
             for (int d = 16; d > 0; d >>= 1) slab_units += __shfl_down_sync(0xffffffffu, slab_units, d);
             __threadfence();
-            __syncwarp();
+            warp_join();
             if (mine && lane == leader) vstore(&C.st->free_tail[cls], C.st->free_tail[cls] + __popc(peers));
-            __syncwarp();
+            warp_join();
             if (lane == 0) {
                 vstore(&C.st->ver_free_tail, C.st->ver_free_tail + take);
                 atomicAdd(&C.st->slabs_in_use, (u64)0 - slab_units);
@@ -884,7 +967,7 @@ __device__ void collector(const Ctx& C, int lane) {
             ds->pad[0] = t - h;  // versions still waiting in the GC queue
             ds->pad[1] = vload(&C.st->donated);
         }
-        __syncwarp();
+        warp_join();
         int stop = __shfl_sync(0xffffffffu, (int)vload(&C.st->stop), 0);
         if (stop) return;
         __nanosleep(2000);
@@ -922,6 +1005,16 @@ __device__ __forceinline__ int half_y(const Batch& B, u64 h) {
     return half_side(h) ? ld(r.a) : ld(r.b);
 }
 __device__ __forceinline__ bool applied(const Batch& B, int i) { return ld(B.outcome[i]) == OUT_APPLIED; }
+// applied(), cross-checked against the shadow copy J_CLASSIFY wrote (CHECK=1).
+__device__ bool applied_checked(const Ctx& C, const Batch& B, int i, int job) {
+    int o = ld(B.outcome[i]);
+    if (CHECK) {
+        int sh = ld(B.outcome_shadow[i]), bno = (int)vload(&C.st->batch_no);
+        if ((sh >> 4) != bno) check_fail(C, CHK_STALE_OUTCOME, job, i, sh >> 4);
+        else if ((sh & 15) != o) check_fail(C, CHK_OUTCOME_DRIFT, job, i, o + 10 * (sh & 15));
+    }
+    return o == OUT_APPLIED;
+}
 __device__ __forceinline__ bool is_insert(const Batch& B, int i) { return ld(B.rec[i].kind) == REC_INSERT; }
 
 // Small state of the updater warps (shared memory of block 0; warp 0 writes).
@@ -991,7 +1084,7 @@ __device__ void form_batch(const Ctx& C, UpdShared& S, int lane) {
                     ++took;
                 }
             }
-            __syncwarp();
+            warp_join();
             head += took;
             if (lane == 0) { C.st->in_head = head; C.dstat->in_consumed = head; }
             if (took < avail) break;  // waiting for a slot, or batch full, or stop
@@ -1014,7 +1107,7 @@ __device__ void form_batch(const Ctx& C, UpdShared& S, int lane) {
         S.nb = nb; S.stop = stop; S.tau0 = (int)tau0; S.first_seen = first_seen;
         B.ctl.nb = nb; B.ctl.tau0 = (int)tau0;
     }
-    __syncwarp();
+    warp_join();
 }
 
 // Job kinds, in the order the updater runs them for a batch.
@@ -1035,6 +1128,7 @@ enum JobKind {
                     //   retire the old version to the GC queue
     J_COUNT,        // per record: version lengths, work items per (slot, plan)
     J_ITEMS,        // per record: update record, then its items
+    J_VERIFY,       // CHECK=1 only, after J_PUBLISH: per segment, the new version is whole
 };
 
 #define COPY_UNROLL 4
@@ -1141,6 +1235,8 @@ __device__ __noinline__ void run_task(const Ctx& C, int kind, int t, int lane) {
     case J_SEGCOUNT: {
         if (e >= 2 * nb) break;
         int g = ld(C.vseg[half_x(ld(B.hkey[e]))]);
+        if (CHECK && (g >= ld(B.ctl.nseg) || ld(B.seg_x[g]) != half_x(ld(B.hkey[e]))))
+            check_fail(C, CHK_SEGMENT, tau0 + e / 2, half_x(ld(B.hkey[e])), g);
         B.hseg[e] = g;
         B.hrank[e] = atomicAdd(&B.seg_cnt[g], 1);
         break;
@@ -1191,8 +1287,11 @@ __device__ __noinline__ void run_task(const Ctx& C, int kind, int t, int lane) {
         int h = 2 * e + (a == lo ? 0 : 1);
         int p = ld(B.hpair_pos[h]), q = p, h0 = ld(B.seg_h0[ld(B.hseg[h])]);
         while (q > h0 && ld(B.hpair_y[q - 1]) == hi) --q;
+        const int chain = p - q + 1;
         int ent = find_live(C, __ldcg(C.head + lo), hi);
         bool exists = ent >= 0, mine = false;
+        if (CHECK && (find_live(C, __ldcg(C.head + hi), lo) >= 0) != exists)
+            check_fail(C, CHK_ASYMMETRIC, tau0 + e, lo, hi);
         int lab = exists ? __ldcg(&C.entries[ent].elab) : 0;
         for (; q <= p; ++q) {
             int k = half_i(ld(B.hpair[q]));
@@ -1203,8 +1302,23 @@ __device__ __noinline__ void run_task(const Ctx& C, int kind, int t, int lane) {
                 exists = ins;
             }
         }
+        if (CHECK) {
+            bool ex = ent >= 0, mine2 = false;
+            int cnt = 0;
+            for (int k = 0; k <= e; ++k) {
+                int ka = ld(B.rec[k].a), kb = ld(B.rec[k].b);
+                if (min(ka, kb) != lo || max(ka, kb) != hi) continue;
+                ++cnt;
+                bool ins = is_insert(B, k);
+                mine2 = ins != ex;
+                if (mine2) ex = ins;
+            }
+            if (mine2 != mine || cnt != chain)
+                check_fail(C, CHK_CHAIN, tau0 + e, lo, hi + 1000LL * cnt + 1000000LL * chain);
+        }
         B.outcome[e] = mine ? OUT_APPLIED : OUT_NOOP;
         B.elab[e] = lab;
+        if (CHECK) B.outcome_shadow[e] = ((int)vload(&C.st->batch_no) << 4) | (mine ? OUT_APPLIED : OUT_NOOP);
         break;
     }
     case J_SEGINFO: {
@@ -1217,16 +1331,25 @@ __device__ __noinline__ void run_task(const Ctx& C, int kind, int t, int lane) {
             cur = __ldcg(C.head + x);
             for (int q = h0; q < h1; ++q) {
                 int i = half_i(ld(B.half[q]));
-                if (!applied(B, i)) continue;
+                if (!applied_checked(C, B, i, J_SEGINFO)) continue;
                 if (is_insert(B, i)) { if (first_ins < 0) first_ins = q; ++nins; }
                 else if (first_ins < 0) ++ndel;
             }
             if (cur >= 0) {
                 Version ver = load_version(C.vers + cur);
+                if (CHECK && ver.x != x) check_fail(C, CHK_WRONG_VERTEX, tau0, x, cur);
+                for (int k = 1; CHECK && k < ver.len; ++k) {
+                    Entry p = load_entry(C.entries + ver.slab * 32 + k - 1);
+                    Entry q = load_entry(C.entries + ver.slab * 32 + k);
+                    if (p.nbr > q.nbr || (p.nbr == q.nbr && (p.ct > q.ct || (p.dt == INF_TS && q.dt == INF_TS)))) {
+                        check_fail(C, CHK_UNSORTED, cur, x, k);
+                        break;
+                    }
+                }
                 oldlen = ver.len; off = ver.slab * 32;
-                dead = ver.pad0 + ndel;
+                dead = ver.ndead + ndel;
                 // Dead-entry count (the in-place deletions of J_SEGEDIT count here).
-                if (ndel) C.vers[cur].pad0 = dead;
+                if (ndel) C.vers[cur].ndead = dead;
             }
             cls = first_ins >= 0 ? ceil_log2((unsigned)((oldlen + nins + 31) / 32)) : -1;
             B.seg_cur[e] = cur;
@@ -1261,15 +1384,27 @@ __device__ __noinline__ void run_task(const Ctx& C, int kind, int t, int lane) {
         if (e >= 2 * nb) break;
         u64 key = ld(B.half[e]);
         int i = half_i(key);
-        if (!applied(B, i)) break;
+        if (!applied_checked(C, B, i, J_SEGEDIT)) break;
         int g = ld(C.vseg[half_x(key)]);
         int first_ins = ld(B.seg_first_ins[g]);
         int y = half_y(B, key);
+        if (CHECK) {
+            int f = -1, n = 0;
+            for (int q = ld(B.seg_h0[g]), q1 = q + ld(B.seg_cnt[g]); q < q1; ++q) {
+                int iq = half_i(ld(B.half[q]));
+                if (!applied_checked(C, B, iq, J_SEGEDIT) || !is_insert(B, iq)) continue;
+                if (f < 0) f = q;
+                ++n;
+            }
+            if (f != first_ins || n != ld(B.seg_nins[g]))
+                check_fail(C, CHK_SEG_DRIFT, tau0, half_x(key), (f - first_ins) + 1000LL * (n - ld(B.seg_nins[g])));
+        }
         if (!is_insert(B, i)) {
             if (first_ins < 0 || e < first_ins) {
                 // Deleted before the batch's first insertion into this array: edit in place.
                 int ent = find_live(C, ld(B.seg_cur[g]), y);
                 if (ent >= 0) C.entries[ent].dt = tau0 + i;
+                else if (CHECK) check_fail(C, CHK_DELETE_MISSING, tau0 + i, half_x(key), y);
             }
             break;
         }
@@ -1277,7 +1412,7 @@ __device__ __noinline__ void run_task(const Ctx& C, int kind, int t, int lane) {
         for (int q = first_ins; q < h1; ++q) {
             u64 hq = ld(B.half[q]);
             int iq = half_i(hq);
-            if (!applied(B, iq) || !is_insert(B, iq)) continue;
+            if (!applied_checked(C, B, iq, J_SEGEDIT) || !is_insert(B, iq)) continue;
             int yq = half_y(B, hq);
             r += yq < y || (yq == y && q < e);
         }
@@ -1300,9 +1435,22 @@ __device__ __noinline__ void run_task(const Ctx& C, int kind, int t, int lane) {
                         : (int)(ld(B.ctl.ver_bump0) + vr - vn);
         int cur = ld(B.seg_cur[e]);
         int first_tau = tau0 + half_i(ld(B.half[ld(B.seg_first_ins[e])]));
+        int x = ld(B.seg_x[e]);
+        if (CHECK) {
+            int owner = atomicExch(&C.slab_owner[slab], v);
+            if (owner != -1) check_fail(C, CHK_SLAB_TWICE, slab, owner, v);
+            Version pv = load_version(C.vers + v);
+            if (vr < vn && (pv.dt_max == INF_TS || __ldcg(C.head + pv.x) == v))
+                check_fail(C, CHK_VERSION_LIVE, v, pv.x, pv.dt_max);
+        }
+        if (CHECK) {
+            int n = ld(B.seg_oldlen[e]) + ld(B.seg_nins[e]);
+            for (int k = 0; k < n; ++k)
+                *reinterpret_cast<int4*>(C.entries + slab * 32 + k) = make_int4(CHECK_SENTINEL, 0, 0, 0);
+        }
         int4* nv = reinterpret_cast<int4*>(C.vers + v);
         nv[0] = make_int4(slab, 0, cls, first_tau);
-        nv[1] = make_int4(INF_TS, cur, 0, 0);
+        nv[1] = make_int4(INF_TS, cur, 0, x);
         if (cur >= 0) C.vers[cur].dt_max = first_tau - 1;
         B.seg_new[e] = v;
         B.seg_noff[e] = slab * 32;
@@ -1386,8 +1534,16 @@ __device__ __noinline__ void run_task(const Ctx& C, int kind, int t, int lane) {
             if (first_ins < 0 || e < first_ins) break;
             int v = ld(B.seg_new[g]);
             int ent = find_at(C, ld(B.seg_noff[g]), ld(C.vers[v].len), half_y(B, key), tau0 + i);
+            if (CHECK) {
+                int len = ld(C.vers[v].len);
+                if (len != ld(B.seg_live[g]) + ld(B.seg_nins[g]))
+                    check_fail(C, CHK_LEN, tau0 + i, half_x(key), len);
+                if (ent < 0) check_fail(C, CHK_DELETE_MISSING, tau0 + i, half_x(key), half_y(B, key));
+                else if (ld(C.entries[ent].dt) != INF_TS)
+                    check_fail(C, CHK_DELETE_DEAD, tau0 + i, half_x(key), half_y(B, key) + 1000LL * (ent - ld(B.seg_noff[g])));
+            }
             if (ent >= 0) C.entries[ent].dt = tau0 + i;
-            atomicAdd(&C.vers[v].pad0, 1);
+            atomicAdd(&C.vers[v].ndead, 1);
             break;
         }
         // Publish the new versions and retire their predecessors into the GC queue.
@@ -1439,6 +1595,33 @@ __device__ __noinline__ void run_task(const Ctx& C, int kind, int t, int lane) {
         }
         break;
     }
+    case J_VERIFY: {
+        if (e >= ld(B.ctl.nseg) || ld(B.seg_new[e]) < 0) break;
+        int v = ld(B.seg_new[e]), off = ld(B.seg_noff[e]), len = ld(C.vers[v].len);
+        i64 x = ld(B.seg_x[e]);
+        // Where: the batch's first tau, the vertex, and k + 1000 * old length + 1e6 * insertions.
+        i64 shape = 1000LL * ld(B.seg_oldlen[e]) + 1000000LL * ld(B.seg_nins[e]);
+        if (len != ld(B.seg_live[e]) + ld(B.seg_nins[e])) check_fail(C, CHK_LEN, tau0, x, len + shape);
+        for (int k = ld(B.seg_ins0[e]), k1 = k + ld(B.seg_nins[e]); k < k1; ++k) {
+            int y = ld(B.ins_y[k]), ct = tau0 + ld(B.ins_i[k]);
+            bool found = false;
+            for (int j = lower_nbr(C, off, len, y); j < len && !found; ++j) {
+                Entry q = load_entry(C.entries + off + j);
+                if (q.nbr != y) break;
+                found = q.ct == ct;
+            }
+            if (!found) check_fail(C, CHK_INSERT_MISSING, ct, x, y);
+        }
+        for (int k = 0; k < len; ++k) {
+            Entry q = load_entry(C.entries + off + k);
+            if (q.nbr == CHECK_SENTINEL) { check_fail(C, CHK_HOLE, tau0, x, k + shape); break; }
+            if (k == 0) continue;
+            Entry p = load_entry(C.entries + off + k - 1);
+            if (p.nbr > q.nbr || (p.nbr == q.nbr && p.ct > q.ct)) { check_fail(C, CHK_ORDER, tau0, x, k + shape); break; }
+            if (p.nbr == q.nbr && p.dt == INF_TS && q.dt == INF_TS) { check_fail(C, CHK_TWO_LIVE, tau0, x, k + shape); break; }
+        }
+        break;
+    }
     }
 }
 
@@ -1470,7 +1653,12 @@ __device__ __noinline__ void help(const Ctx& C, int lane, bool updater = false) 
         __threadfence();  // every lane acquires what earlier jobs wrote, not only lane 0
         run_task(C, (int)((w >> 32) & 0xff), (int)(old & MASK40), lane);
         __threadfence();
-        __syncwarp();
+        warp_join();  // every lane's writes, not only lane 0's, before the task counts as done
+        if (CHECK && lane == 0) {
+            u64 t = old & MASK40, seq = w >> 40;
+            if (atomicExch(&C.task_mark[t], seq) == seq) check_fail(C, CHK_TASK_TWICE, (w >> 32) & 0xff, t, seq);
+            __threadfence();
+        }
         if (lane == 0) atomicAdd(&C.st->job_done, 1ULL);
     }
 }
@@ -1503,6 +1691,13 @@ __device__ void job(const Ctx& C, int kind, int n, int w, int lane) {
     if (w == 0 && lane == 0) {
         while (vload(&C.st->job_done) < (u64)n) __nanosleep(64);
         __threadfence();
+    }
+    if (CHECK && w == 0) {
+        warp_join();
+        __threadfence();
+        u64 seq = vload(&C.st->job_word) >> 40;
+        for (int t = lane; t < n; t += 32)
+            if (vload(&C.task_mark[t]) != seq) check_fail(C, CHK_JOB_EARLY, kind, t, n);
     }
     named_barrier_updaters();
     __threadfence();
@@ -1571,7 +1766,7 @@ __device__ void live_plans(const Ctx& C, int tau0, int nb, int lane) {
     }
     for (int p = 0; p < np; ++p) B.qp[incl - np + p] = (q << 16) | p;
     if (lane == 31) B.ctl.nqp = incl;
-    __syncwarp();
+    warp_join();
 }
 
 __device__ void reset_batch_counters(Batch& B, int lane) {
@@ -1630,6 +1825,7 @@ __device__ void updater(const Ctx& C, int w, int lane) {
                 B.ctl.gcq_base = tl;
             }
             job(C, J_PUBLISH, nht + nst, w, lane);
+            if (CHECK) job(C, J_VERIFY, nst, w, lane);
             if (clock) vstore(&C.st->gcq_tail, C.st->gcq_tail + (u64)vload(&B.ctl.npush));
             t[3] = clock ? gtime() : 0;
             if (w == 0) live_plans(C, S.tau0, nb, lane);
@@ -1668,7 +1864,7 @@ __device__ void updater(const Ctx& C, int w, int lane) {
             C.dstat->running = 0;
             __threadfence_system();
         }
-        __syncwarp();
+        warp_join();
     }
 }
 

@@ -62,6 +62,8 @@ class GpuEngine(Engine):
         in_cap: input ring records; out_cap: output ring int32 words (pinned).
         fixed_batch: run as the fixed-batch baseline with this batch size.
         blocks: grid size (default: as many co-resident blocks as fit).
+        check: compile in the kernel's self-checks (default: ``DCSM_GPU_CHECK=1`` in the
+            environment); a violated invariant then fails the ``apply`` that saw it.
     """
 
     backend = "gpu"
@@ -82,6 +84,7 @@ class GpuEngine(Engine):
         chunk: int = 1024,
         fixed_batch: int | None = None,
         blocks: int | None = None,
+        check: bool | None = None,
     ) -> None:
         super().__init__()
         import cupy as cp
@@ -94,6 +97,8 @@ class GpuEngine(Engine):
             batch_cap=max(batch_cap, fixed_batch or 0),
             chunk=chunk,
             batch_timeout_ns=int(batch_timeout_us * 1000),
+            check=int(os.environ.get("DCSM_GPU_CHECK") == "1" if check is None else check),
+            extra=KernelConfig.extra_from_env(),
         )
         self.cfg = cfg
         # Every module loads before the kernel ever runs.
@@ -134,6 +139,8 @@ class GpuEngine(Engine):
             "chunkoff": z(cfg.maxchunk, np.int32),
             "chunkseg": z(cfg.maxchunk, np.int32),
             "batch": z(sizes["Batch"], np.uint8),
+            "slab_owner": cp.full(pool_slabs, -1, np.int32),
+            "task_mark": z(cfg.maxchunk if cfg.check else 1, np.uint64),
         }
         self._d["st"] = z(self._state_dtype.itemsize, np.uint8)
         self._pinned: dict[str, object] = {}
@@ -274,6 +281,9 @@ class GpuEngine(Engine):
         d["entries"][: len(img.entries)].set(img.entries, stream=s)
         d["vers"][: len(img.versions)].set(img.versions, stream=s)
         d["head"][:nv].set(img.head, stream=s)
+        with s:  # each image run is owned by its version (read by the self-checks)
+            runs = self._cp.asarray(img.versions[:, 0])
+            d["slab_owner"][runs] = self._cp.arange(len(runs), dtype=np.int32)
         d["vlab"][:nv].set(self._vlab[:nv], stream=s)
         d["ext"][:nv].set(self._ext[:nv], stream=s)
         st = self._get_state()
@@ -434,6 +444,16 @@ class GpuEngine(Engine):
         if err:
             raise EngineError(f"GPU engine stopped: {L.ERRORS.get(err, f'error {err}')}")
 
+    def _raise_check_failures(self) -> None:
+        st = self._get_state()[0]
+        failed = [
+            f"{int(st['check_count'][c])} x {what}, first {st['check_first'][c].tolist()}"
+            for c, what in L.CHECKS.items()
+            if st["check_count"][c]
+        ]
+        if failed:
+            raise EngineError("GPU self-checks failed: " + "; ".join(failed))
+
     def _drain_idle(self) -> None:
         if self._running:
             self.stop()
@@ -506,6 +526,8 @@ class GpuEngine(Engine):
             watch.check()
         if then_stop:
             self._wait_exit()
+        if self.cfg.check:
+            self._raise_check_failures()
         if n:
             self.queries.advance(int(batch.seq[-1]))
         return col.result(batch, outcome, self, width)

@@ -78,9 +78,41 @@ def state_dtype(cfg: KernelConfig) -> np.dtype:
         ("phase_ns", np.uint64, len(UPDATER_PHASES)),
         ("batches", np.uint64),
         ("batched_updates", np.uint64),
+        ("check_count", np.uint64, 32),
+        ("check_first", np.int64, (32, 3)),
     ]
     return np.dtype(fields)
 
+
+# Self-check codes (dcsm_kernel.cu, enum CheckCode): what each violated invariant means.
+CHECKS = {
+    1: "a slab run was handed out while another version owned it (slab, owner, version)",
+    2: "a recycled version id was still current (version, vertex, dt_max)",
+    3: "the collector freed a run its version did not own (version, slab, owner)",
+    4: "the collector freed a vertex's current version (version, vertex, dt_max)",
+    5: "a version of another vertex on a vertex's version chain (tau, vertex, version)",
+    6: "the version found for tau had ended before tau (tau, vertex, version)",
+    7: "an edge was live in one endpoint's array only (tau, a, b)",
+    8: "an applied deletion found no live entry (tau, vertex, neighbour)",
+    9: "a head version was not sorted or held two live entries (version, vertex, index)",
+    10: "a vertex's head version belonged to another vertex (tau0, vertex, version)",
+    11: "an update's versions changed while it ran (tau, vertex, level)",
+    12: "a half edge was put in another vertex's segment (tau, vertex, segment)",
+    13: "an entry of a new version was never written (tau0, vertex, shape)",
+    14: "a new version was not sorted by (neighbour, ct) (tau0, vertex, shape)",
+    15: "a new version held two live entries of one neighbour (tau0, vertex, shape)",
+    16: "the entry an applied deletion ends was already dead (tau, vertex, nbr + 1000 * index)",
+    17: "a new version's length is not its live plus inserted entries (tau, vertex, length)",
+    18: "an applied insertion has no entry in the new version (tau, vertex, neighbour)",
+    19: "a job task had not finished when the job was seen complete (kind, task, tasks)",
+    20: "a job task ran twice (kind, task, job seq)",
+    21: "an outcome differs from a replay of the batch's records "
+    "(tau, a, b + 1000 * count + 1e6 * chain length)",
+    22: "an outcome read in a later job was not this batch's (job, record, batch seen)",
+    23: "an outcome differs from its shadow copy (job, record, outcome + 10 * shadow)",
+    24: "J_SEGEDIT saw another first insertion or insertion count than J_SEGINFO "
+    "(tau0, vertex, first diff + 1000 * count diff)",
+}
 
 # Updater phases timed by the kernel (State.phase_ns), in order.
 UPDATER_PHASES = ("form_batch", "classify_allocate", "copy", "publish_versions", "publish_items")
@@ -91,7 +123,8 @@ CTX_FIELDS = (
     "vlab", "ext", "head", "maxv", "vmark", "vseg", "entries", "nslabs", "vers", "maxver",
     "slab_free", "ver_free", "gcq", "gcq_cap", "upd", "upd_count", "items", "item_free",
     "item_stamp", "plans", "chunkmask", "chunkoff", "chunkseg", "batch", "st", "in_ring",
-    "in_cap", "hctl", "dstat", "out", "out_cap", "done", "done_counts",
+    "in_cap", "hctl", "dstat", "out", "out_cap", "done", "done_counts", "slab_owner",
+    "task_mark",
 )  # fmt: skip
 
 # int32 words of struct Item (a work item, 80 bytes).

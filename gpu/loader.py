@@ -7,6 +7,7 @@ starts: loading a CUDA module while it runs blocks until it exits (gpu-facts rul
 from __future__ import annotations
 
 import functools
+import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -28,9 +29,19 @@ class KernelConfig:
     nclass: int = 24
     chunk: int = 1024
     batch_timeout_ns: int = 125_000
+    check: int = 0  # 1: compile in the self-checks (slower; for tests and debugging)
+    # Further -D options, e.g. "-DHELP_MASK=0u -DDONATE_EVERY=1000000000" to switch a
+    # mechanism off while bisecting a race (default: $DCSM_KERNEL_DEFINES).
+    extra: str = ""
 
     def defines(self) -> tuple[str, ...]:
-        return tuple(f"-D{k.upper()}={v}" for k, v in asdict(self).items())
+        fields = asdict(self)
+        extra = fields.pop("extra").split()
+        return (*(f"-D{k.upper()}={v}" for k, v in fields.items()), *extra)
+
+    @staticmethod
+    def extra_from_env() -> str:
+        return os.environ.get("DCSM_KERNEL_DEFINES", "")
 
     def validate(self) -> None:
         if not 1 <= self.n_updaters <= 4:

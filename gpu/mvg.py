@@ -20,7 +20,7 @@ class BulkImage:
     """Arrays to copy into device memory for a freshly loaded graph."""
 
     entries: np.ndarray  # int32 (used_slabs * 32, 4): nbr, elab, ct, dt
-    versions: np.ndarray  # int32 (nver, 8): slab, len, cls, ct_min, dt_max, prev, 0, 0
+    versions: np.ndarray  # int32 (nver, 8): slab, len, cls, ct_min, dt_max, prev, ndead, x
     head: np.ndarray  # int32 (nv,)
     used_slabs: int
     slabs_by_class: np.ndarray  # int64 (nclass,) runs of each class (for pool stats)
@@ -64,6 +64,7 @@ def build_image(nv: int, lo: np.ndarray, hi: np.ndarray, lab: np.ndarray, nclass
     versions[:, 3] = 0
     versions[:, 4] = INF_TS
     versions[:, 5] = -1
+    versions[:, 7] = np.nonzero(has)[0]
     by_class = np.bincount(cls[has], minlength=nclass).astype(np.int64)
     return BulkImage(entries, versions, head, used, by_class)
 

@@ -144,6 +144,22 @@ def test_pool_backpressure_and_recovery() -> None:
     assert_same(got, want)
 
 
+@pytest.mark.parametrize("seed", [9, 10])
+def test_self_checks_hold_with_slow_jobs(seed: int) -> None:
+    """The pool case again with the kernel's self-checks compiled in. Their outcome replay
+    makes J_CLASSIFY tasks slow and their lanes diverge widely, which once exposed a task
+    counted done before all of its lanes had written; the checks then also verify the slab
+    and version pools, every new version, and each job's tasks."""
+    rng = np.random.default_rng(seed)
+    g = random_graph(rng, nv=200, ne=800)
+    stream = random_stream(rng, g, 20_000)
+    want = cpu_run(g, stream, [TRIANGLE], True)
+    eng = GpuEngine(pool_slabs=2048, max_versions=4096, max_vertices=1 << 12, out_cap=1 << 16,
+                    check=True)  # fmt: skip
+    got = run(eng, g, stream, [TRIANGLE], True, 20_000)
+    assert_same(got, want)
+
+
 def test_pool_exhaustion_is_an_error_not_a_hang() -> None:
     rng = np.random.default_rng(10)
     g = random_graph(rng, nv=50, ne=100)
