@@ -85,6 +85,11 @@
 // elements it owns (its own records, half edges, segments, chunks, or slots it claimed with
 // an atomic): tasks of one job never write each other's data. A job of at most N_UPDATERS
 // tasks runs on the updater warps directly.
+//
+// Warp discipline. Wherever lanes write and one lane then publishes (a task done, an item
+// slot freed, a completion stamped), the warp first meets in warp_join(), never in a bare
+// __syncwarp() (see warp_join). CHECK=1 compiles in self-checks of the invariants above
+// (enum CheckCode); gpu/engine.py raises the first violation.
 
 #ifndef N_UPDATERS
 #define N_UPDATERS 4

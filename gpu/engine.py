@@ -37,17 +37,18 @@ from numba.typed import Dict
 
 from dcsm.engine.cpu import CpuEngine
 from dcsm.engine.interface import NO_END, BatchResult, Counts, Deltas, Engine
-from dcsm.engine.intern import ADMITTED, admit, external_matches, grown
+from dcsm.engine.intern import ADMITTED, admit, grown
 from dcsm.errors import EngineError
 from dcsm.model import Graph, Pattern, UpdateBatch
 
 from . import layout as L
 from .loader import KernelConfig, load_kernel
 from .mvg import build_image, live_edges
-from .rings import read_records
+from .rings import MatchRows
 
 THREADS = 256
 _PIECE = 4096  # updates admitted and sent to the kernel at a time within one apply
+_ROWS = 1 << 16  # match records decoded per read of the output ring
 
 
 class GpuEngine(Engine):
@@ -104,15 +105,12 @@ class GpuEngine(Engine):
         # Every module loads before the kernel ever runs.
         self._kernel, sizes = load_kernel(cfg)
         self._state_dtype = L.state_dtype(cfg)
-        mirrors = {"State": self._state_dtype, "Upd": L.UPD, "Done": L.DONE, "InRec": L.IN_REC}
+        mirrors = {"State": self._state_dtype, "Upd": L.UPD, "Done": L.DONE, "InRec": L.IN_REC,
+                   "Item": L.ITEM}  # fmt: skip
         for name, dtype in mirrors.items():
             if sizes[name] != dtype.itemsize:
                 raise EngineError(f"gpu/layout.py: {name} is {dtype.itemsize} bytes, "
                                   f"the kernel's {sizes[name]}")  # fmt: skip
-        if sizes["Item"] != 4 * L.ITEM_INTS:
-            raise EngineError(
-                f"gpu/layout.py: Item is {4 * L.ITEM_INTS} bytes, not {sizes['Item']}"
-            )
         self._fixed_batch = fixed_batch
         self._nslabs = pool_slabs
         self._maxv = max_vertices
@@ -188,12 +186,7 @@ class GpuEngine(Engine):
         self._got_records = 0
         self._running = False
         self._loaded = False
-        rows = 1 << 16  # match records decoded per read of the output ring
-        self._rowbuf = (
-            np.empty(rows, np.int32),
-            np.empty(rows, np.int32),
-            np.empty((rows, 16), np.int32),
-        )
+        self._drain_rows = MatchRows(16)  # records read while no apply call collects them
         self._clock_offset_ns = 0
         self._blocks = blocks or self._default_blocks()
         GpuEngine._live.add(self)
@@ -379,7 +372,7 @@ class GpuEngine(Engine):
         """Drain, stop the kernel and keep the graph (the next apply relaunches it)."""
         if not self._running:
             return
-        self._write_records(np.array([(L.REC_STOP, 0, 0, 0, 0, 0, 0, 0, 0)], L.IN_REC), None)
+        self._write_records(L.STOP_RECORD, None)
         self._wait_exit(limit_s)
 
     def _wait_exit(self, limit_s: float = 60.0) -> None:
@@ -498,7 +491,9 @@ class GpuEngine(Engine):
         b = np.zeros(n, np.int32)
         self._ensure_vertices(int(self._meta[0]) + 2 * n)
         self._launch()
-        col = _Collector(n, self._next_tau)
+        live = self._slot_qid >= 0
+        width = max(width, int(self._slot_nverts[live].max(initial=0)))
+        col = _Collector(n, self._next_tau, width)
         # Admit, encode and send the updates a piece at a time, so the kernel starts on the
         # first piece while the host prepares the next.
         for lo in range(0, n, _PIECE):
@@ -518,7 +513,7 @@ class GpuEngine(Engine):
             due = np.maximum.accumulate(recs["arrival_ns"]) if paced else None
             self._write_records(recs, col, due)
         if then_stop:
-            self._write_records(np.array([(L.REC_STOP, 0, 0, 0, 0, 0, 0, 0, 0)], L.IN_REC), col)
+            self._write_records(L.STOP_RECORD, col)
         last = self._next_tau - 1
         watch = _Watchdog(self)
         while self._done_next <= last or self._got_records < self._expect_records:
@@ -530,7 +525,7 @@ class GpuEngine(Engine):
             self._raise_check_failures()
         if n:
             self.queries.advance(int(batch.seq[-1]))
-        return col.result(batch, outcome, self, width)
+        return col.result(batch, outcome)
 
     def _encode(
         self, batch: UpdateBatch, sent: np.ndarray, a: np.ndarray, b: np.ndarray
@@ -613,16 +608,18 @@ class GpuEngine(Engine):
                     col.add_done(taus[:m], rec, counts, self)
                 self._done_next += m
                 self._hctl["done_consumed"] = self._done_next - 1
-        tb, sb, mb = self._rowbuf
+        rows = self._drain_rows if col is None else col.rows
+        tau0 = 0 if col is None else col.tau0
+        # Room for every record the completed updates announced, in one step when possible.
+        want = _ROWS if col is None else max(_ROWS, self._expect_records - self._got_records)
         while True:
-            self._out_head, k = read_records(
-                self._out, self._out_head, self._slot_nverts, tb, sb, mb, 0
-            )
+            self._out_head, k = rows.read(self._out, self._out_head, self._slot_nverts,
+                                          self._ext, self._slot_qid, tau0, want)  # fmt: skip
             self._hctl["out_consumed"] = self._out_head
             self._got_records += k
-            if k and col is not None:
-                col.add_matches(tb[:k], sb[:k], mb[:k], self)
-            if k < len(tb):
+            if col is None:
+                rows.n = 0
+            if k < want:
                 break
         self._free_finished_slots()
 
@@ -683,7 +680,7 @@ class _Watchdog:
 class _Collector:
     """Accumulates one apply call's completions and matches into a BatchResult."""
 
-    def __init__(self, n: int, tau0: int) -> None:
+    def __init__(self, n: int, tau0: int, width: int) -> None:
         self.n = n
         self._sent = np.zeros(n, np.int64)  # update index of each tau0 + k, k < nsent
         self.nsent = 0
@@ -692,7 +689,7 @@ class _Collector:
         self.started = np.zeros(n, np.float64)
         self.finished = np.zeros(n, np.float64)
         self.count_rows: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-        self.match_rows: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        self.rows = MatchRows(width)  # match records, decoded by GpuEngine._pump
 
     @property
     def sent(self) -> np.ndarray:
@@ -720,17 +717,7 @@ class _Collector:
             if len(r):
                 self.count_rows.append((i[r], eng._slot_qid[slots[s]], c[r, s].astype(np.int64)))
 
-    def add_matches(
-        self, taus: np.ndarray, slots: np.ndarray, matches: np.ndarray, eng: GpuEngine
-    ) -> None:
-        # Query ids and widths are taken now: a slot may serve another query later.
-        self.match_rows.append(
-            (taus - self.tau0, eng._slot_qid[slots], eng._slot_nverts[slots], matches.copy())
-        )
-
-    def result(
-        self, batch: UpdateBatch, outcome: np.ndarray, eng: GpuEngine, width: int
-    ) -> BatchResult:
+    def result(self, batch: UpdateBatch, outcome: np.ndarray) -> BatchResult:
         now = time.time()
         outcome = outcome.copy()
         k = self.nsent
@@ -751,21 +738,19 @@ class _Collector:
             )  # fmt: skip
         else:
             counts = Counts.empty()
-        if self.match_rows:
-            i = np.concatenate([r[0] for r in self.match_rows])
-            q = np.concatenate([r[1] for r in self.match_rows])
-            nverts = np.concatenate([r[2] for r in self.match_rows])
-            width = max(width, int(nverts.max()))
-            m = np.concatenate([r[3] for r in self.match_rows])[:, :width]
-            upd = self.sent[i]
-            order = np.lexsort((q, upd))
-            match = external_matches(eng._ext, m[order], nverts[order], width)
+        r = self.rows
+        if r.n:
+            q, upd, match = r.qid[: r.n], self.sent[r.upd[: r.n]], r.match[: r.n]
+            # Rows by (update, query); they arrive nearly so, and often exactly so.
+            key = (upd << 32) + (q.astype(np.int64) - q.min())
+            if (np.diff(key) < 0).any():
+                order = np.argsort(key, kind="stable")
+                q, upd, match = q[order], upd[order], match[order]
             deltas = Deltas(
-                query=q[order].astype(np.int32), sign=batch.op[upd][order].astype(np.int8),
-                seq=batch.seq[upd][order], match=match,
-            )  # fmt: skip
+                query=q, sign=batch.op[upd].astype(np.int8), seq=batch.seq[upd], match=match
+            )
         else:
-            deltas = Deltas.empty(width)
+            deltas = Deltas.empty(r.match.shape[1])
         return BatchResult(outcome, deltas, counts, started, finished)
 
 

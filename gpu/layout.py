@@ -129,6 +129,10 @@ CTX_FIELDS = (
 
 # int32 words of struct Item (a work item, 80 bytes).
 ITEM_INTS = 20
+ITEM = np.dtype((np.int32, ITEM_INTS))
+
+# The input record that ends the kernel once everything before it has completed.
+STOP_RECORD = np.array([(REC_STOP, 0, 0, 0, 0, 0, 0, 0, 0)], IN_REC)
 
 # Plan blob (int32 per field), as the PL_* offsets in the kernel.
 PLAN_INTS = 2 + 3 * K + 2 * K * K + 2 * K
