@@ -186,7 +186,8 @@ class GpuEngine(Engine):
         self._got_records = 0
         self._running = False
         self._loaded = False
-        self._drain_rows = MatchRows(16)  # records read while no apply call collects them
+        # Records read while no apply call collects them (decoded, then dropped).
+        self._drain_rows = MatchRows(16, chunk_rows=_ROWS)
         self._clock_offset_ns = 0
         self._blocks = blocks or self._default_blocks()
         GpuEngine._live.add(self)
@@ -493,7 +494,7 @@ class GpuEngine(Engine):
         self._launch()
         live = self._slot_qid >= 0
         width = max(width, int(self._slot_nverts[live].max(initial=0)))
-        col = _Collector(n, self._next_tau, width)
+        col = _Collector(n, self._next_tau, width, self._slot_qid)
         # Admit, encode and send the updates a piece at a time, so the kernel starts on the
         # first piece while the host prepares the next.
         for lo in range(0, n, _PIECE):
@@ -614,11 +615,11 @@ class GpuEngine(Engine):
         want = _ROWS if col is None else max(_ROWS, self._expect_records - self._got_records)
         while True:
             self._out_head, k = rows.read(self._out, self._out_head, self._slot_nverts,
-                                          self._ext, self._slot_qid, tau0, want)  # fmt: skip
+                                          self._ext, tau0, want)  # fmt: skip
             self._hctl["out_consumed"] = self._out_head
             self._got_records += k
             if col is None:
-                rows.n = 0
+                rows.clear()
             if k < want:
                 break
         self._free_finished_slots()
@@ -680,7 +681,7 @@ class _Watchdog:
 class _Collector:
     """Accumulates one apply call's completions and matches into a BatchResult."""
 
-    def __init__(self, n: int, tau0: int, width: int) -> None:
+    def __init__(self, n: int, tau0: int, width: int, slot_qid: np.ndarray) -> None:
         self.n = n
         self._sent = np.zeros(n, np.int64)  # update index of each tau0 + k, k < nsent
         self.nsent = 0
@@ -690,6 +691,8 @@ class _Collector:
         self.finished = np.zeros(n, np.float64)
         self.count_rows: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self.rows = MatchRows(width)  # match records, decoded by GpuEngine._pump
+        # The query of each slot now: a slot may be freed before the call returns.
+        self.slot_qid = slot_qid.copy()
 
     @property
     def sent(self) -> np.ndarray:
@@ -738,19 +741,11 @@ class _Collector:
             )  # fmt: skip
         else:
             counts = Counts.empty()
-        r = self.rows
-        if r.n:
-            q, upd, match = r.qid[: r.n], self.sent[r.upd[: r.n]], r.match[: r.n]
-            # Rows by (update, query); they arrive nearly so, and often exactly so.
-            key = (upd << 32) + (q.astype(np.int64) - q.min())
-            if (np.diff(key) < 0).any():
-                order = np.argsort(key, kind="stable")
-                q, upd, match = q[order], upd[order], match[order]
-            deltas = Deltas(
-                query=q, sign=batch.op[upd].astype(np.int8), seq=batch.seq[upd], match=match
-            )
+        if self.rows.n:
+            op = batch.op.astype(np.int8)
+            deltas = Deltas(*self.rows.ordered(self.sent, op, batch.seq, self.slot_qid))
         else:
-            deltas = Deltas.empty(r.match.shape[1])
+            deltas = Deltas.empty(self.rows.width)
         return BatchResult(outcome, deltas, counts, started, finished)
 
 

@@ -4,6 +4,9 @@ Output ring: int32 records ``[stamp, tau, slot, v0 .. v(n-1)]`` at absolute int 
 ``stamp = pos % (2**31 - 1) + 1`` is written last, so a record is complete once its stamp
 matches its position (a stale record of an earlier lap has another stamp). Records are
 reserved in order but completed out of order: the reader stops at the first incomplete one.
+
+Records are decoded in one pass into fixed-size chunks of rows (external vertex ids), never
+copied while a run grows, and put in (update, query) order by a counting sort at the end.
 """
 
 from __future__ import annotations
@@ -11,53 +14,121 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from dcsm.engine.intern import grown
-
 STAMP_MOD = 0x7FFFFFFF
 
 
 @njit(cache=True)
-def read_records(ring, head, nverts, ext, slot_qid, tau0, upd, qid, match, k):  # type: ignore[no-untyped-def]
+def read_records(ring, head, nverts, ext, tau0, upd, slot, match, k):  # type: ignore[no-untyped-def]
     """Decode complete records from absolute position ``head`` into rows k.. of ``upd``
-    (tau - tau0), ``qid`` (the slot's query id now: a slot may serve another query later)
-    and ``match`` (external vertex ids, -1 past the query's size), until an incomplete
-    record or a full buffer. Returns (new head, new k)."""
+    (tau - tau0), ``slot`` and ``match`` (external vertex ids, -1 past the query's size),
+    until an incomplete record or a full buffer. Returns (new head, new k)."""
     cap = ring.shape[0]
     width = match.shape[1]
     while k < upd.shape[0]:
-        if ring[head % cap] != head % STAMP_MOD + 1:
+        p = head % cap
+        if ring[p] != head % STAMP_MOD + 1:
             break
-        slot = ring[(head + 2) % cap]
-        n = nverts[slot]
-        upd[k] = ring[(head + 1) % cap] - tau0
-        qid[k] = slot_qid[slot]
+        p = p + 1 if p + 1 < cap else 0
+        tau = ring[p]
+        p = p + 1 if p + 1 < cap else 0
+        s = ring[p]
+        n = nverts[s]
         for x in range(n):
-            match[k, x] = ext[ring[(head + 3 + x) % cap]]
+            p = p + 1 if p + 1 < cap else 0
+            match[k, x] = ext[ring[p]]
         for x in range(n, width):
             match[k, x] = -1
+        upd[k] = tau - tau0
+        slot[k] = s
         k += 1
         head += 3 + n
     return head, k
 
 
-class MatchRows:
-    """Decoded match rows of one ``apply`` call, in arrival order: numpy arrays that double
-    when full, so a run of millions of matches is decoded straight into place."""
+@njit(cache=True)
+def _count(upd, slot, rank, nrank, count):  # type: ignore[no-untyped-def]
+    for r in range(upd.shape[0]):
+        count[upd[r] * nrank + rank[slot[r]] + 1] += 1
 
-    def __init__(self, width: int, capacity: int = 1 << 16) -> None:
+
+@njit(cache=True)
+def _place(upd, slot, match, rank, nrank, start, sent, op, seq, slot_qid, q, sign, s, m):  # type: ignore[no-untyped-def]
+    for r in range(upd.shape[0]):
+        b = upd[r] * nrank + rank[slot[r]]
+        at = start[b]
+        start[b] = at + 1
+        i = sent[upd[r]]
+        q[at] = slot_qid[slot[r]]
+        sign[at] = op[i]
+        s[at] = seq[i]
+        for x in range(m.shape[1]):
+            m[at, x] = match[r, x]
+
+
+class MatchRows:
+    """Decoded match rows of one ``apply`` call, in arrival order, in chunks of
+    ``chunk_rows``."""
+
+    def __init__(self, width: int, chunk_rows: int = 1 << 20) -> None:
+        self.width = width
+        self.chunk_rows = chunk_rows
+        self.chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.fill = 0  # rows in the last chunk
         self.n = 0
-        self.upd = np.empty(capacity, np.int32)
-        self.qid = np.empty(capacity, np.int32)
-        self.match = np.empty((capacity, width), np.int64)
 
     def read(
-        self, ring: np.ndarray, head: int, nverts: np.ndarray, ext: np.ndarray,
-        slot_qid: np.ndarray, tau0: int, rows: int = 1 << 16,
+        self, ring: np.ndarray, head: int, nverts: np.ndarray, ext: np.ndarray, tau0: int,
+        rows: int,
     ) -> tuple[int, int]:  # fmt: skip
         """Decode up to ``rows`` records; returns (new head, records decoded)."""
-        end = self.n + rows
-        self.upd, self.qid, self.match = (grown(a, end) for a in (self.upd, self.qid, self.match))
-        head, k = read_records(ring, head, nverts, ext, slot_qid, tau0, self.upd[:end],
-                               self.qid[:end], self.match[:end], self.n)  # fmt: skip
-        got, self.n = k - self.n, k
+        got = 0
+        while got < rows:
+            if not self.chunks or self.fill == self.chunk_rows:
+                c = self.chunk_rows
+                upd, slot = np.empty(c, np.int32), np.empty(c, np.int32)
+                self.chunks.append((upd, slot, np.empty((c, self.width), np.int64)))
+                self.fill = 0
+            upd, slot, match = self.chunks[-1]
+            end = min(self.chunk_rows, self.fill + rows - got)
+            head, k = read_records(ring, head, nverts, ext, tau0, upd[:end], slot[:end],
+                                   match[:end], self.fill)  # fmt: skip
+            got += k - self.fill
+            self.fill = k
+            if k < end:
+                break
+        self.n += got
         return head, got
+
+    def clear(self) -> None:
+        """Forget every row, keeping the first chunk for reuse."""
+        del self.chunks[1:]
+        self.fill = self.n = 0
+
+    def ordered(
+        self, sent: np.ndarray, op: np.ndarray, seq: np.ndarray, slot_qid: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(query, sign, seq, match) of every row, ordered by update, then query id (stable).
+        Row r belongs to update ``sent[upd[r]]`` of the batch whose ``op`` and ``seq`` are
+        given, and to the query ``slot_qid[slot[r]]``."""
+        live = np.nonzero(slot_qid >= 0)[0]
+        rank = np.zeros(len(slot_qid), np.int64)
+        rank[live[np.argsort(slot_qid[live], kind="stable")]] = np.arange(len(live))
+        nrank = max(1, len(live))
+        start = np.zeros(len(sent) * nrank + 1, np.int64)
+        parts = list(self._filled())
+        for u, s, _ in parts:
+            _count(u, s, rank, nrank, start)
+        start = np.cumsum(start)
+        q = np.empty(self.n, np.int32)
+        sign = np.empty(self.n, np.int8)
+        sq = np.empty(self.n, np.int64)
+        m = np.empty((self.n, self.width), np.int64)
+        for u, s, mm in parts:
+            _place(u, s, mm, rank, nrank, start, sent, op, seq, slot_qid, q, sign, sq, m)
+        return q, sign, sq, m
+
+    def _filled(self):  # type: ignore[no-untyped-def]
+        """(upd, slot, match) views of the rows written, chunk by chunk."""
+        for i, (u, s, m) in enumerate(self.chunks):
+            n = self.fill if i == len(self.chunks) - 1 else self.chunk_rows
+            yield u[:n], s[:n], m[:n]
