@@ -1009,9 +1009,9 @@ __device__ __forceinline__ int half_y(const Batch& B, u64 h) {
     const InRec& r = B.rec[half_i(h)];
     return half_side(h) ? ld(r.a) : ld(r.b);
 }
-__device__ __forceinline__ bool applied(const Batch& B, int i) { return ld(B.outcome[i]) == OUT_APPLIED; }
-// applied(), cross-checked against the shadow copy J_CLASSIFY wrote (CHECK=1).
-__device__ bool applied_checked(const Ctx& C, const Batch& B, int i, int job) {
+// Was update i of the batch applied? With CHECK=1 the outcome is cross-checked against the
+// shadow copy J_CLASSIFY wrote beside it; `job` names the reader in a violation.
+__device__ bool applied(const Ctx& C, const Batch& B, int i, int job) {
     int o = ld(B.outcome[i]);
     if (CHECK) {
         int sh = ld(B.outcome_shadow[i]), bno = (int)vload(&C.st->batch_no);
@@ -1336,7 +1336,7 @@ __device__ __noinline__ void run_task(const Ctx& C, int kind, int t, int lane) {
             cur = __ldcg(C.head + x);
             for (int q = h0; q < h1; ++q) {
                 int i = half_i(ld(B.half[q]));
-                if (!applied_checked(C, B, i, J_SEGINFO)) continue;
+                if (!applied(C, B, i, J_SEGINFO)) continue;
                 if (is_insert(B, i)) { if (first_ins < 0) first_ins = q; ++nins; }
                 else if (first_ins < 0) ++ndel;
             }
@@ -1389,7 +1389,7 @@ __device__ __noinline__ void run_task(const Ctx& C, int kind, int t, int lane) {
         if (e >= 2 * nb) break;
         u64 key = ld(B.half[e]);
         int i = half_i(key);
-        if (!applied_checked(C, B, i, J_SEGEDIT)) break;
+        if (!applied(C, B, i, J_SEGEDIT)) break;
         int g = ld(C.vseg[half_x(key)]);
         int first_ins = ld(B.seg_first_ins[g]);
         int y = half_y(B, key);
@@ -1397,7 +1397,7 @@ __device__ __noinline__ void run_task(const Ctx& C, int kind, int t, int lane) {
             int f = -1, n = 0;
             for (int q = ld(B.seg_h0[g]), q1 = q + ld(B.seg_cnt[g]); q < q1; ++q) {
                 int iq = half_i(ld(B.half[q]));
-                if (!applied_checked(C, B, iq, J_SEGEDIT) || !is_insert(B, iq)) continue;
+                if (!applied(C, B, iq, J_SEGEDIT) || !is_insert(B, iq)) continue;
                 if (f < 0) f = q;
                 ++n;
             }
@@ -1417,7 +1417,7 @@ __device__ __noinline__ void run_task(const Ctx& C, int kind, int t, int lane) {
         for (int q = first_ins; q < h1; ++q) {
             u64 hq = ld(B.half[q]);
             int iq = half_i(hq);
-            if (!applied_checked(C, B, iq, J_SEGEDIT) || !is_insert(B, iq)) continue;
+            if (!applied(C, B, iq, J_SEGEDIT) || !is_insert(B, iq)) continue;
             int yq = half_y(B, hq);
             r += yq < y || (yq == y && q < e);
         }
@@ -1533,7 +1533,7 @@ __device__ __noinline__ void run_task(const Ctx& C, int kind, int t, int lane) {
             if (e >= 2 * nb) break;
             u64 key = ld(B.half[e]);
             int i = half_i(key);
-            if (!applied(B, i) || is_insert(B, i)) break;
+            if (!applied(C, B, i, J_PUBLISH) || is_insert(B, i)) break;
             int g = ld(C.vseg[half_x(key)]);
             int first_ins = ld(B.seg_first_ins[g]);
             if (first_ins < 0 || e < first_ins) break;
@@ -1563,7 +1563,7 @@ __device__ __noinline__ void run_task(const Ctx& C, int kind, int t, int lane) {
     }
     case J_COUNT: {
         int items = 0;
-        if (e < nb && applied(B, e)) items = count_items(C, B, e, tau0 + e);
+        if (e < nb && applied(C, B, e, J_COUNT)) items = count_items(C, B, e, tau0 + e);
         warp_claim(&B.ctl.nitems, items, lane);
         break;
     }

@@ -56,10 +56,10 @@ def admit(op, u, v, u_label, v_label, idmap, ext, vlab, meta, outcome, a_out, b_
 
 
 def grown(a: np.ndarray, n: int) -> np.ndarray:
-    """``a`` itself if it holds n rows, else a zero-padded copy with at least twice as many."""
+    """``a`` itself if it holds n elements, else a zero-padded copy at least twice as long."""
     if n <= a.shape[0]:
         return a
-    out = np.zeros((max(n, 2 * a.shape[0]), *a.shape[1:]), a.dtype)
+    out = np.zeros(max(n, 2 * a.shape[0]), a.dtype)
     out[: a.shape[0]] = a
     return out
 
