@@ -48,6 +48,8 @@
 //                              jobs write, executors and GC read.
 //   slab_owner int32[nslabs]   version owning the slab run that starts there, -1 if free;
 //                              written only with CHECK=1 (J_ALLOC claims, GC releases).
+//   task_mark u64[MAXCHUNK]    CHECK=1 only: job seq of the last run of each task index;
+//                              the warp that ran the task writes, updater w0 reads.
 //   slab_free int32[sum_c nslabs>>c]  per-class free rings of slab-run starts: GC pushes,
 //                              updater w0 pops (single producer, single consumer).
 //   ver_free int32[maxver]     free ring of version ids (GC pushes, updater pops).
@@ -938,7 +940,8 @@ __device__ void collector(const Ctx& C, int lane) {
             if (CHECK && mine) {
                 int owner = atomicExch(&C.slab_owner[ver.slab], -1);
                 if (owner != v) check_fail(C, CHK_SLAB_OWNER, v, ver.slab, owner);
-                if (__ldcg(C.head + ver.x) == v) check_fail(C, CHK_FREE_CURRENT, v, ver.x, ver.dt_max);
+                if (__ldcg(C.head + ver.x) == v)
+                    check_fail(C, CHK_FREE_CURRENT, v, ver.x, ver.dt_max);
             }
             if (mine) {
                 u64 ft = C.st->free_tail[cls];  // only the collector writes tails
@@ -1321,9 +1324,10 @@ __device__ __noinline__ void run_task(const Ctx& C, int kind, int t, int lane) {
             if (mine2 != mine || cnt != chain)
                 check_fail(C, CHK_CHAIN, tau0 + e, lo, hi + 1000LL * cnt + 1000000LL * chain);
         }
-        B.outcome[e] = mine ? OUT_APPLIED : OUT_NOOP;
+        const int outcome = mine ? OUT_APPLIED : OUT_NOOP;
+        B.outcome[e] = outcome;
         B.elab[e] = lab;
-        if (CHECK) B.outcome_shadow[e] = ((int)vload(&C.st->batch_no) << 4) | (mine ? OUT_APPLIED : OUT_NOOP);
+        if (CHECK) B.outcome_shadow[e] = ((int)vload(&C.st->batch_no) << 4) | outcome;
         break;
     }
     case J_SEGINFO: {
@@ -1402,7 +1406,8 @@ __device__ __noinline__ void run_task(const Ctx& C, int kind, int t, int lane) {
                 ++n;
             }
             if (f != first_ins || n != ld(B.seg_nins[g]))
-                check_fail(C, CHK_SEG_DRIFT, tau0, half_x(key), (f - first_ins) + 1000LL * (n - ld(B.seg_nins[g])));
+                check_fail(C, CHK_SEG_DRIFT, tau0, half_x(key),
+                           (f - first_ins) + 1000LL * (n - ld(B.seg_nins[g])));
         }
         if (!is_insert(B, i)) {
             if (first_ins < 0 || e < first_ins) {
@@ -1451,7 +1456,8 @@ __device__ __noinline__ void run_task(const Ctx& C, int kind, int t, int lane) {
         if (CHECK) {
             int n = ld(B.seg_oldlen[e]) + ld(B.seg_nins[e]);
             for (int k = 0; k < n; ++k)
-                *reinterpret_cast<int4*>(C.entries + slab * 32 + k) = make_int4(CHECK_SENTINEL, 0, 0, 0);
+                *reinterpret_cast<int4*>(C.entries + slab * 32 + k) =
+                    make_int4(CHECK_SENTINEL, 0, 0, 0);
         }
         int4* nv = reinterpret_cast<int4*>(C.vers + v);
         nv[0] = make_int4(slab, 0, cls, first_tau);
@@ -1543,9 +1549,11 @@ __device__ __noinline__ void run_task(const Ctx& C, int kind, int t, int lane) {
                 int len = ld(C.vers[v].len);
                 if (len != ld(B.seg_live[g]) + ld(B.seg_nins[g]))
                     check_fail(C, CHK_LEN, tau0 + i, half_x(key), len);
-                if (ent < 0) check_fail(C, CHK_DELETE_MISSING, tau0 + i, half_x(key), half_y(B, key));
+                int x = half_x(key), y = half_y(B, key);
+                if (ent < 0) check_fail(C, CHK_DELETE_MISSING, tau0 + i, x, y);
                 else if (ld(C.entries[ent].dt) != INF_TS)
-                    check_fail(C, CHK_DELETE_DEAD, tau0 + i, half_x(key), half_y(B, key) + 1000LL * (ent - ld(B.seg_noff[g])));
+                    check_fail(C, CHK_DELETE_DEAD, tau0 + i, x,
+                               y + 1000LL * (ent - ld(B.seg_noff[g])));
             }
             if (ent >= 0) C.entries[ent].dt = tau0 + i;
             atomicAdd(&C.vers[v].ndead, 1);
@@ -1606,7 +1614,8 @@ __device__ __noinline__ void run_task(const Ctx& C, int kind, int t, int lane) {
         i64 x = ld(B.seg_x[e]);
         // Where: the batch's first tau, the vertex, and k + 1000 * old length + 1e6 * insertions.
         i64 shape = 1000LL * ld(B.seg_oldlen[e]) + 1000000LL * ld(B.seg_nins[e]);
-        if (len != ld(B.seg_live[e]) + ld(B.seg_nins[e])) check_fail(C, CHK_LEN, tau0, x, len + shape);
+        if (len != ld(B.seg_live[e]) + ld(B.seg_nins[e]))
+            check_fail(C, CHK_LEN, tau0, x, len + shape);
         for (int k = ld(B.seg_ins0[e]), k1 = k + ld(B.seg_nins[e]); k < k1; ++k) {
             int y = ld(B.ins_y[k]), ct = tau0 + ld(B.ins_i[k]);
             bool found = false;
@@ -1622,8 +1631,9 @@ __device__ __noinline__ void run_task(const Ctx& C, int kind, int t, int lane) {
             if (q.nbr == CHECK_SENTINEL) { check_fail(C, CHK_HOLE, tau0, x, k + shape); break; }
             if (k == 0) continue;
             Entry p = load_entry(C.entries + off + k - 1);
-            if (p.nbr > q.nbr || (p.nbr == q.nbr && p.ct > q.ct)) { check_fail(C, CHK_ORDER, tau0, x, k + shape); break; }
-            if (p.nbr == q.nbr && p.dt == INF_TS && q.dt == INF_TS) { check_fail(C, CHK_TWO_LIVE, tau0, x, k + shape); break; }
+            int bad = p.nbr > q.nbr || (p.nbr == q.nbr && p.ct > q.ct) ? CHK_ORDER
+                    : p.nbr == q.nbr && p.dt == INF_TS && q.dt == INF_TS ? CHK_TWO_LIVE : 0;
+            if (bad) { check_fail(C, bad, tau0, x, k + shape); break; }
         }
         break;
     }
@@ -1661,7 +1671,8 @@ __device__ __noinline__ void help(const Ctx& C, int lane, bool updater = false) 
         warp_join();  // every lane's writes, not only lane 0's, before the task counts as done
         if (CHECK && lane == 0) {
             u64 t = old & MASK40, seq = w >> 40;
-            if (atomicExch(&C.task_mark[t], seq) == seq) check_fail(C, CHK_TASK_TWICE, (w >> 32) & 0xff, t, seq);
+            if (atomicExch(&C.task_mark[t], seq) == seq)
+                check_fail(C, CHK_TASK_TWICE, (w >> 32) & 0xff, t, seq);
             __threadfence();
         }
         if (lane == 0) atomicAdd(&C.st->job_done, 1ULL);
