@@ -11,8 +11,9 @@ copied while a run grows, and put in (update, query) order by a counting sort at
 
 from __future__ import annotations
 
+import numba
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 STAMP_MOD = 0x7FFFFFFF
 
@@ -51,18 +52,24 @@ def _count(upd, slot, rank, nrank, count):  # type: ignore[no-untyped-def]
         count[upd[r] * nrank + rank[slot[r]] + 1] += 1
 
 
-@njit(cache=True)
-def _place(upd, slot, match, rank, nrank, start, sent, op, seq, slot_qid, q, sign, s, m):  # type: ignore[no-untyped-def]
-    for r in range(upd.shape[0]):
-        b = upd[r] * nrank + rank[slot[r]]
-        at = start[b]
-        start[b] = at + 1
-        i = sent[upd[r]]
-        q[at] = slot_qid[slot[r]]
-        sign[at] = op[i]
-        s[at] = seq[i]
-        for x in range(m.shape[1]):
-            m[at, x] = match[r, x]
+@njit(parallel=True, cache=True)
+def _place(upd, slot, match, rank, nrank, start, bounds, sent, op, seq, slot_qid, q, sign, s, m):  # type: ignore[no-untyped-def]
+    # Thread t owns buckets [bounds[t], bounds[t+1]): it alone moves their cursors in start,
+    # and it takes its rows in arrival order, so the order within a bucket is kept.
+    for t in prange(bounds.shape[0] - 1):
+        lo, hi = bounds[t], bounds[t + 1]
+        for r in range(upd.shape[0]):
+            b = upd[r] * nrank + rank[slot[r]]
+            if b < lo or b >= hi:
+                continue
+            at = start[b]
+            start[b] = at + 1
+            i = sent[upd[r]]
+            q[at] = slot_qid[slot[r]]
+            sign[at] = op[i]
+            s[at] = seq[i]
+            for x in range(m.shape[1]):
+                m[at, x] = match[r, x]
 
 
 class MatchRows:
@@ -119,12 +126,16 @@ class MatchRows:
         for u, s, _ in parts:
             _count(u, s, rank, nrank, start)
         start = np.cumsum(start)
+        # Buckets split among threads so that each places about as many rows.
+        threads = numba.get_num_threads()
+        cuts = np.searchsorted(start, np.arange(1, threads) * self.n / threads, side="right") - 1
+        bounds = np.concatenate([[0], cuts, [len(start) - 1]]).astype(np.int64)
         q = np.empty(self.n, np.int32)
         sign = np.empty(self.n, np.int8)
         sq = np.empty(self.n, np.int64)
         m = np.empty((self.n, self.width), np.int64)
         for u, s, mm in parts:
-            _place(u, s, mm, rank, nrank, start, sent, op, seq, slot_qid, q, sign, sq, m)
+            _place(u, s, mm, rank, nrank, start, bounds, sent, op, seq, slot_qid, q, sign, sq, m)
         return q, sign, sq, m
 
     def _filled(self):  # type: ignore[no-untyped-def]

@@ -131,3 +131,30 @@ def test_read_records_fills_only_the_buffer_it_is_given() -> None:
     match = np.zeros((3, 2), np.int64)
     head, k = read_records(ring, 0, NVERTS, EXT, 0, upd, slot, match, 1)
     assert (head, k) == (2 * 5, 3)  # rows 1 and 2: two records of five words
+
+
+def test_ordering_equals_a_stable_sort_by_update_then_query() -> None:
+    """Many records of three queries over many chunks, against numpy's stable lexsort (the
+    ordering pass splits the updates among threads)."""
+    rng = np.random.default_rng(5)
+    nverts = np.array([2, 2, 2, 0], np.int32)
+    slot_qid = np.array([9, 4, 7, -1], np.int32)
+    n, n_updates = 3000, 200
+    tau = rng.integers(0, n_updates, n)
+    slot = rng.integers(0, 3, n)
+    verts = rng.integers(0, 100, (n, 2))
+    ring = np.zeros(n * 5 + 8, np.int32)
+    pos = 0
+    for r in range(n):
+        pos = put(ring, pos, int(tau[r]), int(slot[r]), verts[r].tolist())
+    rows = MatchRows(width=2, chunk_rows=256)
+    rows.read(ring, 0, nverts, EXT, 0, n)
+    sent = np.sort(rng.choice(10 * n_updates, n_updates, replace=False)).astype(np.int64)
+    op = rng.choice(np.array([-1, 1], np.int8), 10 * n_updates)
+    seq = np.arange(10 * n_updates, dtype=np.int64) + 1000
+    q, sign, s, match = rows.ordered(sent, op, seq, slot_qid)
+    order = np.lexsort((slot_qid[slot], tau))  # stable: arrival order within (update, query)
+    assert q.tolist() == slot_qid[slot][order].tolist()
+    assert s.tolist() == seq[sent[tau]][order].tolist()
+    assert sign.tolist() == op[sent[tau]][order].tolist()
+    assert (match == EXT[verts[order]]).all()
