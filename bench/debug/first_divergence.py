@@ -6,17 +6,10 @@ import sys
 import numpy as np
 
 sys.path.insert(0, "tests/gpu")
-from gpu_helpers import PATTERNS, random_graph, random_stream  # noqa: E402
+from gpu_helpers import PATTERNS, edge_set, random_graph, random_stream  # noqa: E402
 
 from dcsm.engine.cpu import CpuEngine  # noqa: E402
 from dcsm.gpu.engine import GpuEngine  # noqa: E402
-
-
-def edges(g):  # type: ignore[no-untyped-def]
-    return set(
-        zip(np.minimum(g.src, g.dst).tolist(), np.maximum(g.src, g.dst).tolist(), strict=True)
-    )
-
 
 for nu, bm, step in [(1, 1, 50), (4, 1, 50), (4, 1, 1), (2, 1, 50), (4, 64, 400), (1, 64, 400)]:
     rng = np.random.default_rng(0)
@@ -47,7 +40,7 @@ for nu, bm, step in [(1, 1, 50), (4, 1, 50), (4, 1, 1), (2, 1, 50), (4, 64, 400)
             break
         if step == 1:
             gpu.stop()
-            ec, eg = edges(cpu.export_graph()), edges(gpu.export_graph())
+            ec, eg = edge_set(cpu.export_graph()), edge_set(gpu.export_graph())
             if ec != eg:
                 bad = (i, "graph", sorted(ec - eg)[:5], sorted(eg - ec)[:5])
                 break

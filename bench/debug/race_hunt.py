@@ -18,16 +18,18 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "gpu"))
-from gpu_helpers import TRIANGLE, canonical, cpu_run, random_graph, random_stream  # noqa: E402
+from gpu_helpers import (  # noqa: E402
+    TRIANGLE,
+    canonical,
+    cpu_run,
+    edge_set,
+    random_graph,
+    random_stream,
+)
 
 from dcsm.engine.cpu import CpuEngine  # noqa: E402
 from dcsm.errors import EngineError  # noqa: E402
 from dcsm.gpu.engine import GpuEngine  # noqa: E402
-
-
-def edge_set(g) -> set:  # type: ignore[no-untyped-def]
-    lo, hi = np.minimum(g.src, g.dst).tolist(), np.maximum(g.src, g.dst).tolist()
-    return set(zip(lo, hi, strict=True))
 
 
 def one_run(g, stream, want, want_edges, check: bool, pool: int) -> str:  # type: ignore[no-untyped-def]

@@ -54,6 +54,12 @@ def random_stream(rng: np.random.Generator, g: Graph, n: int, new_vertices: int 
     return UpdateBatch.from_arrays(op, pool_u, pool_v, rng.integers(0, 2, n), u_label=ul)
 
 
+def edge_set(g: Graph) -> set[tuple[int, int]]:
+    """The graph's edges as (smaller id, larger id) pairs, labels left out."""
+    lo, hi = np.minimum(g.src, g.dst).tolist(), np.maximum(g.src, g.dst).tolist()
+    return set(zip(lo, hi, strict=True))
+
+
 def run(engine: Engine, g: Graph, stream: UpdateBatch, patterns: list[Pattern], count_only: bool,
         chunk: int) -> list[BatchResult]:  # fmt: skip
     try:

@@ -11,6 +11,7 @@ from gpu_helpers import (
     assert_same,
     canonical,
     cpu_run,
+    edge_set,
     random_graph,
     random_stream,
     run,
@@ -124,12 +125,7 @@ def test_stop_and_relaunch_keep_the_graph() -> None:
     cpu = CpuEngine()
     cpu.load_graph(g)
     cpu.apply(stream)
-    assert _edge_set(cpu.export_graph()) == _edge_set(gpu.export_graph())
-
-
-def _edge_set(g: Graph) -> set[tuple[int, int]]:
-    lo, hi = np.minimum(g.src, g.dst).tolist(), np.maximum(g.src, g.dst).tolist()
-    return set(zip(lo, hi, strict=True))
+    assert edge_set(cpu.export_graph()) == edge_set(gpu.export_graph())
 
 
 def test_pool_backpressure_and_recovery() -> None:
