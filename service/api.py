@@ -7,10 +7,12 @@
                                             ``pageToken``
 ``GET /api/v1/queries/{name}``              definition and stats; 404
 ``DELETE /api/v1/queries/{name}``           unregister; final stats; 404
-``POST /api/v1/updates``                    JSON array of EdgeUpdate; outcomes; 413/422
+``POST /api/v1/updates``                    JSON array of EdgeUpdate; durable, then applied;
+                                            outcomes; ``?wait=false``: 202 once durable
 ``GET /api/v1/status``                      sequence position, queues, engine, Kafka
-``WS /api/v1/queries/{name}/matches``       MatchDelta frames (+ gap/end frames)
-``WS /api/v1/queries/{name}/counts``        per-update count frames
+``WS /api/v1/queries/{name}/matches``       MatchDelta frames (+ gap/end frames);
+                                            ``?encoding=batch``: a frame per engine batch
+``WS /api/v1/queries/{name}/counts``        per-update count frames (``?encoding=``)
 ``GET /healthz``, ``/readyz``, ``/metrics``
 ==========================================  ==================================================
 
@@ -42,7 +44,7 @@ from dcsm.schemas import EdgeUpdate, QuerySpec, to_batch
 from .app import Service
 from .codec import validation_details
 from .errors import BatchTooLarge, QueryNotFound, ServiceError
-from .fanout import Reply
+from .frames import Encoding
 from .queries import Mode, QueryState
 from .subscribers import Subscriber
 
@@ -56,6 +58,11 @@ class QueryCreate(QuerySpec):
     mode: Mode = Field(
         default="embeddings",
         description="embeddings: every match delta; count: per-update counts only",
+    )
+    encoding: Encoding | None = Field(
+        default=None,
+        description="frames on the matches topic: json (one per delta or count) or batch "
+        "(one per engine batch); default: the service's matches_encoding",
     )
 
 
@@ -137,15 +144,10 @@ def _install_queries(app: FastAPI, service: Service) -> None:
         mode: Annotated[Mode | None, Query(description="overrides the body's mode")] = None,
     ) -> dict[str, Any]:
         """Register a query; it sees every update from the returned ``from_seq`` on."""
-        service.check_accepting()
         chosen: Mode = mode or spec.mode
-        base = QuerySpec.model_validate(spec.model_dump(exclude={"mode"}))
-        st = catalog.reserve(base, chosen, service._on_drop)
-        fut = asyncio.get_running_loop().create_future()
-        st.from_seq = service.sequencer.submit_register(
-            st.qid, base.to_pattern(), chosen == "count", backfill, fut
-        )
-        n_backfill = await fut
+        encoding: Encoding = spec.encoding or service.settings.matches_encoding  # type: ignore[assignment]
+        base = QuerySpec.model_validate(spec.model_dump(exclude={"mode", "encoding"}))
+        st, n_backfill = await service.register_query(base, chosen, encoding, backfill)
         out = st.describe()
         out["backfill"] = n_backfill if backfill else None
         return out
@@ -165,14 +167,7 @@ def _install_queries(app: FastAPI, service: Service) -> None:
     @app.delete("/api/v1/queries/{name}", tags=["queries"])
     async def delete_query(name: str) -> dict[str, Any]:
         """Unregister; returns the final stats once every delta before it is emitted."""
-        st = catalog.get(name)
-        if st.closing:
-            raise QueryNotFound(f"query {name!r} is already being deleted")
-        service.check_accepting()
-        st.closing = True
-        fut = asyncio.get_running_loop().create_future()
-        service.sequencer.submit_unregister(st.qid, fut)
-        final = await fut
+        st, final = await service.unregister_query(name)
         return _describe(st, final)
 
 
@@ -182,9 +177,14 @@ def _install_updates(app: FastAPI, service: Service) -> None:
     @app.post("/api/v1/updates", tags=["updates"])
     async def post_updates(
         updates: Annotated[list[EdgeUpdate], Body(description="edge updates in order")],
-        wait: Annotated[bool, Query(description="answer once applied, with outcomes")] = True,
+        wait: Annotated[
+            bool,
+            Query(description="answer once applied, with outcomes; false: 202 once durable"),
+        ] = True,
     ) -> Any:
-        """Updates go through the same sequencer as Kafka records (one global seq)."""
+        """Updates are made durable first (with Kafka: produced to the input topic like any
+        producer's; without: fsynced to the update log), then go through the one global
+        sequence. ``wait=false`` answers 202 as soon as they are durable."""
         arrival = time.time()
         service.check_accepting()
         if len(updates) > limit:
@@ -193,22 +193,16 @@ def _install_updates(app: FastAPI, service: Service) -> None:
                 [{"field": "body", "reason": f"more than {limit} updates; split the batch"}],
             )
         if not updates:
-            seq = service.sequencer.next_seq
-            return {
-                "accepted": 0,
-                "first_seq": seq,
-                "last_seq": seq - 1,
-                "outcomes": {},
-                "rejected": [],
-            }
-        await service.sequencer.wait_for_room()
-        batch = to_batch(updates, 0, np.zeros(len(updates)))
-        fut = asyncio.get_running_loop().create_future()
-        first = service.sequencer.submit_updates(batch, arrival, Reply(fut))
-        head = {"accepted": len(updates), "first_seq": first, "last_seq": first + len(updates) - 1}
-        if not wait:
+            return {"accepted": 0, "first_seq": None, "last_seq": None, "outcomes": {},
+                    "rejected": []}  # fmt: skip
+        ts = np.array([u.ts or arrival for u in updates], np.float64)
+        acc = await service.submit_updates(to_batch(updates, 0, ts), wait)
+        last = acc.first_seq + acc.count - 1 if acc.first_seq is not None else None
+        head = {"accepted": acc.count, "first_seq": acc.first_seq, "last_seq": last,
+                "durable": acc.position}  # fmt: skip
+        if acc.outcome is None or acc.seq is None:
             return JSONResponse(head, status_code=202)
-        seq, outcome = await fut
+        seq, outcome = acc.seq, acc.outcome
         codes, counts = np.unique(outcome, return_counts=True)
         rejected = np.flatnonzero((outcome != OUTCOME_APPLIED) & (outcome != OUTCOME_NOOP))
         return head | {
@@ -222,7 +216,11 @@ def _install_updates(app: FastAPI, service: Service) -> None:
 
 def _install_websockets(app: FastAPI, service: Service) -> None:
     async def stream(
-        ws: WebSocket, name: str, kind: Literal["matches", "counts"], queue: int | None
+        ws: WebSocket,
+        name: str,
+        kind: Literal["matches", "counts"],
+        queue: int | None,
+        encoding: Encoding,
     ) -> None:
         await ws.accept()
         try:
@@ -239,12 +237,12 @@ def _install_websockets(app: FastAPI, service: Service) -> None:
         cap = service.settings.ws_queue_frames
         bound = min(queue, cap) if queue else cap
         own_kind = (kind == "matches") == (st.mode == "embeddings")
-        if own_kind and st.pending is not None:
+        if own_kind and st.pending is not None and st.pending.encoding == encoding:
             # The first subscriber gets everything since registration (backfill included).
             sub, st.pending = st.pending, None
             sub.max_frames = bound
         else:
-            sub = Subscriber(bound, service._on_drop)
+            sub = Subscriber(bound, service.on_drop, encoding)
         subs = st.subscribers if kind == "matches" else st.count_subscribers
         subs.add(sub)
 
@@ -268,15 +266,21 @@ def _install_websockets(app: FastAPI, service: Service) -> None:
             watcher.cancel()
 
     @app.websocket("/api/v1/queries/{name}/matches")
-    async def matches(ws: WebSocket, name: str, queue: int | None = None) -> None:
+    async def matches(
+        ws: WebSocket, name: str, queue: int | None = None, encoding: Encoding = "json"
+    ) -> None:
         """MatchDelta frames; ``{"type": "gap", "dropped": N}`` when this client fell
-        behind; ``{"type": "end"}`` when the query is deleted. ``queue``: frame bound."""
-        await stream(ws, name, "matches", queue)
+        behind; ``{"type": "end"}`` when the query is deleted. ``queue``: frame bound;
+        ``encoding=batch``: one frame per engine batch."""
+        await stream(ws, name, "matches", queue, encoding)
 
     @app.websocket("/api/v1/queries/{name}/counts")
-    async def counts(ws: WebSocket, name: str, queue: int | None = None) -> None:
-        """Per-update ``{"type": "count", "seq", "sign", "count", ...}`` frames."""
-        await stream(ws, name, "counts", queue)
+    async def counts(
+        ws: WebSocket, name: str, queue: int | None = None, encoding: Encoding = "json"
+    ) -> None:
+        """Per-update ``{"type": "count", "seq", "sign", "count", ...}`` frames
+        (``encoding=batch``: ``{"type": "counts"}`` per engine batch)."""
+        await stream(ws, name, "counts", queue, encoding)
 
 
 def _install_ops(app: FastAPI, service: Service) -> None:
@@ -313,8 +317,13 @@ def _install_ops(app: FastAPI, service: Service) -> None:
                 "topic": s.updates_topic,
                 "connected": service.ingest.connected,
                 "records": service.ingest.records,
-                "done_offsets": service.ingest.tracker.snapshot(),
+                "lag": service.ingest.lag(),
             }
+        ckpt = service.checkpoint
+        checkpoint = None
+        if ckpt is not None:
+            checkpoint = {"next_seq": ckpt.next_seq, "positions": ckpt.positions,
+                          "path": str(ckpt.path) if ckpt.path else None}  # fmt: skip
         return {
             "version": dcsm.__version__,
             "next_seq": service.sequencer.next_seq,
@@ -326,6 +335,7 @@ def _install_ops(app: FastAPI, service: Service) -> None:
                 "memory_bytes": worker.memory_bytes,
             },
             "kafka": kafka,
+            "checkpoint": checkpoint,
             "queries": len(service.catalog),
             "uptime_seconds": time.time() - service.started_at,
         }

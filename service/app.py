@@ -1,115 +1,219 @@
-"""Assembly: builds every component from the settings, starts them in dependency order,
-drains and stops them in reverse, and runs uvicorn with a SIGTERM that drains first.
+"""Assembly: builds every component from the settings, recovers the state, starts the
+pipeline, takes checkpoints, and drains and stops it.
 
-Pipeline::
+Pipeline (data flows one way)::
 
-    HTTP POST /updates ─┐
-                        ├─> Sequencer ─> EngineWorker thread ─> events ─> Fanout ─┬─> dcsm.matches
-    Kafka dcsm.updates ─┘   (one seq)     (engine.apply)                         ├─> websockets
-          └─ undecodable records ─> dcsm.dead-letter <─ engine rejections ───────┘
+    POST /updates ─┬─(with Kafka)─> dcsm.updates ─> KafkaIngest ─┐
+                   └─(without)───> update log ───────────────────┼─> Sequencer ─> EngineWorker
+    POST/DELETE /queries ─> query log ───────────────────────────┘    (one seq)    (engine.apply)
+                                                                               │ events
+         dcsm.matches <─┬─ Fanout <────────────────────────────────────────────┘
+         websockets   <─┘   └─ rejected input -> dcsm.dead-letter
 
-Start order: engine (load snapshot or --graph, JIT warm-up), Kafka producer, fan-out, Kafka
-consumer. Startup runs in the background so ``/healthz`` answers at once and ``/readyz`` says
-when the pipeline is up. Drain (SIGTERM): stop consuming, refuse new HTTP updates, wait for
-everything admitted to be fanned out, let websocket clients catch up (bounded), write the
-snapshot, commit the offsets it covers, close subscribers.
+Durability (see service/README.md, "Crash safety"): an update is acknowledged once it is in
+the input topic (or fsynced in the update log), a registration or deletion once it is fsynced
+in the query log. Checkpoints (:mod:`dcsm.service.checkpoint`) are taken every
+``checkpoint_interval_s`` or ``checkpoint_interval_updates``: the engine thread exports the
+graph between two commands, the outputs are flushed, another thread writes the file, and only
+then are the input offsets it covers committed to Kafka. A restart restores the newest
+checkpoint and replays the query log and the inputs after it, at the same seqs, so the state
+and the frames (same ids) are those of an uninterrupted run; frames after the checkpoint may
+come twice, never not at all.
+
+Start order: recovery (checkpoint, query log), engine (load, JIT warm-up), Kafka producer,
+fan-out, update-log replay, Kafka consumer, checkpointer. Startup runs in the background so
+``/healthz`` answers at once and ``/readyz`` says when the pipeline is up.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import signal
 import time
-from pathlib import Path
-from types import FrameType
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from dcsm.errors import DcsmError
 from dcsm.graphio import read_graph
-from dcsm.model import Graph
+from dcsm.model import Graph, UpdateBatch
+from dcsm.schemas import QuerySpec
 
+from .checkpoint import Checkpoint, CheckpointError, reset_state
+from .codec import decode_record, encode_binary
+from .durable import QueryLog, RecordLog
 from .engine_worker import EngineWorker
-from .errors import NotReady
+from .errors import NotReady, QueryNotFound
 from .fanout import Fanout
-from .ingest import KafkaIngest
+from .frames import Encoding
+from .ingest import REQUEST_HEADER, KafkaIngest, committed_offsets, source_name
+from .jsonscan import warm as warm_json_scanner
+from .messages import Event, Exported, Origin, Register, Unregister
 from .metrics import Metrics
 from .outputs import KafkaOutput
-from .queries import QueryCatalog, QueryState
+from .queries import Mode, QueryCatalog, QueryState
 from .sequencer import Sequencer
 from .settings import Settings
-from .snapshot import Snapshot
 
 log = logging.getLogger("dcsm.service")
 
 EVENTS_QUEUE_SIZE = 64
 WEBSOCKET_FLUSH_S = 5.0
+UPDATE_LOG_SOURCE = "log:updates"
+
+
+class Reply:
+    """Origin of an HTTP request applied without Kafka: resolves its future with
+    (seq, outcome)."""
+
+    def __init__(self, fut: asyncio.Future[tuple[np.ndarray, np.ndarray]]) -> None:
+        self.fut = fut
+
+    async def settle(self, seq: np.ndarray, outcome: np.ndarray) -> None:
+        if not self.fut.done():
+            self.fut.set_result((seq, outcome))
+
+    async def fail(self, error: BaseException) -> None:
+        if not self.fut.done():
+            self.fut.set_exception(error)
+
+
+@dataclass
+class Accepted:
+    """What ``POST /api/v1/updates`` learns: seqs where known, and the outcomes once applied
+    (``wait``). ``position``: where the updates were made durable."""
+
+    count: int
+    first_seq: int | None
+    position: dict[str, Any]
+    seq: np.ndarray | None = None
+    outcome: np.ndarray | None = None
 
 
 class Service:
-    """The whole pipeline. Construction reads the snapshot or --graph (so a bad file fails
-    before anything listens); :meth:`start` brings the pipeline up."""
+    """The whole pipeline. Construction reads the checkpoint or --graph and the query log
+    (so a bad file fails before anything listens); :meth:`start` brings the pipeline up."""
 
     def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-        s = settings
+        self.settings = s = settings
         self.metrics = Metrics()
         self.catalog = QueryCatalog(s.pending_frames)
-        self.snapshot: Snapshot | None = None
-        if s.snapshot_path is not None:
-            self.snapshot = Snapshot.load(s.snapshot_path)
-        graph: Graph | None = None
-        next_seq = 0
-        restore = []
-        start_offsets = None
-        if self.snapshot is not None:
-            graph, next_seq = self.snapshot.graph, self.snapshot.next_seq
-            for row in self.snapshot.queries:
-                st = QueryState.restore(row)
-                self.catalog.adopt(st, self._on_drop)
-                restore.append((st.qid, st.spec.to_pattern(), st.mode == "count"))
-            start_offsets = self.snapshot.offsets.get(s.updates_topic)
-            if s.graph:
-                log.warning("snapshot %s found: --graph %s is ignored", s.snapshot_path, s.graph)
-            log.info(
-                "restoring snapshot %s: %d vertices, %d edges, %d queries, next seq %d",
-                s.snapshot_path, graph.num_vertices, graph.num_edges, len(restore), next_seq,
-            )  # fmt: skip
-        elif s.graph:
-            graph = read_graph(s.graph)
-            log.info(
-                "loaded %s: %d vertices, %d edges", s.graph, graph.num_vertices, graph.num_edges
-            )
-        self.events: asyncio.Queue = asyncio.Queue()
+        self.state_dir = s.state_path
+        self.checkpoint: Checkpoint | None = None
+        if self.state_dir is not None:
+            if s.reset_state:
+                removed = reset_state(self.state_dir)
+                log.warning(
+                    "--reset-state: removed %s from %s", removed or "nothing", self.state_dir
+                )
+            self.checkpoint = Checkpoint.latest(self.state_dir)
+        graph, next_seq, positions, log_entries = self._initial_state()
+        self.events: asyncio.Queue[Event] = asyncio.Queue()
         self.worker = EngineWorker(
-            s.backend, self.events, graph, restore, next_seq, s.max_engine_batch_updates,
-            max_events=EVENTS_QUEUE_SIZE,
+            s.backend, self.events, graph,
+            [(st.qid, st.spec.to_pattern(), st.mode == "count") for st in self.catalog.live()],
+            next_seq, s.max_engine_batch_updates, max_events=EVENTS_QUEUE_SIZE,
         )  # fmt: skip
-        self.sequencer = Sequencer(self.worker, next_seq, s.max_queued_updates)
+        self.sequencer = Sequencer(
+            self.worker.submit, next_seq, s.max_queued_updates, log_entries, positions
+        )
+        self.query_log = QueryLog(self.state_dir / "queries.log") if self.state_dir else None
+        self.update_log = (
+            RecordLog(self.state_dir / "updates.log") if self.state_dir and not s.kafka else None
+        )
+        self._replay_query_log(log_entries)
         self.output = (
-            KafkaOutput(s.kafka, s.matches_topic, s.dead_letter_topic) if s.kafka else None
+            KafkaOutput(s.kafka, s.matches_topic, s.dead_letter_topic, linger_ms=s.output_linger_ms)
+            if s.kafka
+            else None
         )
         self.fanout = Fanout(
             self.events, self.catalog, self.sequencer, self.metrics, self.output,
             self.worker.event_done,
         )  # fmt: skip
-        self.ingest = None
+        self.ingest: KafkaIngest | None = None
         if s.kafka and self.output is not None:
             self.ingest = KafkaIngest(
                 s.kafka, s.updates_topic, s.consumer_group, self.sequencer, self.output,
-                self.metrics, start_offsets, s.max_record_updates, s.fetch_max_records,
-                s.commit_interval_ms, s.fetch_max_wait_ms,
+                self.metrics, positions.get(source_name(s.updates_topic)), s.max_record_updates,
+                s.fetch_max_records, s.fetch_max_wait_ms,
             )  # fmt: skip
         self.ready = False
         self.accepting = False
         self.fatal: str | None = None
         self.started_at = time.time()
-        self.on_fatal: Any = None  # called with the message when startup fails
+        self.on_fatal: Callable[[str], None] | None = None  # called when startup fails
+        self._control_lock = asyncio.Lock()  # query-log order == engine order
+        self._update_log_lock = asyncio.Lock()  # update-log order == seq order
+        self._checkpoint_lock = asyncio.Lock()
+        self._last_checkpoint = (time.monotonic(), next_seq, log_entries)
+        self._tasks: list[asyncio.Task] = []
         self._starter: asyncio.Task | None = None
         self._drained: asyncio.Task | None = None
         self._bind_gauges()
 
-    def _on_drop(self, n: int) -> None:
+    # -- recovery ------------------------------------------------------------------------
+
+    def _initial_state(self) -> tuple[Graph | None, int, dict[str, dict[int, int]], int]:
+        s = self.settings
+        ckpt = self.checkpoint
+        if ckpt is None:
+            graph = None
+            if s.graph:
+                graph = read_graph(s.graph)
+                log.info(
+                    "loaded %s: %d vertices, %d edges", s.graph, graph.num_vertices,
+                    graph.num_edges,
+                )  # fmt: skip
+            return graph, 0, {}, 0
+        for row in ckpt.queries:
+            self.catalog.adopt(QueryState.restore(row), self.on_drop)
+        if s.graph:
+            log.warning("checkpoint %s found: --graph %s is ignored", ckpt.path, s.graph)
+        log.info(
+            "restoring checkpoint %s: %d vertices, %d edges, %d queries, next seq %d, inputs %s",
+            ckpt.path, ckpt.graph.num_vertices, ckpt.graph.num_edges, len(ckpt.queries),
+            ckpt.next_seq, ckpt.positions,
+        )  # fmt: skip
+        self.metrics.checkpoint_seq.set(ckpt.next_seq)
+        return ckpt.graph, ckpt.next_seq, ckpt.positions, ckpt.log_entries
+
+    def _replay_query_log(self, applied: int) -> None:
+        """Re-queue the registrations and deletions logged after the checkpoint, at their
+        own seqs."""
+        if self.query_log is None:
+            return
+        entries = self.query_log.entries(applied)
+        for e in entries:
+            if e["op"] == "register":
+                spec = QuerySpec.model_validate(e["spec"])
+                st = QueryState(
+                    e["name"], int(e["qid"]), spec, e["mode"], e.get("encoding", "json"),
+                    int(e["from_seq"]), float(e["created_at"]),
+                )  # fmt: skip
+                self.catalog.adopt(st, self.on_drop)
+                self.sequencer.schedule(
+                    Register(
+                        st.qid,
+                        spec.to_pattern(),
+                        st.from_seq,
+                        st.mode == "count",
+                        bool(e["backfill"]),
+                    )  # fmt: skip
+                )
+            else:
+                st = self.catalog.by_qid(int(e["qid"]))
+                if st is not None:
+                    st.closing = True
+                self.sequencer.schedule(Unregister(int(e["qid"]), int(e["from_seq"])))
+        if entries:
+            log.info("query log: %d entries after the checkpoint re-queued", len(entries))
+
+    def on_drop(self, n: int) -> None:
+        """A websocket subscriber dropped ``n`` frames."""
         self.metrics.gap_frames_total.inc(n)
 
     def _bind_gauges(self) -> None:
@@ -153,17 +257,72 @@ class Service:
 
     async def start(self) -> None:
         s = self.settings
-        if s.kafka and s.create_topics:
-            await ensure_topics(s.kafka, [s.updates_topic, s.matches_topic, s.dead_letter_topic])
+        if s.kafka:
+            if s.create_topics:
+                await ensure_topics(
+                    s.kafka, [s.updates_topic, s.matches_topic, s.dead_letter_topic]
+                )
+            await self._refuse_empty_start()
+        await asyncio.to_thread(warm_json_scanner)
         await self.worker.start()
         if self.output is not None:
             await self.output.start()
         await self.fanout.start()
+        await self._replay_update_log()
         self.accepting = True
         if self.ingest is not None:
             await self.ingest.start()
+            self._tasks.append(asyncio.create_task(self._watch_kafka(), name="dcsm-kafka-ping"))
+        if self.state_dir is not None:
+            self._tasks.append(asyncio.create_task(self._checkpoints(), name="dcsm-checkpoints"))
         self.ready = True
         log.info("dcsm ready (next seq %d)", self.sequencer.next_seq)
+
+    async def _refuse_empty_start(self) -> None:
+        """No checkpoint, but the group has committed offsets: the state that goes with
+        them is missing, and starting empty there would silently lose it."""
+        s = self.settings
+        if self.checkpoint is not None or s.reset_state or s.kafka is None:
+            return
+        committed = await committed_offsets(s.kafka, s.updates_topic, s.consumer_group)
+        if committed:
+            where = self.state_dir or "(no --state-dir)"
+            raise CheckpointError(
+                f"consumer group {s.consumer_group!r} has committed offsets on "
+                f"{s.updates_topic} ({committed}) but {where} holds no checkpoint: the state "
+                "that goes with them is missing. Restore the state directory (or its "
+                "checkpoint.prev.npz as checkpoint.npz), or start with --reset-state to start "
+                "empty from the earliest offset"
+            )
+
+    async def _replay_update_log(self) -> None:
+        """HTTP updates fsynced after the checkpoint, back at their seqs (no Kafka)."""
+        if self.update_log is None:
+            return
+        pos = self.sequencer.positions.get(UPDATE_LOG_SOURCE, {}).get(0, 0)
+        n = 0
+        for index, payload in self.update_log.read_from(pos):
+            dec = decode_record(payload, 1 << 62)
+            await self.sequencer.wait_for_room()
+            self.sequencer.submit_updates(
+                dec.updates, time.time(), None, [(UPDATE_LOG_SOURCE, 0, index + 1)]
+            )
+            n += len(dec)
+        if n:
+            log.info("update log: %d updates after the checkpoint replayed", n)
+
+    async def _watch_kafka(self) -> None:
+        """Whether the broker answers (readiness), every second."""
+        assert self.ingest is not None
+        while True:
+            await asyncio.sleep(1.0)
+            try:
+                await self.ingest.ping(3.0)
+                self.ingest.connected = True
+            except Exception as exc:
+                if self.ingest.connected:
+                    log.warning("kafka unreachable (%s); retrying", exc or type(exc).__name__)
+                self.ingest.connected = False
 
     def check_accepting(self) -> None:
         if not self.accepting:
@@ -171,12 +330,13 @@ class Service:
 
     async def barrier(self) -> None:
         """Wait until everything submitted so far is fanned out."""
-        fut = asyncio.get_running_loop().create_future()
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.sequencer.submit_barrier(fut)
         await fut
 
     async def drain(self) -> None:
-        """Idempotent; see the module docstring."""
+        """Idempotent: stop consuming, refuse new HTTP input, finish everything admitted,
+        let websocket clients catch up (bounded), write the final checkpoint, commit."""
         if self._drained is None:
             self._drained = asyncio.create_task(self._drain())
         await asyncio.shield(self._drained)
@@ -190,11 +350,15 @@ class Service:
         self.accepting = False
         if self.ingest is not None:
             await self.ingest.stop()
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
         try:
             await asyncio.wait_for(self.barrier(), self.settings.drain_timeout_s)
         except TimeoutError:
             log.error(
-                "drain timed out after %.0fs; snapshot skipped", self.settings.drain_timeout_s
+                "drain timed out after %.0fs; no final checkpoint (the last one stands)",
+                self.settings.drain_timeout_s,
             )
             return
         if self.output is not None:
@@ -203,33 +367,16 @@ class Service:
         while time.time() < deadline and not all(
             sub.idle
             for st in self.catalog.states()
-            for sub in st.subscribers | st.count_subscribers
+            for sub in st.all_subscribers()
+            if sub is not st.pending
         ):
             await asyncio.sleep(0.02)
-        path = self.settings.snapshot_path
-        offsets = self.ingest.tracker.snapshot() if self.ingest is not None else {}
-        if path is not None:
-            await self.write_snapshot(path, offsets)
-        if self.ingest is not None:
-            await self.ingest.commit()
+        if self.state_dir is not None:
+            await self.take_checkpoint()
         for st in self.catalog.states():
             for sub in st.all_subscribers():
                 sub.close()
         log.info("drained in %.2fs", time.time() - t0)
-
-    async def write_snapshot(self, path: Path, offsets: dict[int, int]) -> None:
-        fut = asyncio.get_running_loop().create_future()
-        self.sequencer.submit_export(fut)
-        graph, next_seq = await fut
-        snap = Snapshot(
-            graph, next_seq, [st.persist() for st in self.catalog.live()],
-            {self.settings.updates_topic: offsets} if offsets else {},
-        )  # fmt: skip
-        await asyncio.to_thread(snap.save, path)
-        log.info(
-            "snapshot %s: %d vertices, %d edges, next seq %d, offsets %s",
-            path, graph.num_vertices, graph.num_edges, next_seq, offsets,
-        )  # fmt: skip
 
     async def stop(self) -> None:
         await self.drain()
@@ -239,6 +386,156 @@ class Service:
         if self.output is not None:
             await self.output.stop()
         await self.worker.stop()
+        for durable in (self.query_log, self.update_log):
+            if durable is not None:
+                durable.close()
+
+    # -- checkpoints ---------------------------------------------------------------------
+
+    async def _checkpoints(self) -> None:
+        s = self.settings
+        while True:
+            await asyncio.sleep(min(0.1, s.checkpoint_interval_s))
+            t, seq, entries = self._last_checkpoint
+            grown = self.sequencer.next_seq - seq
+            changed = grown > 0 or len(self.query_log or ()) != entries
+            due = time.monotonic() - t >= s.checkpoint_interval_s
+            if changed and (due or grown >= s.checkpoint_interval_updates):
+                try:
+                    await self.take_checkpoint()
+                except Exception as exc:  # the previous checkpoint stands; retried next round
+                    self.metrics.checkpoint_failures_total.inc()
+                    log.error("checkpoint failed: %s", exc)
+                    self._last_checkpoint = (time.monotonic(), seq, entries)
+
+    async def take_checkpoint(self) -> Checkpoint:
+        """Export at the next seq, flush the outputs up to there, write the file (another
+        thread), then commit the input offsets it covers."""
+        assert self.state_dir is not None
+        async with self._checkpoint_lock:
+            t0 = time.perf_counter()
+            fut: asyncio.Future[tuple[Exported, list[dict[str, Any]]]] = (
+                asyncio.get_running_loop().create_future()
+            )
+            self.sequencer.submit_export(fut)
+            ev, queries = await fut
+            t1 = time.perf_counter()
+            if self.output is not None:
+                await self.output.flush()
+            t2 = time.perf_counter()
+            cmd = ev.cmd
+            ckpt = Checkpoint(ev.graph, cmd.at_seq, queries, cmd.positions, cmd.log_entries)
+            path = await asyncio.to_thread(ckpt.save, self.state_dir)
+            t3 = time.perf_counter()
+            if self.ingest is not None:
+                offsets = cmd.positions.get(self.ingest.source)
+                if offsets:
+                    await self.ingest.commit(offsets)
+            m = self.metrics
+            m.checkpoints_total.inc()
+            m.checkpoint_seq.set(cmd.at_seq)
+            m.checkpoint_bytes.set(path.stat().st_size)
+            for phase, seconds in (("export", ev.seconds), ("flush", t2 - t1), ("write", t3 - t2)):
+                m.checkpoint_seconds.labels(phase).set(seconds)
+            self._last_checkpoint = (time.monotonic(), cmd.at_seq, cmd.log_entries)
+            self.checkpoint = ckpt
+            log.debug(
+                "checkpoint at seq %d: %d edges, export %.1f ms, total %.1f ms",
+                cmd.at_seq, ev.graph.num_edges, ev.seconds * 1e3, (t3 - t0) * 1e3,
+            )  # fmt: skip
+            return ckpt
+
+    # -- what the API asks -----------------------------------------------------------------
+
+    async def register_query(
+        self, spec: QuerySpec, mode: Mode, encoding: Encoding, backfill: bool
+    ) -> tuple[QueryState, int]:
+        """Log the registration durably, then register it at its seq; (state, backfill)."""
+        self.check_accepting()
+        async with self._control_lock:
+            st = self.catalog.reserve(spec, mode, encoding, self.on_drop)
+            slot = self.sequencer.reserve()
+            st.from_seq = slot.seq
+            entry = {
+                "op": "register", "name": st.name, "qid": st.qid, "spec": spec.model_dump(),
+                "mode": mode, "encoding": encoding, "from_seq": st.from_seq,
+                "backfill": backfill, "created_at": st.created_at,
+            }  # fmt: skip
+            try:
+                await self._log_control(entry)
+            except BaseException:
+                self.sequencer.cancel(slot)
+                self.catalog.remove(st)
+                raise
+            fut: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+            cmd = Register(st.qid, spec.to_pattern(), st.from_seq, mode == "count", backfill, fut)
+            self.sequencer.fill(slot, cmd)
+        return st, await fut
+
+    async def unregister_query(self, name: str) -> tuple[QueryState, dict[str, Any]]:
+        """Log the deletion durably, then unregister at its seq; (state, final stats) once
+        every earlier frame is out."""
+        st = self.catalog.get(name)
+        if st.closing:
+            raise QueryNotFound(f"query {name!r} is already being deleted")
+        self.check_accepting()
+        async with self._control_lock:
+            st.closing = True
+            slot = self.sequencer.reserve()
+            entry = {"op": "unregister", "name": name, "qid": st.qid, "from_seq": slot.seq}
+            try:
+                await self._log_control(entry)
+            except BaseException:
+                self.sequencer.cancel(slot)
+                st.closing = False
+                raise
+            fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+            self.sequencer.fill(slot, Unregister(st.qid, slot.seq, fut))
+        return st, await fut
+
+    async def _log_control(self, entry: dict[str, Any]) -> None:
+        if self.query_log is not None:
+            await asyncio.to_thread(self.query_log.append, entry)
+
+    async def submit_updates(self, batch: UpdateBatch, wait: bool) -> Accepted:
+        """Make HTTP updates durable (the input topic, or the update log), then apply them
+        in the one global order. ``batch.ts``: arrival times."""
+        self.check_accepting()
+        s = self.settings
+        n = len(batch)
+        value = encode_binary(batch, batch.ts)
+        if self.ingest is not None and self.output is not None:
+            request = uuid.uuid4().hex
+            fut = self.ingest.expect(request) if wait else None
+            try:
+                md = await self.output.produce(
+                    s.updates_topic, value, [(REQUEST_HEADER, request.encode())]
+                )
+            except BaseException:
+                self.ingest.forget(request)
+                raise
+            position = {"topic": s.updates_topic, "partition": md.partition, "offset": md.offset}
+            if fut is None:
+                return Accepted(n, None, position)
+            seq, outcome = await fut
+            return Accepted(n, int(seq[0]) if n else None, position, seq, outcome)
+        await self.sequencer.wait_for_room()
+        reply: asyncio.Future[tuple[np.ndarray, np.ndarray]] = (
+            asyncio.get_running_loop().create_future()
+        )
+        origin: Origin = Reply(reply)
+        async with self._update_log_lock:
+            positions: list[tuple[str, int, int]] = []
+            position: dict[str, Any] = {}
+            if self.update_log is not None:
+                index = await asyncio.to_thread(self.update_log.append, value)
+                positions.append((UPDATE_LOG_SOURCE, 0, index + 1))
+                position = {"update_log": str(self.update_log.path), "entry": index}
+            first = self.sequencer.submit_updates(batch, time.time(), origin, positions)
+        if not wait:
+            return Accepted(n, first, position)
+        seq, outcome = await reply
+        return Accepted(n, first, position, seq, outcome)
 
 
 async def ensure_topics(bootstrap: str, topics: list[str], partitions: int = 1) -> None:
@@ -258,56 +555,3 @@ async def ensure_topics(bootstrap: str, topics: list[str], partitions: int = 1) 
                 pass
     finally:
         await admin.close()
-
-
-def serve(settings: Settings) -> int:
-    """Run the service until SIGTERM/SIGINT; the process exit code."""
-    import uvicorn
-
-    from .api import create_app
-
-    service = Service(settings)
-    config = uvicorn.Config(
-        create_app(service), host=settings.host, port=settings.port,
-        log_level=settings.log_level, lifespan="on", ws="websockets-sansio",
-        timeout_graceful_shutdown=5,
-    )  # fmt: skip
-    make_server(config, service).run()
-    return 1 if service.fatal else 0
-
-
-def make_server(config: Any, service: Service) -> Any:
-    """A uvicorn.Server whose first SIGTERM/SIGINT drains the pipeline before exiting (a
-    second one exits at once), and which exits when the pipeline cannot start."""
-    import uvicorn
-
-    class DrainingServer(uvicorn.Server):
-        draining = False
-        loop: asyncio.AbstractEventLoop | None = None
-
-        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
-            if self.draining or self.loop is None:
-                super().handle_exit(sig, frame)
-                return
-            self.draining = True
-            log.info("%s: draining", signal.Signals(sig).name)
-            loop = self.loop
-            loop.call_soon_threadsafe(lambda: loop.create_task(self.drain_then_exit()))
-
-        async def drain_then_exit(self) -> None:
-            try:
-                await service.drain()
-            finally:
-                self.should_exit = True
-
-        async def serve(self, sockets: Any = None) -> None:
-            self.loop = asyncio.get_running_loop()
-            await super().serve(sockets)
-
-    server = DrainingServer(config)
-
-    def on_fatal(_: str) -> None:
-        server.should_exit = True
-
-    service.on_fatal = on_fatal
-    return server

@@ -18,7 +18,25 @@ def _settings_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--backend", choices=["auto", "cpu", "gpu"], help="engine (default auto)")
     p.add_argument("--graph", metavar="FILE", help="initial data graph, CSM or SNAP format")
     p.add_argument("--config", metavar="FILE", help="settings file (.toml, .yaml, .json)")
-    p.add_argument("--snapshot-dir", metavar="DIR", help="snapshot location ('' disables)")
+    p.add_argument(
+        "--state-dir", metavar="DIR", help="checkpoints and logs (default .dcsm-state; '' none)"
+    )
+    p.add_argument(
+        "--reset-state", action="store_true", default=None,
+        help="discard the state directory and start empty from the earliest input offset",
+    )  # fmt: skip
+    p.add_argument(
+        "--checkpoint-interval-s", type=float, metavar="S",
+        help="longest time between checkpoints (default 30)",
+    )  # fmt: skip
+    p.add_argument(
+        "--checkpoint-interval-updates", type=int, metavar="N",
+        help="most updates between checkpoints (default 1000000)",
+    )  # fmt: skip
+    p.add_argument(
+        "--matches-encoding", choices=["json", "batch"],
+        help="default frame encoding of a query on the matches topic (default json)",
+    )  # fmt: skip
     p.add_argument("--updates-topic", help="input topic (default dcsm.updates)")
     p.add_argument("--matches-topic", help="output topic (default dcsm.matches)")
     p.add_argument("--dead-letter-topic", help="dead-letter topic (default dcsm.dead-letter)")
@@ -27,7 +45,8 @@ def _settings_args(p: argparse.ArgumentParser) -> None:
 
 
 _SETTINGS_KEYS = (
-    "host", "port", "kafka", "backend", "graph", "snapshot_dir", "updates_topic",
+    "host", "port", "kafka", "backend", "graph", "state_dir", "reset_state",
+    "checkpoint_interval_s", "checkpoint_interval_updates", "matches_encoding", "updates_topic",
     "matches_topic", "dead_letter_topic", "consumer_group", "log_level",
 )  # fmt: skip
 
@@ -51,7 +70,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     try:
         settings = Settings.load({k: getattr(args, k) for k in _SETTINGS_KEYS}, None, args.config)
         _logging(settings.log_level)
-        from .app import serve
+        from .server import serve
 
         return serve(settings)
     except DcsmError as exc:

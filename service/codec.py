@@ -1,8 +1,11 @@
-"""Wire encodings: input records to update columns, deltas and counts to output frames.
+"""Input records (Kafka values on ``dcsm.updates``, HTTP bodies) to update columns.
 
-Input records (Kafka values on ``dcsm.updates``) come in two encodings:
+Two encodings:
 
-* **JSON**: one :class:`~dcsm.schemas.EdgeUpdate` object, or a JSON array of them.
+* **JSON**: one :class:`~dcsm.schemas.EdgeUpdate` object, or a JSON array of them. Parsed
+  by a compiled scanner straight into columns when the record has the common shape
+  (:mod:`dcsm.service.jsonscan`); any other record is parsed with orjson and validated element
+  by element with the pydantic model, so every bad element gets its exact error.
 * **Binary batch** (for high rates): a 12-byte header, then ``count`` packed little-endian
   records of :data:`RECORD_DTYPE` (37 bytes each)::
 
@@ -21,26 +24,26 @@ Decoding never raises for bad input: every failure becomes a :class:`RecordError
 short ``reason`` (``malformed``, ``oversize``, ``unknown_op``, ``self_loop``, ``invalid``) and,
 for an element of a batch, its ``index``; the valid elements still go through.
 
-Output frames (websocket text frames and ``dcsm.matches`` values) are JSON: deltas in the
-:class:`~dcsm.schemas.MatchDelta` shape (no ``type`` key), and ``{"type": "count" | "gap" |
-"end", ...}`` for everything else.
+The decoded batch's ``ts`` column holds each update's own producer timestamp (``ts``), 0
+where the producer gave none; ingest fills those with the record's timestamp.
 """
 
 from __future__ import annotations
 
-import json
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import orjson
 from pydantic import ValidationError
 
 from dcsm.model import ANY_LABEL, MAX_LABEL, OP_DELETE, OP_INSERT, UpdateBatch
 from dcsm.schemas import EdgeUpdate, to_batch
 
 from .errors import RecordError
+from .jsonscan import scan_updates
 
 MAGIC = b"DCSB"
 VERSION = 1
@@ -58,14 +61,13 @@ class Decoded:
     """What one input record yields.
 
     Attributes:
-        updates: the valid updates in record order, as columns (binary records) or as
-            EdgeUpdate objects (JSON records; :func:`merge` turns runs of them into columns
-            with one call).
+        updates: the valid updates in record order (seqs are placeholders; ``ts`` the
+            producer's timestamps, 0 where not given).
         index: int32 (n,); position of each valid update inside the record.
         errors: one RecordError per rejected element (or one for the whole record).
     """
 
-    updates: UpdateBatch | list[EdgeUpdate]
+    updates: UpdateBatch
     index: np.ndarray
     errors: list[RecordError] = field(default_factory=list)
 
@@ -73,25 +75,18 @@ class Decoded:
         return len(self.updates)
 
 
+_EMPTY = UpdateBatch.from_arrays(np.zeros(0), np.zeros(0), np.zeros(0))
+
+
 def _empty(errors: list[RecordError]) -> Decoded:
-    return Decoded([], np.zeros(0, np.int32), errors)
+    return Decoded(_EMPTY, np.zeros(0, np.int32), errors)
 
 
-def merge(parts: Sequence[UpdateBatch | list[EdgeUpdate]]) -> UpdateBatch:
-    """Concatenate decoded updates into one batch (seq and ts are placeholders)."""
-    batches: list[UpdateBatch] = []
-    run: list[EdgeUpdate] = []
-    for p in parts:
-        if isinstance(p, list):
-            run.extend(p)
-            continue
-        if run:
-            batches.append(to_batch(run, 0, np.zeros(len(run))))
-            run = []
-        batches.append(p)
-    if run:
-        batches.append(to_batch(run, 0, np.zeros(len(run))))
-    return batches[0] if len(batches) == 1 else UpdateBatch.concat(batches)  # [] -> empty
+def merge(parts: Sequence[UpdateBatch]) -> UpdateBatch:
+    """Concatenate decoded updates into one batch (seqs are placeholders)."""
+    if len(parts) == 1:
+        return parts[0]
+    return UpdateBatch.concat(list(parts))  # [] -> empty
 
 
 def validation_details(errors: Sequence[Any]) -> list[dict[str, str]]:
@@ -129,9 +124,12 @@ def _element_error(exc: ValidationError, index: int | None) -> RecordError:
 
 def decode_json(value: bytes, max_updates: int) -> Decoded:
     """A JSON record: one update object or an array of them."""
+    fast = scan_updates(value, max_updates)
+    if fast is not None:
+        return Decoded(fast, np.arange(len(fast), dtype=np.int32), [])
     try:
-        obj: Any = json.loads(value)
-    except (ValueError, UnicodeDecodeError) as exc:
+        obj: Any = orjson.loads(value)
+    except orjson.JSONDecodeError as exc:
         return _empty([RecordError("malformed", f"not valid JSON: {exc}")])
     single = isinstance(obj, dict)
     if single:
@@ -160,7 +158,8 @@ def decode_json(value: bytes, max_updates: int) -> Decoded:
             index.append(i)
         except ValidationError as exc:
             errors.append(_element_error(exc, None if single else i))
-    return Decoded(valid, np.asarray(index, np.int32), errors)
+    ts = np.array([x.ts or 0.0 for x in valid], np.float64)
+    return Decoded(to_batch(valid, 0, ts), np.asarray(index, np.int32), errors)
 
 
 def decode_binary(value: bytes, max_updates: int) -> Decoded:
@@ -196,8 +195,9 @@ def decode_binary(value: bytes, max_updates: int) -> Decoded:
     ok &= (rec["label"] >= 0) & (rec["u_label"] >= ANY_LABEL) & (rec["v_label"] >= ANY_LABEL)
     if ok.all():  # the common case: one vectorised pass, no per-check bookkeeping
         batch = UpdateBatch.from_arrays(
-            op, u, v, rec["label"], u_label=rec["u_label"], v_label=rec["v_label"]
-        )
+            op, u, v, rec["label"], ts=_finite(rec["ts"]), u_label=rec["u_label"],
+            v_label=rec["v_label"],
+        )  # fmt: skip
         return Decoded(batch, np.arange(count, dtype=np.int32), [])
     checks = [
         ("unknown_op", (rec["op"] != OP_INSERT) & (rec["op"] != OP_DELETE), "op must be +1 or -1"),
@@ -216,10 +216,16 @@ def decode_binary(value: bytes, max_updates: int) -> Decoded:
     keep = np.flatnonzero(~bad).astype(np.int32)
     r = rec[keep]
     batch = UpdateBatch.from_arrays(
-        r["op"], r["u"], r["v"], r["label"], u_label=r["u_label"], v_label=r["v_label"]
-    )
+        r["op"], r["u"], r["v"], r["label"], ts=_finite(r["ts"]), u_label=r["u_label"],
+        v_label=r["v_label"],
+    )  # fmt: skip
     errors.sort(key=lambda e: e.index or 0)
     return Decoded(batch, keep, errors)
+
+
+def _finite(ts: np.ndarray) -> np.ndarray:
+    """Producer timestamps; a non-finite or negative one counts as not given (0)."""
+    return np.where(np.isfinite(ts) & (ts > 0), ts, 0.0)
 
 
 def decode_record(value: bytes | None, max_updates: int) -> Decoded:
@@ -257,61 +263,3 @@ def encode_json_updates(batch: UpdateBatch) -> list[dict[str, Any]]:
             row["v_label"] = vl
         rows.append(row)
     return rows
-
-
-# -- output frames -------------------------------------------------------------------------
-
-
-def delta_frames(
-    name: str,
-    sign: np.ndarray,
-    seq: np.ndarray,
-    match: np.ndarray,
-    arrival: np.ndarray,
-    emitted: float,
-    backfill: bool = False,
-) -> list[str]:
-    """MatchDelta JSON texts. sign int8 (k,), seq int64 (k,), match int64 (k, n) already cut
-    to the query's n vertices, arrival float64 (k,)."""
-    qn = json.dumps(name)
-    extra = ',"backfill":true' if backfill else ""
-    rows = match.tolist()
-    return [
-        f'{{"query":{qn},"sign":{s},"seq":{q},"match":[{",".join(map(str, m))}]{extra},'
-        f'"arrival_ts":{a:.6f},"emitted_ts":{emitted:.6f}}}'
-        for s, q, m, a in zip(sign.tolist(), seq.tolist(), rows, arrival.tolist(), strict=True)
-    ]
-
-
-def count_frames(
-    name: str,
-    sign: np.ndarray,
-    seq: np.ndarray,
-    count: np.ndarray,
-    arrival: np.ndarray,
-    emitted: float,
-    backfill: bool = False,
-) -> list[str]:
-    """Per-update count texts ``{"type": "count", "query", "seq", "sign", "count", ...}``."""
-    qn = json.dumps(name)
-    extra = ',"backfill":true' if backfill else ""
-    return [
-        f'{{"type":"count","query":{qn},"sign":{s},"seq":{q},"count":{c}{extra},'
-        f'"arrival_ts":{a:.6f},"emitted_ts":{emitted:.6f}}}'
-        for s, q, c, a in zip(
-            sign.tolist(), seq.tolist(), count.tolist(), arrival.tolist(), strict=True
-        )
-    ]
-
-
-def gap_frame(dropped: int) -> str:
-    return json.dumps({"type": "gap", "dropped": dropped})
-
-
-def end_frame(reason: str) -> str:
-    return json.dumps({"type": "end", "reason": reason})
-
-
-def parse_frames(texts: Sequence[str | bytes]) -> list[dict[str, Any]]:
-    """Frames back to dicts (clients, tests)."""
-    return [json.loads(t) for t in texts]

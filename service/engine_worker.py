@@ -20,98 +20,29 @@ import queue
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any
 
-import numpy as np
-
-from dcsm.engine import BatchResult, Engine, make_engine, warm_up
+from dcsm.engine import Engine, make_engine, warm_up
 from dcsm.model import Graph, Pattern, UpdateBatch
 
+from .messages import (
+    Applied,
+    Apply,
+    ApplyFailed,
+    Barrier,
+    BarrierReached,
+    Command,
+    ControlFailed,
+    Event,
+    Export,
+    Exported,
+    Register,
+    Registered,
+    Slice,
+    Unregister,
+    Unregistered,
+)
+
 log = logging.getLogger("dcsm.service.engine")
-
-
-# -- commands (loop -> engine thread) -------------------------------------------------------
-
-
-@dataclass
-class Apply:
-    """Updates with their final seqs and arrival times; ``origin`` rides along to the
-    fan-out untouched (HTTP reply future, Kafka offsets)."""
-
-    batch: UpdateBatch
-    origin: Any = None
-
-
-@dataclass
-class Register:
-    qid: int
-    pattern: Pattern
-    from_seq: int
-    count_only: bool
-    backfill: bool
-    reply: Any = None
-
-
-@dataclass
-class Unregister:
-    qid: int
-    from_seq: int
-    reply: Any = None
-
-
-@dataclass
-class Export:
-    """Ask for the current graph (snapshots) as of just before seq ``at_seq``."""
-
-    at_seq: int
-    reply: Any = None
-
-
-@dataclass
-class Barrier:
-    """No-op that resolves once everything before it has been fanned out (drain)."""
-
-    reply: Any = None
-
-
-# -- events (engine thread -> loop) ---------------------------------------------------------
-
-
-@dataclass
-class Applied:
-    batch: UpdateBatch
-    result: BatchResult
-    origins: list[tuple[int, int, Any]]  # (start, stop) slice of batch, origin
-
-
-@dataclass
-class Registered:
-    cmd: Register
-    backfill_matches: np.ndarray | None = None  # int64 (k, n)
-    backfill_count: int | None = None
-
-
-@dataclass
-class Done:
-    """A command that produced nothing but completion (Unregister, Barrier)."""
-
-    cmd: Any
-
-
-@dataclass
-class Exported:
-    cmd: Export
-    graph: Graph
-    next_seq: int
-
-
-@dataclass
-class Failed:
-    """A command that raised; for a failed apply ``cmd`` is the list of Apply commands."""
-
-    cmd: Any
-    error: BaseException
-
 
 _STOP = object()
 
@@ -130,7 +61,7 @@ class EngineWorker:
     """
 
     backend: str
-    events: asyncio.Queue
+    events: asyncio.Queue[Event]
     graph: Graph | None = None
     restore: list[tuple[int, Pattern, bool]] = field(default_factory=list)
     next_seq: int = 0
@@ -140,7 +71,7 @@ class EngineWorker:
     backend_name: str = ""
     ready: threading.Event = field(default_factory=threading.Event)
     error: BaseException | None = None
-    _commands: queue.SimpleQueue = field(default_factory=queue.SimpleQueue)
+    _commands: queue.SimpleQueue[Command | object] = field(default_factory=queue.SimpleQueue)
     _thread: threading.Thread | None = None
     _loop: asyncio.AbstractEventLoop | None = None
     _pending: int = 0
@@ -168,7 +99,7 @@ class EngineWorker:
                 raise self.error
             await asyncio.sleep(0.02)
 
-    def submit(self, cmd: Any) -> None:
+    def submit(self, cmd: Command) -> None:
         """Enqueue a command (from the loop thread, in seq order)."""
         with self._depth_lock:
             self._pending += 1
@@ -189,12 +120,12 @@ class EngineWorker:
 
     # -- thread side ---------------------------------------------------------------------
 
-    def _emit(self, event: Any) -> None:
+    def _emit(self, event: Event) -> None:
         assert self._loop is not None
         self._slots.acquire()
         self._loop.call_soon_threadsafe(self.events.put_nowait, event)
 
-    def _take(self) -> Any:
+    def _take(self) -> Command | object:
         cmd = self._commands.get()
         with self._depth_lock:
             self._pending -= 1 if cmd is not _STOP else 0
@@ -217,12 +148,10 @@ class EngineWorker:
             self.error = exc
             return
         self.ready.set()
-        carry: Any = None
+        carry: Command | object | None = None
         while True:
             cmd = carry if carry is not None else self._take()
             carry = None
-            if cmd is _STOP:
-                break
             if isinstance(cmd, Apply):
                 parts = [cmd]
                 size = len(cmd.batch)
@@ -234,28 +163,33 @@ class EngineWorker:
                         break
                     parts.append(nxt)
                     size += len(nxt.batch)
+                event: Event
                 try:
-                    event: Any = self._apply(engine, parts)
+                    event = self._apply(engine, parts)
                 except Exception as exc:  # an engine bug: fail these updates, keep serving
                     log.exception("engine.apply failed on %d updates", size)
-                    event = Failed(parts, exc)
+                    event = ApplyFailed(parts, exc)
                 self._emit(event)
-            else:
+            elif isinstance(cmd, Register | Unregister | Export | Barrier):
                 self._emit(self._control(engine, cmd))
+            else:  # _STOP
+                break
         engine.close()
 
     def _apply(self, engine: Engine, parts: list[Apply]) -> Applied:
-        origins = []
+        slices = []
         start = 0
         for p in parts:
-            origins.append((start, start + len(p.batch), p.origin))
+            slices.append(Slice(start, start + len(p.batch), p.received, p.origin))
             start += len(p.batch)
         batch = parts[0].batch if len(parts) == 1 else UpdateBatch.concat([p.batch for p in parts])
         result = engine.apply(batch)
         self.memory_bytes = engine.memory_bytes()
-        return Applied(batch, result, origins)
+        return Applied(batch, result, slices)
 
-    def _control(self, engine: Engine, cmd: Any) -> Any:
+    def _control(self, engine: Engine, cmd: Register | Unregister | Export | Barrier) -> Event:
+        if isinstance(cmd, Barrier):
+            return BarrierReached(cmd)
         try:
             if isinstance(cmd, Register):
                 event = Registered(cmd)
@@ -270,10 +204,10 @@ class EngineWorker:
                 return event
             if isinstance(cmd, Unregister):
                 engine.unregister(cmd.qid, from_seq=cmd.from_seq)
-                return Done(cmd)
-            if isinstance(cmd, Export):
-                return Exported(cmd, engine.export_graph(), cmd.at_seq)
-            return Done(cmd)
+                return Unregistered(cmd)
+            t0 = time.perf_counter()
+            graph = engine.export_graph()
+            return Exported(cmd, graph, time.perf_counter() - t0)
         except Exception as exc:  # reported to whoever asked; the engine goes on
             log.warning("engine command %s failed: %s", type(cmd).__name__, exc)
-            return Failed(cmd, exc)
+            return ControlFailed(cmd, exc)

@@ -1,10 +1,12 @@
 """Fan-out: turns engine events, in engine order, into frames for every output.
 
-For each applied batch it updates the counters and histograms, encodes each query's deltas
-(or counts) once, sends them to ``dcsm.matches`` and offers them to the query's websocket
-subscribers, then *settles* each origin of the batch: an HTTP request gets its outcomes, a
-Kafka fetch dead-letters its rejected updates and marks its offsets done. Only then is the
-batch's room in the sequencer released, so the admission bound covers the whole pipeline.
+For each applied batch it updates the counters and histograms (on arrays), encodes each
+query's deltas or counts once per encoding somebody reads (``json``: a frame per delta;
+``batch``: one frame for the whole batch, see :mod:`dcsm.service.frames`), sends them to
+``dcsm.matches`` in the query's encoding and offers them to the query's websocket subscribers
+in theirs, then *settles* each origin of the batch: an HTTP request gets its outcomes, a Kafka
+poll dead-letters its rejected updates and marks its offsets done. Only then is the batch's
+room in the sequencer released, so the admission bound covers the whole pipeline.
 
 The fan-out is the single consumer of the events queue, so per-query order holds end to end.
 A failure while handling one event is logged and does not stop the loop.
@@ -15,77 +17,62 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Any, Protocol
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
-from dcsm.model import OP_INSERT, OUTCOME_NAMES
+from dcsm.model import OP_INSERT, OUTCOME_NAMES, UpdateBatch
 
-from .codec import count_frames, delta_frames, end_frame
-from .engine_worker import (
+from .frames import (
+    Encoding,
+    count_batch_frame,
+    count_frames,
+    delta_batch_frame,
+    delta_frames,
+    end_frame,
+)
+from .messages import (
     Applied,
-    Barrier,
-    Done,
+    ApplyFailed,
+    BarrierReached,
+    ControlFailed,
+    Event,
     Exported,
-    Failed,
     Register,
     Registered,
-    Unregister,
+    Unregistered,
 )
 from .metrics import Metrics
 from .outputs import KafkaOutput
 from .queries import QueryCatalog, QueryState
 from .sequencer import Sequencer
+from .subscribers import Subscriber
 
 log = logging.getLogger("dcsm.service.fanout")
 
-YIELD_EVERY_FRAMES = 4096
 PUBLISH_CHUNK_FRAMES = 1024
 
 
-class Origin(Protocol):
-    """Where a slice of an applied batch came from."""
-
-    async def settle(self, seq: np.ndarray, outcome: np.ndarray) -> None:
-        """Called once the slice's deltas are emitted: seq int64 (n,), outcome int8 (n,)."""
-
-    async def fail(self, error: BaseException) -> None:
-        """Called instead of settle when the engine raised on the batch."""
-
-
-class Reply:
-    """Origin of an HTTP request: resolves its future with (seq, outcome)."""
-
-    def __init__(self, fut: asyncio.Future) -> None:
-        self.fut = fut
-
-    async def settle(self, seq: np.ndarray, outcome: np.ndarray) -> None:
-        if not self.fut.done():
-            self.fut.set_result((seq, outcome))
-
-    async def fail(self, error: BaseException) -> None:
-        if not self.fut.done():
-            self.fut.set_exception(error)
-
-
-def _resolve(fut: Any, value: Any = None, error: BaseException | None = None) -> None:
-    if fut is None or fut.done():
-        return
-    if error is not None:
-        fut.set_exception(error)
-    else:
+def _resolve(fut: asyncio.Future | None, value: Any = None) -> None:
+    if fut is not None and not fut.done():
         fut.set_result(value)
+
+
+def _reject(fut: asyncio.Future | None, error: BaseException) -> None:
+    if fut is not None and not fut.done():
+        fut.set_exception(error)
 
 
 class Fanout:
     def __init__(
         self,
-        events: asyncio.Queue,
+        events: asyncio.Queue[Event],
         catalog: QueryCatalog,
         sequencer: Sequencer,
         metrics: Metrics,
         output: KafkaOutput | None,
-        event_done: Any = None,
+        event_done: Callable[[], None] | None = None,
     ) -> None:
         self._events = events
         self._event_done = event_done  # returns the engine its slot (EngineWorker.event_done)
@@ -112,7 +99,7 @@ class Fanout:
         while True:
             event = await self._events.get()
             try:
-                await self._handle(event)
+                await self.handle(event)
             except asyncio.CancelledError:
                 raise
             except Exception:
@@ -121,117 +108,156 @@ class Fanout:
                 if self._event_done is not None:
                     self._event_done()
 
-    async def _handle(self, event: Any) -> None:
+    async def handle(self, event: Event) -> None:
+        """One event, completely (frames out, origins settled, replies resolved)."""
         if isinstance(event, Applied):
             await self._applied(event)
         elif isinstance(event, Registered):
             await self._registered(event)
-        elif isinstance(event, Done):
-            if isinstance(event.cmd, Unregister):
-                self._unregistered(event.cmd)
-            elif isinstance(event.cmd, Barrier):
-                _resolve(event.cmd.reply)
+        elif isinstance(event, Unregistered):
+            self._unregistered(event)
+        elif isinstance(event, BarrierReached):
+            _resolve(event.cmd.reply)
         elif isinstance(event, Exported):
-            _resolve(event.cmd.reply, (event.graph, event.next_seq))
-        elif isinstance(event, Failed):
-            if isinstance(event.cmd, list):  # a failed apply: its updates are lost
-                n = 0
-                for cmd in event.cmd:
-                    n += len(cmd.batch)
-                    if cmd.origin is not None:
-                        await cmd.origin.fail(event.error)
-                self._sequencer.release(n)
-                return
+            # The queries as the engine has them at the export's seq, taken now: later
+            # events change the catalog before the checkpoint is written.
+            _resolve(event.cmd.reply, (event, [st.persist() for st in self._catalog.live()]))
+        elif isinstance(event, ApplyFailed):  # its updates are failed back to their origins
+            for part in event.parts:
+                if part.origin is not None:
+                    await part.origin.fail(event.error)
+            self._sequencer.release(sum(len(p.batch) for p in event.parts))
+        elif isinstance(event, ControlFailed):
             if isinstance(event.cmd, Register):
                 st = self._catalog.by_qid(event.cmd.qid)
                 if st is not None:
                     self._catalog.remove(st)
-            _resolve(getattr(event.cmd, "reply", None), error=event.error)
+            _reject(event.cmd.reply, event.error)
 
     # -- applied batches -----------------------------------------------------------------
 
     async def _applied(self, ev: Applied) -> None:
         batch, res = ev.batch, ev.result
         n = len(batch)
-        m = self._metrics
         if n:
-            self._count_outcomes(batch.op, res.outcome)
-            waited = res.started - batch.ts
-            for st in self._catalog.live():
-                seen = batch.seq >= st.from_seq
-                k = int(seen.sum())
-                if k:
-                    st.stats.updates_seen += k
-                    m.response_seconds.observe_many(st.name, waited[seen] if k < n else waited)
-        sent = 0
+            self._observe(ev)
         d = res.deltas
         if len(d):
             order = np.argsort(d.query, kind="stable")  # group by query, seq order kept
             qids, starts = np.unique(d.query[order], return_index=True)
-            bounds = np.append(starts, len(order))
-            for qid, a, b in zip(
-                qids.tolist(), bounds[:-1].tolist(), bounds[1:].tolist(), strict=True
-            ):
+            bounds = np.append(starts, len(order)).tolist()
+            for i, qid in enumerate(qids.tolist()):
                 target = self._catalog.by_qid(qid)
                 if target is not None:
-                    rows = order[a:b]
-                    width = target.num_vertices
-                    sent += await self._emit_deltas(
-                        target, d.sign[rows], d.seq[rows], d.match[rows, :width], batch
-                    )
-                if sent >= YIELD_EVERY_FRAMES:
-                    sent = 0
-                    await asyncio.sleep(0)
+                    rows = order[bounds[i] : bounds[i + 1]]
+                    match = d.match[rows, : target.num_vertices]
+                    await self._emit_deltas(target, d.sign[rows], d.seq[rows], match, batch)
         c = res.counts
         if len(c):
-            for qid in np.unique(c.query).tolist():
+            order = np.argsort(c.query, kind="stable")
+            qids, starts = np.unique(c.query[order], return_index=True)
+            bounds = np.append(starts, len(order)).tolist()
+            for i, qid in enumerate(qids.tolist()):
                 target = self._catalog.by_qid(qid)
-                rows = np.flatnonzero(c.query == qid)
                 if target is not None:
+                    rows = order[bounds[i] : bounds[i + 1]]
                     await self._emit_counts(target, c.sign[rows], c.seq[rows], c.count[rows], batch)
-        for start, stop, origin in ev.origins:
-            if origin is not None:
-                await origin.settle(batch.seq[start:stop], res.outcome[start:stop])
+        for sl in ev.slices:
+            if sl.origin is not None:
+                await sl.origin.settle(
+                    batch.seq[sl.start : sl.stop], res.outcome[sl.start : sl.stop]
+                )
         if n:
             self.processed_seq = int(batch.seq[-1])
         self._sequencer.release(n)
 
-    def _count_outcomes(self, op: np.ndarray, outcome: np.ndarray) -> None:
-        key = (op == OP_INSERT).astype(np.int64) * 8 + outcome
+    def _observe(self, ev: Applied) -> None:
+        """Outcome counters and response times (service receipt -> start of matching)."""
+        batch, res = ev.batch, ev.result
+        m = self._metrics
+        key = (batch.op == OP_INSERT).astype(np.int64) * 8 + res.outcome
         vals, counts = np.unique(key, return_counts=True)
         for k, cnt in zip(vals.tolist(), counts.tolist(), strict=True):
             op_name = "insert" if k >= 8 else "delete"
-            self._metrics.updates_total.labels(op_name, OUTCOME_NAMES[k % 8]).inc(cnt)
+            m.updates_total.labels(op_name, OUTCOME_NAMES[k % 8]).inc(cnt)
+        received = np.empty(len(batch))
+        for sl in ev.slices:
+            received[sl.start : sl.stop] = sl.received
+        waited = res.started - received
+        for st in self._catalog.live():
+            if st.from_seq <= batch.seq[0]:
+                k = len(batch)
+                m.response_seconds.observe_many(st.name, waited)
+            else:
+                seen = batch.seq >= st.from_seq
+                k = int(seen.sum())
+                if k:
+                    m.response_seconds.observe_many(st.name, waited[seen])
+            st.stats.updates_seen += k
 
-    def _arrival(self, batch: Any, seq: np.ndarray) -> np.ndarray:
-        return batch.ts[np.searchsorted(batch.seq, seq)]
+    @staticmethod
+    def _arrival(batch: UpdateBatch, seq: np.ndarray) -> np.ndarray:
+        return batch.ts[seq - batch.seq[0]]
 
     async def _emit_deltas(
-        self, st: QueryState, sign: np.ndarray, seq: np.ndarray, match: np.ndarray, batch: Any
-    ) -> int:
+        self,
+        st: QueryState,
+        sign: np.ndarray,
+        seq: np.ndarray,
+        match: np.ndarray,
+        batch: UpdateBatch | None,
+        backfill: bool = False,
+    ) -> None:
+        """``batch`` None: backfill (arrival is the registration time; not in the stats)."""
         now = time.time()
-        arrival = self._arrival(batch, seq)
-        frames = delta_frames(st.name, sign, seq, match, arrival, now)
-        plus = int((sign > 0).sum())
-        self._account(st, plus, len(sign) - plus, now - arrival)
-        await self._publish(st, frames, st.subscribers)
-        if st.count_subscribers:
+        if batch is None:
+            arrival = np.full(len(seq), st.created_at)
+        else:
+            arrival = self._arrival(batch, seq)
+            plus = int((sign > 0).sum())
+            self._account(st, plus, len(sign) - plus, now - arrival)
+
+        def encode(enc: Encoding) -> tuple[list[str], list[str] | None]:
+            if enc == "batch":
+                return [delta_batch_frame(st.name, sign, seq, match, arrival, now, backfill)], None
+            return delta_frames(st.name, sign, seq, match, arrival, now, backfill)
+
+        await self._publish(st, encode, st.subscribers)
+        if st.count_subscribers and not backfill:
             # An embedding-mode query watched through /counts: derive per-update counts.
             useq, first, cnt = np.unique(seq, return_index=True, return_counts=True)
-            cf = count_frames(st.name, sign[first], useq, cnt, arrival[first], now)
-            for sub in st.count_subscribers:
-                sub.offer_many(cf)
-        return len(frames)
+            csign, carr = sign[first], arrival[first]
+
+            def encode_counts(enc: Encoding) -> tuple[list[str], list[str] | None]:
+                if enc == "batch":
+                    return [count_batch_frame(st.name, csign, useq, cnt, carr, now)], None
+                return count_frames(st.name, csign, useq, cnt, carr, now)
+
+            self._offer(encode_counts, st.count_subscribers)
 
     async def _emit_counts(
-        self, st: QueryState, sign: np.ndarray, seq: np.ndarray, count: np.ndarray, batch: Any
+        self,
+        st: QueryState,
+        sign: np.ndarray,
+        seq: np.ndarray,
+        count: np.ndarray,
+        batch: UpdateBatch | None,
+        backfill: bool = False,
     ) -> None:
         now = time.time()
-        arrival = self._arrival(batch, seq)
-        frames = count_frames(st.name, sign, seq, count, arrival, now)
-        plus = int(count[sign > 0].sum())
-        self._account(st, plus, int(count.sum()) - plus, now - arrival)
-        await self._publish(st, frames, st.count_subscribers)
+        if batch is None:
+            arrival = np.full(len(seq), st.created_at)
+        else:
+            arrival = self._arrival(batch, seq)
+            plus = int(count[sign > 0].sum())
+            self._account(st, plus, int(count.sum()) - plus, now - arrival)
+
+        def encode(enc: Encoding) -> tuple[list[str], list[str] | None]:
+            if enc == "batch":
+                return [count_batch_frame(st.name, sign, seq, count, arrival, now, backfill)], None
+            return count_frames(st.name, sign, seq, count, arrival, now, backfill)
+
+        await self._publish(st, encode, st.count_subscribers)
 
     def _account(self, st: QueryState, plus: int, minus: int, latency: np.ndarray) -> None:
         st.stats.plus += plus
@@ -244,21 +270,34 @@ class Fanout:
             m.deltas_total.labels(st.name, "-").inc(minus)
         m.match_latency_seconds.observe_many(st.name, latency)
 
-    async def _publish(self, st: QueryState, frames: list[str], subs: set) -> None:
-        """To Kafka, the query's own-kind subscribers, and the unclaimed pending queue.
+    async def _publish(
+        self,
+        st: QueryState,
+        encode: Callable[[Encoding], tuple[list[str], list[str] | None]],
+        subs: set[Subscriber],
+    ) -> None:
+        """To Kafka in the query's encoding, then to the query's own-kind subscribers and the
+        unclaimed pending queue in theirs (each encoding built once, only if read)."""
+        cache = self._offer(encode, subs | ({st.pending} if st.pending is not None else set()))
+        if self._output is not None:
+            texts, ids = cache.get(st.encoding) or encode(st.encoding)
+            for i in range(0, len(texts), PUBLISH_CHUNK_FRAMES):
+                part_ids = ids[i : i + PUBLISH_CHUNK_FRAMES] if ids is not None else None
+                await self._output.send_frames(
+                    st.name, texts[i : i + PUBLISH_CHUNK_FRAMES], part_ids
+                )
 
-        Large bursts go out in chunks with a yield between them, so websocket pumps send
-        while the fan-out works instead of finding the whole burst queued at once. The
-        subscriber list is taken once: one joining meanwhile starts with the next batch."""
-        targets = [*subs, *([st.pending] if st.pending is not None else [])]
-        for i in range(0, len(frames), PUBLISH_CHUNK_FRAMES):
-            part = frames[i : i + PUBLISH_CHUNK_FRAMES]
-            if self._output is not None:
-                await self._output.send_frames(st.name, part)
-            for sub in targets:
-                sub.offer_many(part)
-            if len(frames) > PUBLISH_CHUNK_FRAMES:
-                await asyncio.sleep(0)
+    @staticmethod
+    def _offer(
+        encode: Callable[[Encoding], tuple[list[str], list[str] | None]], subs: set[Subscriber]
+    ) -> dict[Encoding, tuple[list[str], list[str] | None]]:
+        cache: dict[Encoding, tuple[list[str], list[str] | None]] = {}
+        for sub in subs:
+            frames = cache.get(sub.encoding)
+            if frames is None:
+                frames = cache[sub.encoding] = encode(sub.encoding)
+            sub.offer_many(frames[0])
+        return cache
 
     # -- control events ------------------------------------------------------------------
 
@@ -269,27 +308,24 @@ class Fanout:
             _resolve(cmd.reply, 0)
             return
         st.live = True
-        now = time.time()
         n_backfill = 0
+        one = np.ones(1, np.int8)
+        at = np.array([cmd.from_seq], np.int64)
         if ev.backfill_matches is not None and len(ev.backfill_matches):
-            k = len(ev.backfill_matches)
-            frames = delta_frames(
-                st.name, np.ones(k, np.int8), np.full(k, cmd.from_seq, np.int64),
-                ev.backfill_matches, np.full(k, st.created_at), now, backfill=True,
-            )  # fmt: skip
-            n_backfill = k
-            await self._publish(st, frames, st.subscribers)
+            k = n_backfill = len(ev.backfill_matches)
+            seq = np.full(k, cmd.from_seq, np.int64)
+            await self._emit_deltas(
+                st, np.ones(k, np.int8), seq, ev.backfill_matches, None, backfill=True
+            )
         elif ev.backfill_count:
             n_backfill = ev.backfill_count
-            frames = count_frames(
-                st.name, np.ones(1, np.int8), np.array([cmd.from_seq]), np.array([n_backfill]),
-                np.array([st.created_at]), now, backfill=True,
-            )  # fmt: skip
-            await self._publish(st, frames, st.count_subscribers)
+            count = np.array([n_backfill], np.int64)
+            await self._emit_counts(st, one, at, count, None, backfill=True)
         st.stats.backfill = n_backfill
         _resolve(cmd.reply, n_backfill)
 
-    def _unregistered(self, cmd: Unregister) -> None:
+    def _unregistered(self, ev: Unregistered) -> None:
+        cmd = ev.cmd
         st = self._catalog.by_qid(cmd.qid)
         if st is None:
             _resolve(cmd.reply, {})

@@ -1,20 +1,24 @@
 """Kafka ingest: ``dcsm.updates`` records into the sequencer, bad records to dead letters.
 
-Each poll's records are decoded (:mod:`dcsm.service.codec`), stamped with one arrival time,
-and submitted as one batch whose origin is the poll itself. A record that cannot be decoded,
-or an element of one, goes to the dead-letter topic with its original bytes and the reason
-right away; an update the engine rejects (label conflict) goes there once the engine says so.
+Each poll's records are decoded (:mod:`dcsm.service.codec`) and submitted as one batch whose
+origin is the poll. An update's arrival time (``arrival_ts`` in its frames) is its own ``ts``
+if the producer gave one, else the record's Kafka timestamp: both are stored in the topic, so a
+replay after a crash stamps every update exactly as the first run did. A record that cannot be
+decoded, or an element of one, goes to the dead-letter topic with its original bytes and the
+reason right away; an update the engine rejects (label conflict) goes there once the engine
+says so. A record produced by ``POST /api/v1/updates`` carries a ``dcsm-request`` header: its
+outcomes go back to the waiting request.
 
-Offsets (at-least-once)
------------------------
-A record's offset becomes committable only after every update in it has been through the
-engine and its deltas handed to the output producer (the fan-out settles the poll's origin),
-and a commit first flushes that producer. So a committed offset never covers an update whose
-deltas could be lost. On SIGTERM the service drains, snapshots the graph with exactly the
-offsets it covers, and commits them; on start it seeks to the snapshot's offsets, so the
-output continues exactly where it stopped. After a crash (no fresh snapshot) it seeks to the
-last snapshot's offsets (or, with none, to the group's committed offsets, else the earliest)
-and replays: deltas since then may be emitted twice, never lost.
+Offsets
+-------
+The service commits offsets only up to its last durable checkpoint (see
+:mod:`dcsm.service.checkpoint`): a restart restores that checkpoint and replays exactly the
+records after it. The committed offsets are what monitoring sees as the group's position and
+what tells a service without its checkpoint that it must not start empty (see
+:func:`check_committed`).
+
+Backpressure: fetching waits while the sequencer's admission bound is full, so memory stays
+bounded; the records wait in Kafka, and ``dcsm_consumer_lag`` shows how many.
 
 The partitions are assigned explicitly (one service instance owns the topic); the consumer
 group only stores offsets.
@@ -39,32 +43,27 @@ from .sequencer import Sequencer
 
 log = logging.getLogger("dcsm.service.ingest")
 
-
-class OffsetTracker:
-    """Per partition, the next offset to consume once everything before it is emitted."""
-
-    def __init__(self, start: dict[int, int] | None = None) -> None:
-        self._done: dict[int, int] = dict(start or {})
-
-    def done(self, partition: int, next_offset: int) -> None:
-        if next_offset > self._done.get(partition, -1):
-            self._done[partition] = next_offset
-
-    def snapshot(self) -> dict[int, int]:
-        return dict(self._done)
+REQUEST_HEADER = "dcsm-request"
 
 
-@dataclass
+def source_name(topic: str) -> str:
+    """The key of a topic's offsets in checkpoint positions."""
+    return f"kafka:{topic}"
+
+
+@dataclass(slots=True)
 class _Record:
     partition: int
     offset: int
     value: bytes
     index: np.ndarray  # int32: position inside the record of each update submitted
     start: int  # first position in the poll's batch
+    stop: int
+    request: str | None  # dcsm-request header: an HTTP request waits for this record
 
 
 class _Poll:
-    """Origin of one poll's batch (see fanout.Origin)."""
+    """Origin of one poll's batch (see messages.Origin)."""
 
     def __init__(self, ingest: KafkaIngest, records: list[_Record]) -> None:
         self._ingest = ingest
@@ -84,7 +83,10 @@ class _Poll:
                     int(rec.index[pos - rec.start]),
                 )  # fmt: skip
         for rec in self._records:
-            self._ingest.tracker.done(rec.partition, rec.offset + 1)
+            if rec.request is not None:
+                self._ingest.answer(
+                    rec.request, seq[rec.start : rec.stop], outcome[rec.start : rec.stop]
+                )
 
     async def fail(self, error: BaseException) -> None:
         """The engine raised on this poll: every record goes to the dead letters (so the
@@ -92,7 +94,8 @@ class _Poll:
         for rec in self._records:
             if len(rec.index):
                 await self._ingest.dead_letter(rec, "engine_error", f"engine failed: {error}", None)
-            self._ingest.tracker.done(rec.partition, rec.offset + 1)
+            if rec.request is not None:
+                self._ingest.answer_error(rec.request, error)
 
 
 class KafkaIngest:
@@ -107,26 +110,28 @@ class KafkaIngest:
         start_offsets: dict[int, int] | None,
         max_record_updates: int,
         fetch_max_records: int,
-        commit_interval_ms: int,
-        fetch_max_wait_ms: int = 5,
+        fetch_max_wait_ms: int,
+        from_earliest: bool = False,
     ) -> None:
         self._bootstrap = bootstrap
         self.topic = topic
+        self.source = source_name(topic)
         self._group = group
         self._sequencer = sequencer
         self._output = output
         self._metrics = metrics
         self._start_offsets = start_offsets
+        self._from_earliest = from_earliest
         self._max_record_updates = max_record_updates
         self._fetch_max_records = fetch_max_records
-        self._commit_interval_s = commit_interval_ms / 1000
         self._fetch_max_wait_ms = fetch_max_wait_ms
-        self.tracker = OffsetTracker(start_offsets)
         self._committed: dict[int, int] = {}
         self._consumer: Any = None
-        self._tasks: list[asyncio.Task] = []
+        self._tps: list[Any] = []
+        self._task: asyncio.Task | None = None
         self._stopping = False
-        self._stop_event = asyncio.Event()
+        self._requests: dict[str, asyncio.Future[tuple[np.ndarray, np.ndarray]]] = {}
+        self._next: dict[int, int] = {}  # partition -> next offset to read
         self.connected = False
         self.records = 0
 
@@ -144,48 +149,44 @@ class KafkaIngest:
         )
         await c.start()
         self._consumer = c
-        parts = c.partitions_for_topic(self.topic)
-        for _ in range(100):
-            if parts:
-                break
-            await c.force_metadata_update()
-            parts = c.partitions_for_topic(self.topic)
-            await asyncio.sleep(0.05)
-        if not parts:
-            raise RuntimeError(f"topic {self.topic!r} has no partitions (does it exist?)")
-        tps = [TopicPartition(self.topic, p) for p in sorted(parts)]
-        c.assign(tps)
-        for tp in tps:
-            if self._start_offsets and tp.partition in self._start_offsets:
+        parts = await partitions(c, self.topic)
+        self._tps = [TopicPartition(self.topic, p) for p in sorted(parts)]
+        c.assign(self._tps)
+        for tp in self._tps:
+            if self._start_offsets is not None and tp.partition in self._start_offsets:
                 pos = self._start_offsets[tp.partition]
-                source = "snapshot"
-            else:
-                pos = await c.committed(tp)
-                source = "committed"
-            if pos is None:
-                await c.seek_to_beginning(tp)
-                log.info("ingest %s: from the earliest offset", tp)
-            else:
                 c.seek(tp, pos)
-                self.tracker.done(tp.partition, pos)
-                self._committed[tp.partition] = pos
-                log.info("ingest %s: from offset %d (%s)", tp, pos, source)
+                log.info("ingest %s: from offset %d (checkpoint)", tp, pos)
+            else:
+                await c.seek_to_beginning(tp)
+                pos = 0
+                log.info("ingest %s: from the earliest offset", tp)
+            self._next[tp.partition] = pos
         self.connected = True
-        self._tasks = [
-            asyncio.create_task(self._run(), name="dcsm-ingest"),
-            asyncio.create_task(self._commit_loop(), name="dcsm-commit"),
-        ]
+        self._metrics.consumer_lag.set_function(self.lag)
+        self._task = asyncio.create_task(self._run(), name="dcsm-ingest")
+
+    def lag(self) -> float:
+        """Records in the topic not yet read (all partitions), as of the last fetch."""
+        c = self._consumer
+        if c is None:
+            return 0.0
+        total = 0
+        for tp in self._tps:
+            high = c.highwater(tp)
+            if high is not None and tp.partition in self._next:
+                total += max(0, high - self._next[tp.partition])
+        return float(total)
 
     async def stop(self) -> None:
-        """Finish the poll in hand, stop consuming (commits are the caller's, after drain)."""
+        """Finish the poll in hand and stop consuming (the drain commits afterwards)."""
         self._stopping = True
-        self._stop_event.set()
-        for t in self._tasks:
+        if self._task is not None:
             try:
-                await asyncio.wait_for(t, timeout=5)
+                await asyncio.wait_for(self._task, timeout=5)
             except (TimeoutError, asyncio.CancelledError):
-                t.cancel()
-        self._tasks = []
+                self._task.cancel()
+            self._task = None
 
     async def close(self) -> None:
         self.connected = False
@@ -193,18 +194,41 @@ class KafkaIngest:
             consumer, self._consumer = self._consumer, None
             await consumer.stop()
 
-    async def commit(self) -> dict[int, int]:
-        """Commit what the tracker says is done (after flushing the producer)."""
+    async def commit(self, offsets: dict[int, int]) -> None:
+        """Commit ``offsets`` (those of a durable checkpoint) for the group."""
         from aiokafka import TopicPartition
 
-        done = self.tracker.snapshot()
-        fresh = {p: o for p, o in done.items() if o > self._committed.get(p, -1)}
+        fresh = {p: o for p, o in offsets.items() if o > self._committed.get(p, -1)}
         if not fresh or self._consumer is None:
-            return done
-        await self._output.flush()
+            return
         await self._consumer.commit({TopicPartition(self.topic, p): o for p, o in fresh.items()})
         self._committed.update(fresh)
-        return done
+
+    async def ping(self, timeout_s: float) -> None:
+        """A metadata round trip (readiness): raises when the broker does not answer."""
+        await asyncio.wait_for(self._consumer.topics(), timeout_s)
+
+    # -- HTTP requests whose updates travel through the topic ----------------------------
+
+    def expect(self, request: str) -> asyncio.Future[tuple[np.ndarray, np.ndarray]]:
+        """A future for the (seq, outcome) of the record carrying header ``request``."""
+        fut = self._requests[request] = asyncio.get_running_loop().create_future()
+        return fut
+
+    def forget(self, request: str) -> None:
+        self._requests.pop(request, None)
+
+    def answer(self, request: str, seq: np.ndarray, outcome: np.ndarray) -> None:
+        fut = self._requests.pop(request, None)
+        if fut is not None and not fut.done():
+            fut.set_result((seq, outcome))
+
+    def answer_error(self, request: str, error: BaseException) -> None:
+        fut = self._requests.pop(request, None)
+        if fut is not None and not fut.done():
+            fut.set_exception(error)
+
+    # -- the loop ------------------------------------------------------------------------
 
     async def dead_letter(self, rec: _Record, reason: str, message: str, index: int | None) -> None:
         self._metrics.dead_letters_total.labels(reason).inc()
@@ -212,23 +236,6 @@ class KafkaIngest:
         await self._output.dead_letter(
             rec.value, reason, message, f"{self.topic}/{rec.partition}@{rec.offset}", index
         )
-
-    async def _commit_loop(self) -> None:
-        while not self._stopping:
-            try:
-                await asyncio.wait_for(self._stop_event.wait(), self._commit_interval_s)
-                return  # stopping: the drain commits once more itself
-            except TimeoutError:
-                pass
-            try:
-                await self.commit()
-                # A metadata round trip says whether the broker still answers (readyz).
-                await asyncio.wait_for(self._consumer.topics(), self._commit_interval_s + 2)
-                self.connected = True
-            except Exception as exc:  # the next round retries
-                if self.connected:
-                    log.warning("kafka unreachable (%s); retrying", exc or type(exc).__name__)
-                self.connected = False
 
     async def _run(self) -> None:
         c = self._consumer
@@ -240,22 +247,68 @@ class KafkaIngest:
                 log.warning("kafka poll failed: %s", exc)
                 await asyncio.sleep(0.5)
                 continue
-            if not polled:
-                continue
-            arrival = time.time()
-            parts = []
-            records: list[_Record] = []
-            pos = 0
-            for tp, msgs in polled.items():
-                for msg in msgs:
-                    self.records += 1
-                    dec = decode_record(msg.value, self._max_record_updates)
-                    rec = _Record(tp.partition, msg.offset, msg.value or b"", dec.index, pos)
-                    for err in dec.errors:
-                        await self.dead_letter(rec, err.reason, err.message, err.index)
-                    records.append(rec)
-                    if len(dec):
-                        parts.append(dec.updates)
-                        pos += len(dec)
-            batch = merge(parts)
-            self._sequencer.submit_updates(batch, arrival, _Poll(self, records))
+            if polled:
+                await self._submit(polled)
+
+    async def _submit(self, polled: dict[Any, list[Any]]) -> None:
+        received = time.time()
+        parts = []
+        records: list[_Record] = []
+        positions = []
+        pos = 0
+        for tp, msgs in polled.items():
+            for msg in msgs:
+                self.records += 1
+                dec = decode_record(msg.value, self._max_record_updates)
+                request = None
+                for key, value in msg.headers or ():
+                    if key == REQUEST_HEADER:
+                        request = value.decode(errors="replace")
+                rec = _Record(
+                    tp.partition, msg.offset, msg.value or b"", dec.index, pos, pos + len(dec),
+                    request,
+                )  # fmt: skip
+                for err in dec.errors:
+                    await self.dead_letter(rec, err.reason, err.message, err.index)
+                records.append(rec)
+                if len(dec):
+                    ts = dec.updates.ts
+                    missing = ts == 0
+                    if missing.any():
+                        ts[missing] = msg.timestamp / 1000.0
+                    parts.append(dec.updates)
+                    pos += len(dec)
+            self._next[tp.partition] = msgs[-1].offset + 1
+            positions.append((self.source, tp.partition, msgs[-1].offset + 1))
+        self._sequencer.submit_updates(merge(parts), received, _Poll(self, records), positions)
+
+
+async def partitions(consumer: Any, topic: str) -> set[int]:
+    """The topic's partitions (waiting briefly for metadata); RuntimeError if none."""
+    parts = consumer.partitions_for_topic(topic)
+    for _ in range(100):
+        if parts:
+            return set(parts)
+        await consumer.force_metadata_update()
+        parts = consumer.partitions_for_topic(topic)
+        await asyncio.sleep(0.05)
+    raise RuntimeError(f"topic {topic!r} has no partitions (does it exist?)")
+
+
+async def committed_offsets(bootstrap: str, topic: str, group: str) -> dict[int, int]:
+    """The group's committed offsets on ``topic`` (partitions without one are left out)."""
+    from aiokafka import AIOKafkaConsumer, TopicPartition
+
+    c = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False)
+    await c.start()
+    try:
+        tps = [TopicPartition(topic, p) for p in sorted(await partitions(c, topic))]
+        c.assign(tps)
+        out = {}
+        for tp in tps:
+            pos = await c.committed(tp)
+            if pos is not None and pos > 0:
+                out[tp.partition] = pos
+        return out
+    finally:
+        await c.stop()

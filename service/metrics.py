@@ -124,6 +124,30 @@ class Metrics:
         self.websocket_subscribers = Gauge(
             "dcsm_websocket_subscribers", "Open websocket subscriptions.", registry=r
         )
+        self.consumer_lag = Gauge(
+            "dcsm_consumer_lag",
+            "Records in the input topic not yet read by the service (as of the last fetch).",
+            registry=r,
+        )
+        self.checkpoints_total = Counter(
+            "dcsm_checkpoints_total", "Checkpoints written.", registry=r
+        )
+        self.checkpoint_failures_total = Counter(
+            "dcsm_checkpoint_failures_total", "Checkpoints that could not be written.", registry=r
+        )
+        self.checkpoint_seconds = Gauge(
+            "dcsm_checkpoint_seconds",
+            "Time the last checkpoint spent, by phase: export (engine thread: the data path "
+            "waits), flush (outputs acknowledged), write (file written and fsynced, off the "
+            "data path).",
+            ["phase"], registry=r,
+        )  # fmt: skip
+        self.checkpoint_seq = Gauge(
+            "dcsm_checkpoint_seq", "Next seq of the last durable checkpoint.", registry=r
+        )
+        self.checkpoint_bytes = Gauge(
+            "dcsm_checkpoint_bytes", "Size of the last checkpoint file.", registry=r
+        )
 
     def bind_queue(self, name: str, depth: Callable[[], float]) -> None:
         """Report ``depth()`` as the ``dcsm_queue_depth{queue=name}`` gauge at scrape time."""

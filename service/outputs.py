@@ -1,5 +1,6 @@
 """Kafka output: match frames to ``dcsm.matches`` (keyed by query name, so each query's
-deltas stay in order on one partition) and rejected input to ``dcsm.dead-letter``.
+deltas stay in order on one partition; a per-delta or per-count frame carries its stable id
+in an ``id`` header too) and rejected input to ``dcsm.dead-letter``.
 
 One producer for both. The fan-out never waits on the broker: :meth:`send_frames` appends to
 a per-query buffer and returns; one pump task turns whatever has accumulated into record
@@ -28,6 +29,7 @@ class KafkaOutput:
         matches_topic: str,
         dead_letter_topic: str,
         max_buffered_frames: int = 200_000,
+        linger_ms: int = 1,
     ) -> None:
         self._bootstrap = bootstrap
         self.matches_topic = matches_topic
@@ -35,7 +37,8 @@ class KafkaOutput:
         self._max_buffered = max_buffered_frames
         self._producer: Any = None
         self._partition: dict[str, int] = {}
-        self._pending: dict[str, list[str]] = {}
+        self._linger_ms = linger_ms
+        self._pending: dict[str, list[tuple[str, str | None]]] = {}
         self._buffered = 0
         self._wake = asyncio.Event()
         self._room = asyncio.Event()
@@ -54,10 +57,11 @@ class KafkaOutput:
 
         self._producer = AIOKafkaProducer(
             bootstrap_servers=self._bootstrap,
-            linger_ms=1,
+            linger_ms=self._linger_ms,
             max_batch_size=1024 * 1024,
             max_request_size=8 * 1024 * 1024,
             request_timeout_ms=30_000,
+            acks="all",
         )
         await self._producer.start()
         self._pump_task = asyncio.create_task(self._pump(), name="dcsm-kafka-out")
@@ -78,14 +82,16 @@ class KafkaOutput:
             why = "cancelled" if fut.cancelled() else fut.exception()
             log.error("kafka delivery failed: %s", why)
 
-    async def send_frames(self, key: str, frames: list[str]) -> None:
-        """Queue each frame as one record on the matches topic, keyed by ``key``, in order."""
+    async def send_frames(self, key: str, frames: list[str], ids: list[str] | None) -> None:
+        """Queue each frame as one record on the matches topic, keyed by ``key``, in order;
+        ``ids[i]`` (if given) goes into frame i's ``id`` header."""
         if not frames:
             return
         while self._buffered >= self._max_buffered:
             self._room.clear()
             await self._room.wait()
-        self._pending.setdefault(key, []).extend(frames)
+        rows = zip(frames, ids, strict=True) if ids is not None else ((f, None) for f in frames)
+        self._pending.setdefault(key, []).extend(rows)
         self._buffered += len(frames)
         self._idle.clear()
         self._wake.set()
@@ -106,7 +112,7 @@ class KafkaOutput:
                     self._room.set()
             self._idle.set()
 
-    async def _send(self, key: str, frames: list[str]) -> None:
+    async def _send(self, key: str, frames: list[tuple[str, str | None]]) -> None:
         part = self._partition.get(key)
         if part is None:
             from aiokafka.partitioner import DefaultPartitioner
@@ -115,12 +121,13 @@ class KafkaOutput:
             part = self._partition[key] = DefaultPartitioner()(key.encode(), parts, parts)
         k = key.encode()
         batch = self._producer.create_batch()
-        for f in frames:
-            value = f.encode()
-            if batch.append(key=k, value=value, timestamp=None) is None:  # batch full
-                await self._send_batch(batch, part)
+        for text, fid in frames:
+            value = text.encode()
+            headers = [("id", fid.encode())] if fid is not None else []
+            if batch.append(key=k, value=value, timestamp=None, headers=headers) is None:
+                await self._send_batch(batch, part)  # the batch is full
                 batch = self._producer.create_batch()
-                batch.append(key=k, value=value, timestamp=None)
+                batch.append(key=k, value=value, timestamp=None, headers=headers)
         await self._send_batch(batch, part)
 
     async def _send_batch(self, batch: Any, partition: int) -> None:
@@ -140,6 +147,12 @@ class KafkaOutput:
             headers.append(("index", str(index).encode()))
         fut = await self._producer.send(self.dead_letter_topic, value, headers=headers)
         fut.add_done_callback(self._check)
+
+    async def produce(self, topic: str, value: bytes, headers: list[tuple[str, bytes]]) -> Any:
+        """One record, acknowledged by the broker (acks=all) before this returns; its
+        RecordMetadata. (HTTP-ingested updates go through the input topic this way.)"""
+        fut = await self._producer.send(topic, value, headers=headers)
+        return await fut
 
     async def flush(self) -> None:
         """Wait until every frame handed over so far is acknowledged by the broker."""

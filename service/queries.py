@@ -17,6 +17,7 @@ import numpy as np
 from dcsm.schemas import QuerySpec
 
 from .errors import QueryExists, QueryNotFound, ServiceError
+from .frames import Encoding
 from .subscribers import Subscriber
 
 Mode = Literal["embeddings", "count"]
@@ -68,6 +69,7 @@ class QueryState:
     qid: int
     spec: QuerySpec
     mode: Mode
+    encoding: Encoding = "json"
     from_seq: int = -1
     created_at: float = field(default_factory=time.time)
     live: bool = False
@@ -88,6 +90,7 @@ class QueryState:
             "name": self.name,
             "query": self.spec.model_dump(),
             "mode": self.mode,
+            "encoding": self.encoding,
             "from_seq": self.from_seq,
             "created_at": self.created_at,
             "state": "deleting" if self.closing else ("live" if self.live else "registering"),
@@ -102,7 +105,7 @@ class QueryState:
         s = self.stats
         return {
             "name": self.name, "qid": self.qid, "spec": self.spec.model_dump(), "mode": self.mode,
-            "from_seq": self.from_seq, "created_at": self.created_at,
+            "encoding": self.encoding, "from_seq": self.from_seq, "created_at": self.created_at,
             "stats": {"plus": s.plus, "minus": s.minus, "updates_seen": s.updates_seen,
                       "backfill": s.backfill},
         }  # fmt: skip
@@ -111,8 +114,8 @@ class QueryState:
     def restore(row: dict[str, Any]) -> QueryState:
         st = QueryState(
             name=row["name"], qid=int(row["qid"]), spec=QuerySpec.model_validate(row["spec"]),
-            mode=row["mode"], from_seq=int(row["from_seq"]), created_at=float(row["created_at"]),
-            live=True,
+            mode=row["mode"], encoding=row.get("encoding", "json"), from_seq=int(row["from_seq"]),
+            created_at=float(row["created_at"]), live=True,
         )  # fmt: skip
         for k, v in row.get("stats", {}).items():
             setattr(st.stats, k, int(v))
@@ -129,14 +132,18 @@ class QueryCatalog:
     def __len__(self) -> int:
         return len(self._by_name)
 
-    def reserve(self, spec: QuerySpec, mode: Mode, on_drop: Any = None) -> QueryState:
+    def reserve(
+        self, spec: QuerySpec, mode: Mode, encoding: Encoding, on_drop: Any = None
+    ) -> QueryState:
+        """A new query (not live until the engine has registered it); 409 if the name is
+        taken."""
         if spec.name in self._by_name:
             raise QueryExists(
                 f"a query named {spec.name!r} already exists",
                 [{"field": "name", "reason": "already exists; DELETE it first or pick another"}],
             )
-        st = QueryState(spec.name, self._next_qid, spec, mode)
-        st.pending = Subscriber(self._pending_frames, on_drop)
+        st = QueryState(spec.name, self._next_qid, spec, mode, encoding)
+        st.pending = Subscriber(self._pending_frames, on_drop, encoding)
         self._add(st)
         return st
 
@@ -146,8 +153,8 @@ class QueryCatalog:
         self._next_qid = max(self._next_qid, st.qid + 1)
 
     def adopt(self, st: QueryState, on_drop: Any = None) -> None:
-        """Add a restored query (already registered in the engine)."""
-        st.pending = Subscriber(self._pending_frames, on_drop)
+        """Add a restored query (from a checkpoint or the query log)."""
+        st.pending = Subscriber(self._pending_frames, on_drop, st.encoding)
         self._add(st)
 
     def remove(self, st: QueryState) -> None:

@@ -9,7 +9,7 @@ field names below (dashes or underscores), e.g.::
 
     port = 8080
     kafka = "127.0.0.1:9092"
-    snapshot_dir = "/var/lib/dcsm"
+    state_dir = "/var/lib/dcsm"
 
 The file is named by ``--config`` or ``DCSM_CONFIG``.
 """
@@ -54,9 +54,35 @@ class Settings:
     create_topics: bool = field(
         default=True, metadata=_doc("create missing topics (1 partition) at start")
     )
-    snapshot_dir: str | None = field(
+    state_dir: str | None = field(
         default=".dcsm-state",
-        metadata=_doc("where SIGTERM writes and start restores the snapshot; empty: none"),
+        metadata=_doc(
+            "checkpoints, query log and (without Kafka) update log; empty: keep no state "
+            "(a restart starts empty)"
+        ),
+    )
+    reset_state: bool = field(
+        default=False,
+        metadata=_doc(
+            "discard the state directory's checkpoints and logs and start empty from the "
+            "earliest input offset"
+        ),
+    )
+    checkpoint_interval_s: float = field(
+        default=30.0, metadata=_doc("longest time between checkpoints (seconds)")
+    )
+    checkpoint_interval_updates: int = field(
+        default=1_000_000, metadata=_doc("most updates between checkpoints")
+    )
+    matches_encoding: str = field(
+        default="json",
+        metadata=_doc(
+            "default output encoding of a query on the matches topic: json (a frame per "
+            "delta or count) or batch (a frame per engine batch)"
+        ),
+    )
+    output_linger_ms: int = field(
+        default=1, metadata=_doc("Kafka producer linger for output frames (ms)")
     )
     max_engine_batch_updates: int = field(
         default=8192, metadata=_doc("most updates the engine applies in one call")
@@ -92,8 +118,14 @@ class Settings:
         return dataclasses.replace(self, **changes)
 
     @property
-    def snapshot_path(self) -> Path | None:
-        return Path(self.snapshot_dir) / "snapshot.npz" if self.snapshot_dir else None
+    def state_path(self) -> Path | None:
+        return Path(self.state_dir) if self.state_dir else None
+
+    def __post_init__(self) -> None:
+        if self.matches_encoding not in ("json", "batch"):
+            raise ConfigError(f"matches_encoding={self.matches_encoding!r}: choose json or batch")
+        if self.checkpoint_interval_s <= 0 or self.checkpoint_interval_updates <= 0:
+            raise ConfigError("checkpoint intervals must be positive")
 
     @staticmethod
     def load(

@@ -11,17 +11,26 @@ else, and never loses frames silently.
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections import deque
 from collections.abc import Callable
 
-from .codec import gap_frame
+from .frames import Encoding, gap_frame
 
 
 class Subscriber:
-    def __init__(self, max_frames: int, on_drop: Callable[[int], None] | None = None) -> None:
+    """``encoding``: the frames this subscriber reads (see :mod:`dcsm.service.frames`)."""
+
+    def __init__(
+        self,
+        max_frames: int,
+        on_drop: Callable[[int], None] | None = None,
+        encoding: Encoding = "json",
+    ) -> None:
         if max_frames < 1:
             raise ValueError(f"max_frames must be >= 1, got {max_frames}")
         self.max_frames = max_frames
+        self.encoding: Encoding = encoding
         self._on_drop = on_drop
         self._queue: deque[tuple[bool, str]] = deque()  # (is data frame, text)
         self._data = 0
@@ -52,6 +61,13 @@ class Subscriber:
         self._wake.set()
 
     def offer_many(self, frames: list[str]) -> None:
+        """Queue ``frames`` in order (whole when they fit, one by one at the bound)."""
+        if not self._closed and not self._dropped and self._data + len(frames) <= self.max_frames:
+            self._queue.extend(zip(itertools.repeat(True), frames))
+            self._data += len(frames)
+            if frames:
+                self._wake.set()
+            return
         for f in frames:
             self.offer(f)
 

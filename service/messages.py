@@ -1,0 +1,152 @@
+"""What crosses the engine thread's queues: commands (event loop -> engine thread, in seq
+order) and events (engine thread -> fan-out, in the same order).
+
+Data flows one way: ingest and the API build commands, the :class:`~dcsm.service.sequencer.
+Sequencer` gives them their place, the :class:`~dcsm.service.engine_worker.EngineWorker` runs
+them and answers each with exactly one event, the :class:`~dcsm.service.fanout.Fanout` turns
+events into frames and settles each command's :class:`Origin` or reply future.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from dcsm.engine import BatchResult
+from dcsm.model import Graph, Pattern, UpdateBatch
+
+Positions = dict[str, dict[int, int]]  # input source -> partition -> next offset to read
+
+
+class Origin(Protocol):
+    """Where a slice of an applied batch came from (an HTTP request, a Kafka poll, a
+    write-ahead-log record). Settled by the fan-out once the slice's frames are out."""
+
+    async def settle(self, seq: np.ndarray, outcome: np.ndarray) -> None:
+        """The slice is through: seq int64 (n,), outcome int8 (n,) (``dcsm.model.OUTCOME_*``)."""
+
+    async def fail(self, error: BaseException) -> None:
+        """Called instead of :meth:`settle` when the engine raised on the slice."""
+
+
+# -- commands (loop -> engine thread) -------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Apply:
+    """Updates with their final seqs and arrival times (``batch.ts``); ``received`` is when
+    the service read them (response-time metrics); ``origin`` rides along untouched."""
+
+    batch: UpdateBatch
+    received: float
+    origin: Origin | None = None
+
+
+@dataclass(slots=True)
+class Register:
+    """Register query ``qid`` from ``from_seq`` on (a query-log entry)."""
+
+    qid: int
+    pattern: Pattern
+    from_seq: int
+    count_only: bool
+    backfill: bool
+    reply: asyncio.Future[int] | None = None
+
+
+@dataclass(slots=True)
+class Unregister:
+    qid: int
+    from_seq: int
+    reply: asyncio.Future[dict[str, Any]] | None = None
+
+
+@dataclass(slots=True)
+class Export:
+    """Take a checkpoint of the graph as it stands before ``at_seq``: every update before it
+    is applied, none after. ``positions`` are the input offsets right after the last record
+    whose updates lie before ``at_seq``; ``log_entries`` the query-log entries applied."""
+
+    at_seq: int
+    positions: Positions
+    log_entries: int
+    reply: asyncio.Future[tuple[Exported, list[dict[str, Any]]]] | None = None
+
+
+@dataclass(slots=True)
+class Barrier:
+    """Resolves once everything submitted before it is fanned out (drain, tests)."""
+
+    reply: asyncio.Future[None] | None = None
+
+
+Control = Register | Unregister | Export | Barrier
+Command = Apply | Control
+
+
+# -- events (engine thread -> loop) ---------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Slice:
+    """The part ``[start, stop)`` of an applied batch that one command contributed."""
+
+    start: int
+    stop: int
+    received: float
+    origin: Origin | None
+
+
+@dataclass(slots=True)
+class Applied:
+    batch: UpdateBatch
+    result: BatchResult
+    slices: list[Slice]
+
+
+@dataclass(slots=True)
+class ApplyFailed:
+    """The engine raised on these updates: they are failed back to their origins."""
+
+    parts: list[Apply]
+    error: BaseException
+
+
+@dataclass(slots=True)
+class Registered:
+    cmd: Register
+    backfill_matches: np.ndarray | None = None  # int64 (k, n)
+    backfill_count: int | None = None
+
+
+@dataclass(slots=True)
+class Unregistered:
+    cmd: Unregister
+
+
+@dataclass(slots=True)
+class Exported:
+    cmd: Export
+    graph: Graph
+    seconds: float = 0.0  # engine time spent exporting
+
+
+@dataclass(slots=True)
+class BarrierReached:
+    cmd: Barrier
+
+
+@dataclass(slots=True)
+class ControlFailed:
+    """A registration, unregistration or export the engine refused (an engine error)."""
+
+    cmd: Register | Unregister | Export
+    error: BaseException
+
+
+Event = (
+    Applied | ApplyFailed | Registered | Unregistered | Exported | BarrierReached | ControlFailed
+)
