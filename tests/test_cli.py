@@ -19,7 +19,7 @@ import pytest
 from nx_reference import embeddings, replay
 
 from dcsm.cli import main
-from dcsm.engine.interface import gpu_available
+from dcsm.engine.factory import gpu_available
 from dcsm.model import Graph, Pattern, UpdateBatch
 from dcsm.schemas import MatchDelta
 

@@ -1,5 +1,9 @@
-"""Matching engines behind one interface (see :mod:`dcsm.engine.interface`)."""
+"""Matching engines behind one interface (see :mod:`dcsm.engine.interface`); built by
+:mod:`dcsm.engine.factory`."""
 
-from .interface import BatchResult, Counts, Deltas, Engine, make_engine, warm_up
+from .factory import gpu_available, make_engine, warm_up
+from .interface import BatchResult, Counts, Deltas, Engine
 
-__all__ = ["BatchResult", "Counts", "Deltas", "Engine", "make_engine", "warm_up"]
+__all__ = [
+    "BatchResult", "Counts", "Deltas", "Engine", "gpu_available", "make_engine", "warm_up",
+]  # fmt: skip

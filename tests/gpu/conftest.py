@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from dcsm.engine.interface import gpu_available
+from dcsm.engine.factory import gpu_available
 
 HERE = Path(__file__).resolve().parent
 

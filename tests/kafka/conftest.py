@@ -7,9 +7,10 @@ import uuid
 from collections.abc import Callable, Iterator
 
 import pytest
+from helpers import warm_engine_cache
 
+from dcsm.loadgen.embedded import ServiceProcess
 from dcsm.service.broker import TansuBroker
-from dcsm.service.testing import ServiceProcess, warm_engine_cache
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -9,9 +9,9 @@ import subprocess
 import sys
 
 import pytest
+from helpers import oracle_counts, oracle_deltas
 
 from dcsm.service.demo import DEMO_QUERIES, demo_stream
-from dcsm.service.testing import oracle_counts, oracle_deltas
 
 pytestmark = pytest.mark.kafka
 

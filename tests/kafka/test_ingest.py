@@ -11,11 +11,7 @@ from collections import Counter
 import numpy as np
 import pytest
 from aiokafka import AIOKafkaProducer
-
-from dcsm.model import OP_INSERT, UpdateBatch
-from dcsm.service.codec import encode_binary
-from dcsm.service.synth import powerlaw_stream
-from dcsm.service.testing import (
+from helpers import (
     PATH,
     SQUARE,
     TRI,
@@ -31,6 +27,10 @@ from dcsm.service.testing import (
     wait_processed,
     ws_connect,
 )
+
+from dcsm.loadgen.synth import powerlaw_stream
+from dcsm.model import OP_INSERT, UpdateBatch
+from dcsm.service.codec import encode_binary
 
 pytestmark = pytest.mark.kafka
 

@@ -7,12 +7,11 @@ import json
 import subprocess
 import sys
 
-import numpy as np
 import pytest
+from helpers import oracle_counts
 
+from dcsm.loadgen.synth import powerlaw_stream
 from dcsm.model import Pattern
-from dcsm.service.synth import powerlaw_stream
-from dcsm.service.testing import oracle_counts
 
 pytestmark = pytest.mark.kafka
 
@@ -43,4 +42,15 @@ def test_loadgen_embedded_sweep(tmp_path, broker) -> None:
         assert 0 < res["e2e_kafka_ms"]["p50"] <= res["e2e_kafka_ms"]["p99"] < 5000
         assert res["throughput"] > 0
         pos += n
-    assert np.isfinite(report["max_sustained_rate"] or 0)
+    # Sustained means what the report says it means, and 200/s is far below what even a
+    # loaded 2-core CI machine sustains.
+    slo = report["config"]["slo_p99_ms"]
+    for res in report["results"]:
+        kept = res["send_rate"] >= 0.95 * res["target_rate"]
+        drained = res["drained_after_send_s"] is not None
+        within = res["e2e_kafka_ms"]["p99"] is not None and res["e2e_kafka_ms"]["p99"] <= slo
+        assert not res["sustained"] or (kept and drained and within), res
+    assert report["results"][0]["sustained"], report["results"][0]
+    sustained = [r["target_rate"] for r in report["results"] if r["sustained"]]
+    assert report["max_sustained_rate"] == max(sustained)
+    assert report["max_sustained_rate"] in (200, 400)

@@ -9,11 +9,7 @@ import time
 
 import numpy as np
 import pytest
-from aiokafka import AIOKafkaProducer
-
-from dcsm.service.snapshot import Snapshot
-from dcsm.service.synth import powerlaw_stream
-from dcsm.service.testing import (
+from helpers import (
     PATH,
     SQUARE,
     TRI,
@@ -26,22 +22,16 @@ from dcsm.service.testing import (
     wait_processed,
 )
 
+from dcsm.loadgen.producer import produce_paced
+from dcsm.loadgen.synth import powerlaw_stream
+from dcsm.service.snapshot import Snapshot
+
 pytestmark = pytest.mark.kafka
 
 
-async def produce_paced(bootstrap: str, topic: str, values: list[bytes], seconds: float) -> None:
-    p = AIOKafkaProducer(bootstrap_servers=bootstrap, linger_ms=1)
-    await p.start()
-    try:
-        t0 = time.monotonic()
-        for i, v in enumerate(values):
-            await p.send(topic, v)
-            lag = t0 + seconds * (i + 1) / len(values) - time.monotonic()
-            if lag > 0:
-                await asyncio.sleep(lag)
-        await p.flush()
-    finally:
-        await p.stop()
+def paced(n: int, seconds: float) -> np.ndarray:
+    """Send times of n records spread evenly over the next ``seconds``."""
+    return time.time() + np.arange(n) * (seconds / n)
 
 
 async def test_sigterm_and_restart_mid_stream_is_exact(broker, topics, make_service) -> None:
@@ -56,11 +46,13 @@ async def test_sigterm_and_restart_mid_stream_is_exact(broker, topics, make_serv
             assert (await c.post("/api/v1/queries", json=spec(p))).status_code == 201
         body = spec(SQUARE, mode="count")
         assert (await c.post("/api/v1/queries", json=body)).status_code == 201
-        await produce_paced(broker.bootstrap, topics.updates, values[:1500], 0.5)
+        head = values[:1500]
+        await produce_paced(broker.bootstrap, topics.updates, head, paced(len(head), 0.5))
         await wait_processed(c, 1499)
         # The rest trickles in over 3 s; stop the service about a second into it.
+        tail = values[1500:]
         producer = asyncio.create_task(
-            produce_paced(broker.bootstrap, topics.updates, values[1500:], 3.0)
+            produce_paced(broker.bootstrap, topics.updates, tail, paced(len(tail), 3.0))
         )
         await asyncio.sleep(1.0)
         assert first.terminate() == 0, first.log()

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from helpers import warm_engine_cache
 
-from dcsm.service.testing import ServiceProcess, warm_engine_cache
+from dcsm.loadgen.embedded import ServiceProcess
 
 
 @pytest.fixture(scope="session", autouse=True)

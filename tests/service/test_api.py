@@ -7,19 +7,19 @@ import dataclasses
 import httpx
 import numpy as np
 import pytest
-
-from dcsm.model import OP_INSERT, UpdateBatch
-from dcsm.schemas import QuerySpec
-from dcsm.service.synth import powerlaw_stream
-from dcsm.service.testing import (
+from helpers import (
     PATH,
     TRI,
-    ServiceProcess,
     http_client,
     oracle_deltas,
     spec,
     updates_json,
 )
+
+from dcsm.loadgen.embedded import ServiceProcess
+from dcsm.loadgen.synth import powerlaw_stream
+from dcsm.model import OP_INSERT, UpdateBatch
+from dcsm.schemas import QuerySpec
 
 
 async def post_updates(c: httpx.AsyncClient, batch: UpdateBatch, chunk: int = 250) -> list[dict]:

@@ -9,15 +9,10 @@ import socket
 
 import numpy as np
 import pytest
-from websockets.exceptions import ConnectionClosed
-
-from dcsm.engine import make_engine
-from dcsm.service.synth import powerlaw_stream
-from dcsm.service.testing import (
+from helpers import (
     PATH,
     SQUARE,
     TRI,
-    ServiceProcess,
     http_client,
     metric_value,
     oracle_counts,
@@ -28,6 +23,11 @@ from dcsm.service.testing import (
     updates_json,
     ws_connect,
 )
+from websockets.exceptions import ConnectionClosed
+
+from dcsm.engine import make_engine
+from dcsm.loadgen.embedded import ServiceProcess
+from dcsm.loadgen.synth import powerlaw_stream
 
 
 async def post_all(c, rows: list[dict], chunk: int = 200) -> None:

@@ -1,5 +1,9 @@
-"""Helpers for tests and benchmarks that drive a real service: a ``dcsm serve`` subprocess
-on a free loopback port, websocket and topic collectors, and the oracle.
+"""Helpers for the tests that drive a real service: websocket and topic collectors, request
+bodies, the test patterns, and the oracle. (The ``dcsm serve`` subprocess itself is
+:class:`dcsm.loadgen.embedded.ServiceProcess`, which ``dcsm loadgen --embedded`` uses too.)
+
+Every test folder imports this module as ``helpers`` (pytest puts ``tests/`` on ``sys.path``
+for the root ``conftest.py``, as for ``refdata`` and ``nx_reference``).
 
 The oracle runs the CPU engine directly, one engine per query (so nothing the service does
 with several queries in one engine, its batching or its plumbing, leaks into the expected
@@ -10,20 +14,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import signal
-import subprocess
-import sys
-import tempfile
 import time
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 from typing import Any
 
 from dcsm.engine import make_engine
 from dcsm.model import Graph, Pattern, UpdateBatch
-
-from .broker import free_port
 
 Delta = tuple[str, int, int, tuple[int, ...]]  # (query, sign, seq, match)
 
@@ -87,94 +83,6 @@ def oracle_counts(
 
 def as_delta(frame: dict[str, Any]) -> Delta:
     return (frame["query"], int(frame["sign"]), int(frame["seq"]), tuple(frame["match"]))
-
-
-class ServiceProcess:
-    """``python -m dcsm.service serve`` on a free loopback port.
-
-    ``args`` are extra CLI flags; the snapshot dir defaults to a fresh temp dir (pass
-    ``snapshot_dir`` to share one across restarts). The log is kept in ``log_path``.
-    """
-
-    def __init__(
-        self,
-        *args: str,
-        kafka: str | None = None,
-        snapshot_dir: str | Path | None = None,
-        env: dict[str, str] | None = None,
-        workdir: str | Path | None = None,
-    ) -> None:
-        self.port = free_port()
-        self._dir = Path(workdir or tempfile.mkdtemp(prefix="dcsm-svc-"))
-        self.snapshot_dir = Path(snapshot_dir) if snapshot_dir else self._dir / "state"
-        self.log_path = self._dir / f"serve-{self.port}.log"
-        cmd = [sys.executable, "-m", "dcsm.service", "serve", "--port", str(self.port)]
-        cmd += ["--snapshot-dir", str(self.snapshot_dir), "--backend", "cpu"]
-        if kafka:
-            cmd += ["--kafka", kafka]
-        self.cmd = cmd + list(args)
-        self.env = {**os.environ, **(env or {})}
-        self.proc: subprocess.Popen | None = None
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def ws_url(self, name: str, kind: str = "matches", **params: Any) -> str:
-        q = "&".join(f"{k}={v}" for k, v in params.items())
-        return f"ws://127.0.0.1:{self.port}/api/v1/queries/{name}/{kind}" + (f"?{q}" if q else "")
-
-    def start(self, timeout_s: float = 120.0) -> ServiceProcess:
-        import httpx
-
-        log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen(
-            self.cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=self.env
-        )
-        log.close()
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"dcsm serve exited with {self.proc.returncode}: {self.log()}")
-            try:
-                r = httpx.get(self.base_url + "/readyz", timeout=1, trust_env=False)
-                if r.status_code == 200:
-                    return self
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.1)
-        self.kill()
-        raise TimeoutError(f"dcsm serve not ready in {timeout_s:.0f}s: {self.log()}")
-
-    def log(self, tail: int = 4000) -> str:
-        try:
-            return self.log_path.read_text(errors="replace")[-tail:]
-        except OSError:
-            return ""
-
-    def terminate(self, timeout_s: float = 60.0) -> int:
-        """SIGTERM (graceful drain + snapshot) and wait; the exit code."""
-        if self.proc is None:
-            return 0
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-        try:
-            return self.proc.wait(timeout_s)
-        finally:
-            if self.proc.poll() is None:
-                self.proc.kill()
-                self.proc.wait()
-
-    def kill(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-
-    def __enter__(self) -> ServiceProcess:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.terminate()
 
 
 async def wait_processed(client: Any, seq: int, timeout_s: float = 60.0) -> dict[str, Any]:
@@ -276,6 +184,6 @@ def ws_connect(url: str, **kwargs: Any) -> Any:
 
 
 def updates_json(batch: UpdateBatch) -> list[dict[str, Any]]:
-    from .codec import encode_json_updates
+    from dcsm.service.codec import encode_json_updates
 
     return encode_json_updates(batch)
