@@ -221,7 +221,7 @@ class UpdateBatch:
         def arr(x: np.ndarray | None, dtype: type, fill: float) -> np.ndarray:
             if x is None:
                 return np.full(n, fill, dtype=dtype)
-            a = np.ascontiguousarray(x, dtype=dtype)
+            a: np.ndarray = np.ascontiguousarray(x, dtype=dtype)
             if a.shape != (n,):
                 raise ValueError(f"expected shape ({n},), got {a.shape}")
             return a

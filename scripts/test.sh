@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: creates .venv if missing, installs the package with
-# its test extras, checks the code with ruff, runs pytest on two workers. Extra arguments go
-# to pytest.
+# its test extras, checks the code with ruff and the service's types with mypy, runs pytest on
+# two workers. Extra arguments go to pytest.
 #
 #   bash scripts/test.sh                 # everything (GPU tests skip without a GPU)
 #   bash scripts/test.sh tests/engine    # one folder
@@ -13,4 +13,5 @@ cd "$(dirname "$0")/.."
 source scripts/_venv.sh
 ensure_venv "[test]"
 .venv/bin/ruff check . --quiet
+.venv/bin/mypy service/
 exec .venv/bin/python -m pytest -n 2 "$@"

@@ -205,9 +205,9 @@ class Service:
                     )  # fmt: skip
                 )
             else:
-                st = self.catalog.by_qid(int(e["qid"]))
-                if st is not None:
-                    st.closing = True
+                gone = self.catalog.by_qid(int(e["qid"]))
+                if gone is not None:
+                    gone.closing = True
                 self.sequencer.schedule(Unregister(int(e["qid"]), int(e["from_seq"])))
         if entries:
             log.info("query log: %d entries after the checkpoint re-queued", len(entries))
@@ -514,7 +514,9 @@ class Service:
             except BaseException:
                 self.ingest.forget(request)
                 raise
-            position = {"topic": s.updates_topic, "partition": md.partition, "offset": md.offset}
+            position: dict[str, Any] = {
+                "topic": s.updates_topic, "partition": md.partition, "offset": md.offset,
+            }  # fmt: skip
             if fut is None:
                 return Accepted(n, None, position)
             seq, outcome = await fut
@@ -526,7 +528,7 @@ class Service:
         origin: Origin = Reply(reply)
         async with self._update_log_lock:
             positions: list[tuple[str, int, int]] = []
-            position: dict[str, Any] = {}
+            position = {}
             if self.update_log is not None:
                 index = await asyncio.to_thread(self.update_log.append, value)
                 positions.append((UPDATE_LOG_SOURCE, 0, index + 1))
