@@ -19,8 +19,8 @@ class ServiceProcess:
     """``python -m dcsm.service serve`` on a free loopback port.
 
     ``args`` are extra CLI flags; ``backend`` is the engine (``cpu`` by default, so tests
-    behave alike with and without a GPU). The snapshot dir defaults to a fresh temp dir (pass
-    ``snapshot_dir`` to share one across restarts). The log is kept in ``log_path``.
+    behave alike with and without a GPU). The state dir defaults to a fresh temp dir (pass
+    ``state_dir`` to share one across restarts). The log is kept in ``log_path``.
     """
 
     def __init__(
@@ -28,16 +28,16 @@ class ServiceProcess:
         *args: str,
         kafka: str | None = None,
         backend: str = "cpu",
-        snapshot_dir: str | Path | None = None,
+        state_dir: str | Path | None = None,
         env: dict[str, str] | None = None,
         workdir: str | Path | None = None,
     ) -> None:
         self.port = free_port()
         self._dir = Path(workdir or tempfile.mkdtemp(prefix="dcsm-svc-"))
-        self.snapshot_dir = Path(snapshot_dir) if snapshot_dir else self._dir / "state"
+        self.state_dir = Path(state_dir) if state_dir else self._dir / "state"
         self.log_path = self._dir / f"serve-{self.port}.log"
         cmd = [sys.executable, "-m", "dcsm.service", "serve", "--port", str(self.port)]
-        cmd += ["--snapshot-dir", str(self.snapshot_dir), "--backend", backend]
+        cmd += ["--state-dir", str(self.state_dir), "--backend", backend]
         if kafka:
             cmd += ["--kafka", kafka]
         self.cmd = cmd + list(args)
@@ -85,7 +85,7 @@ class ServiceProcess:
             return ""
 
     def terminate(self, timeout_s: float = 60.0) -> int:
-        """SIGTERM (graceful drain + snapshot) and wait; the exit code."""
+        """SIGTERM (graceful drain + final checkpoint) and wait; the exit code."""
         if self.proc is None:
             return 0
         if self.proc.poll() is None:

@@ -170,7 +170,7 @@ async def _demo(args: argparse.Namespace) -> int:
         bootstrap = broker.bootstrap
     port = args.port or free_port()
     settings = Settings(
-        port=port, kafka=bootstrap, backend=args.backend, snapshot_dir=None, log_level="warning",
+        port=port, kafka=bootstrap, backend=args.backend, state_dir=None, log_level="warning",
         updates_topic=f"{prefix}.updates", matches_topic=f"{prefix}.matches",
         dead_letter_topic=f"{prefix}.dead-letter", consumer_group=f"{prefix}.demo",
     )  # fmt: skip

@@ -111,7 +111,7 @@ async def test_kafka_to_websocket_and_matches_topic(broker, topics, make_service
     assert deltas == expected
     assert counts == {"square": exp_square}
     assert status["next_seq"] == len(batch)
-    assert status["kafka"]["done_offsets"] == {"0": n_records}
+    assert n_records > 0 and status["kafka"]["lag"] == 0
 
 
 async def test_bad_records_go_to_dead_letter_and_valid_ones_all_count(

@@ -24,7 +24,7 @@ from helpers import (
 
 from dcsm.loadgen.producer import produce_paced
 from dcsm.loadgen.synth import powerlaw_stream
-from dcsm.service.snapshot import Snapshot
+from dcsm.service.checkpoint import Checkpoint
 
 pytestmark = pytest.mark.kafka
 
@@ -56,13 +56,14 @@ async def test_sigterm_and_restart_mid_stream_is_exact(broker, topics, make_serv
         )
         await asyncio.sleep(1.0)
         assert first.terminate() == 0, first.log()
-    snap = Snapshot.load(first.snapshot_dir / "snapshot.npz")
+    snap = Checkpoint.latest(first.state_dir)
     assert snap is not None
     assert 1500 < snap.next_seq < len(batch), "the stop must fall mid-stream"
-    assert snap.offsets[topics.updates] == {0: snap.next_seq}  # one update per record
+    # One update per record: the input position the checkpoint covers is its next seq.
+    assert snap.positions[f"kafka:{topics.updates}"] == {0: snap.next_seq}
     assert sorted(q["name"] for q in snap.queries) == ["path", "square", "tri"]
 
-    second = make_service(snapshot_dir=first.snapshot_dir)
+    second = make_service(state_dir=first.state_dir)
     async with http_client(second.base_url) as c:
         names = [q["name"] for q in (await c.get("/api/v1/queries")).json()["items"]]
         assert names == ["path", "square", "tri"]
@@ -88,9 +89,10 @@ async def test_sigterm_and_restart_mid_stream_is_exact(broker, topics, make_serv
     assert tri_stats["deltas"]["+"] == sum(1 for d in tri if d[1] == 1)
     assert tri_stats["updates_seen"] == len(batch)
     # And the graph the second run ends with is the one the stream builds.
-    final = second.snapshot_dir / "snapshot.npz"
     second.terminate()
-    g = Snapshot.load(final).graph
+    final = Checkpoint.latest(second.state_dir)
+    assert final is not None and final.next_seq == len(batch)
+    g = final.graph
     live = set()
     for op, u, v in zip(batch.op.tolist(), batch.u.tolist(), batch.v.tolist(), strict=True):
         e = (min(u, v), max(u, v))

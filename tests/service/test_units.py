@@ -107,7 +107,7 @@ def test_settings_precedence(tmp_path) -> None:
     assert (s.port, s.kafka, s.max_queued_updates, s.create_topics, s.host) == (
         9100, "127.0.0.1:2", 5, False, "127.0.0.1",
     )  # fmt: skip
-    assert Settings.load({}, {"DCSM_SNAPSHOT_DIR": ""}).snapshot_path is None
+    assert Settings.load({}, {"DCSM_STATE_DIR": ""}).state_path is None
 
 
 @pytest.mark.parametrize(
