@@ -118,8 +118,9 @@ class Service:
             next_seq, s.max_engine_batch_updates, max_events=EVENTS_QUEUE_SIZE,
         )  # fmt: skip
         self.sequencer = Sequencer(
-            self.worker.submit, next_seq, s.max_queued_updates, log_entries, positions
-        )
+            self.worker.submit, next_seq, s.max_queued_updates, s.max_engine_batch_updates,
+            log_entries, positions,
+        )  # fmt: skip
         self.query_log = QueryLog(self.state_dir / "queries.log") if self.state_dir else None
         self.update_log = (
             RecordLog(self.state_dir / "updates.log") if self.state_dir and not s.kafka else None

@@ -107,6 +107,10 @@ class Fanout:
             finally:
                 if self._event_done is not None:
                     self._event_done()
+            # Queue.get() returns at once while events wait: without a yield here a backlog
+            # of events would hold the loop, starving ingest (the engine then idles) and the
+            # HTTP API alike.
+            await asyncio.sleep(0)
 
     async def handle(self, event: Event) -> None:
         """One event, completely (frames out, origins settled, replies resolved)."""

@@ -33,7 +33,7 @@ _DELETE = np.frombuffer(b"delete", np.uint8).copy()
 _MAX_INT = 2**63 - 1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _ws(b: np.ndarray, i: int) -> int:
     n = len(b)
     while i < n and (b[i] == 32 or b[i] == 10 or b[i] == 13 or b[i] == 9):
@@ -41,7 +41,7 @@ def _ws(b: np.ndarray, i: int) -> int:
     return i
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _key(b: np.ndarray, i: int, kb: np.ndarray, kl: np.ndarray) -> tuple[int, int]:
     """At an opening quote: (key id or -1, index after the closing quote)."""
     j = i + 1
@@ -66,7 +66,7 @@ def _key(b: np.ndarray, i: int, kb: np.ndarray, kl: np.ndarray) -> tuple[int, in
     return -1, j + 1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _int(b: np.ndarray, i: int) -> tuple[bool, int, int]:
     """A plain integer (no fraction, no exponent): (ok, value, next index)."""
     n = len(b)
@@ -88,7 +88,7 @@ def _int(b: np.ndarray, i: int) -> tuple[bool, int, int]:
     return True, -value if neg else value, i
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _float(b: np.ndarray, i: int) -> tuple[bool, float, int]:
     """A non-negative decimal without exponent: (ok, value, next index)."""
     ok, whole, i = _int_part(b, i)
@@ -113,7 +113,7 @@ def _float(b: np.ndarray, i: int) -> tuple[bool, float, int]:
     return True, value, i
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _int_part(b: np.ndarray, i: int) -> tuple[bool, int, int]:
     n = len(b)
     start = i
@@ -128,14 +128,14 @@ def _int_part(b: np.ndarray, i: int) -> tuple[bool, int, int]:
     return True, value, i
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _null(b: np.ndarray, i: int) -> bool:
     return (
         i + 4 <= len(b) and b[i] == 110 and b[i + 1] == 117 and b[i + 2] == 108 and b[i + 3] == 108
     )
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _word(b: np.ndarray, i: int, w: np.ndarray) -> bool:
     """The quoted string ``w`` starts at ``i`` (an opening quote)."""
     n = len(w)
@@ -147,7 +147,7 @@ def _word(b: np.ndarray, i: int, w: np.ndarray) -> bool:
     return True
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _scan(
     b: np.ndarray,
     kb: np.ndarray,

@@ -84,6 +84,8 @@ class Sequencer:
     submit: hands one command to the engine thread (``EngineWorker.submit``).
     next_seq: the seq the next update gets.
     max_queued: most updates admitted whose output is not yet out before ingest waits.
+    max_chunk: most updates in one command to the engine: a larger batch (a big poll) is
+        handed in pieces, so its first updates do not wait for its last ones.
     log_entries: query-log entries the engine has already seen (restored checkpoint).
     positions: input offsets the restored state covers.
     """
@@ -93,6 +95,7 @@ class Sequencer:
         submit: Callable[[Command], None],
         next_seq: int,
         max_queued: int,
+        max_chunk: int = 1 << 62,
         log_entries: int = 0,
         positions: Positions | None = None,
     ) -> None:
@@ -100,6 +103,7 @@ class Sequencer:
         self._next_seq = next_seq
         self._handed = next_seq  # every update before this seq is with the engine
         self._max_queued = max_queued
+        self._max_chunk = max_chunk
         self._queued = 0
         self._room = asyncio.Event()
         self._room.set()
@@ -221,13 +225,15 @@ class Sequencer:
                 return
             head = self._held[0]
             n = len(head.batch)
-            if n == 0 or not self._slots or self._slots[0].seq >= self._handed + n:
+            cut = min(n, self._max_chunk)
+            if self._slots:
+                cut = min(cut, self._slots[0].seq - self._handed)
+            if cut == n:
                 self._held.popleft()
                 self._handed += n
                 self._submit(head)
                 continue
-            # A slot falls inside this batch: hand the part before it, keep the rest.
-            cut = self._slots[0].seq - self._handed
+            # A slot falls inside this batch, or it is too big: hand a piece, keep the rest.
             origin = head.origin
             if origin is not None and not isinstance(origin, _Pieces):
                 origin = _Pieces(origin, 1)

@@ -34,7 +34,7 @@ from ..model import OUTCOME_APPLIED as APPLIED
 from ..model import OUTCOME_NOOP as NOOP
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _find(nbr, start, length, x):
     """Index of x in nbr[start:start+length] (sorted), or -(insertion point) - 1."""
     lo = start
@@ -51,7 +51,7 @@ def _find(nbr, start, length, x):
     return -(lo - start) - 1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _insert_half(a, b, lab, off, deg, cap, nbr, elab, meta):
     """Insert b into a's sorted list (the caller checked it is absent and the pool has room)."""
     d = deg[a]
@@ -77,7 +77,7 @@ def _insert_half(a, b, lab, off, deg, cap, nbr, elab, meta):
     deg[a] = d + 1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _delete_half(a, b, off, deg, nbr, elab):
     s = off[a]
     d = deg[a]
@@ -88,7 +88,7 @@ def _delete_half(a, b, off, deg, nbr, elab):
     deg[a] = d - 1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _candidates(i, p, m, store, cand, G, P):
     """Candidates for step i of plan p given the partial match m[0:i]; stores them in
     cand[i, :] when ``store``, returns how many there are. G and P are the graph and plan
@@ -165,7 +165,7 @@ def plan_arrays(t):  # type: ignore[no-untyped-def]
     return (t.pos, t.vlabel, t.start_elabel, t.bn_cnt, t.bn_pos, t.bn_elabel, t.sym_lt, t.sym_gt)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _grow_tags(a, need):
     if need <= a.shape[0]:
         return a
@@ -174,7 +174,7 @@ def _grow_tags(a, need):
     return b
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _grow_matches(a, need):
     if need <= a.shape[0]:
         return a
@@ -183,7 +183,7 @@ def _grow_matches(a, need):
     return b
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _emit(p, n, m, pos, out_m, out_tag, nout, tag):
     """Append match m (plan order) in query-vertex order, growing the buffers."""
     out_m = _grow_matches(out_m, nout + 1)
@@ -194,7 +194,7 @@ def _emit(p, n, m, pos, out_m, out_tag, nout, tag):
     return out_m, out_tag, nout + 1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _extend(p, n, a, b, emit, cand, m, G, P, out_m, out_tag, nout, tag):
     """Enumerate the matches of plan p that map its start edge to (a, b).
 
@@ -238,7 +238,7 @@ def _extend(p, n, a, b, emit, cand, m, G, P, out_m, out_tag, nout, tag):
     return total, out_m, out_tag, nout
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _start_ok(p, a, b, lab, G, P):
     """Can plan p's start edge map onto data edge (a, b) with label lab?"""
     vlab, ext = G[4], G[5]
@@ -256,7 +256,7 @@ def _start_ok(p, a, b, lab, G, P):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def apply_updates(
     start, op, a_int, b_int, label, seq, G, cap, meta, P, first, nverts, q_from, q_until,
     q_count, cand, outcome, out_m, out_tag, nout, cnt_tag, cnt_val, ncnt,
@@ -324,7 +324,7 @@ def apply_updates(
     return op.shape[0], out_m, out_tag, nout, ncnt
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def static_matches(p, n, emit, G, nv, P, cand, out_m):
     """Every match of plan p over every ordered data edge (each embedding once).
 
@@ -349,7 +349,7 @@ def static_matches(p, n, emit, G, nv, P, cand, out_m):
     return total, out_m, nout
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def bulk_load(src, dst, lab, nv):
     """CSR with slack from internal-id edge arrays (each undirected edge once, no
     duplicates): returns off, deg, cap, nbr, elab, tail."""
@@ -386,7 +386,7 @@ def bulk_load(src, dst, lab, nv):
     return off, deg, cap, nbr, elab, t
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def compact(off, deg, cap, nbr, elab, nv, extra):
     """Repack every list tightly (capacity = deg * 1.25 + 4) into a new pool with ``extra``
     free slots at the tail; returns nbr, elab, tail and updates off/cap in place."""
@@ -407,7 +407,7 @@ def compact(off, deg, cap, nbr, elab, nv, extra):
     return nn, ne, t
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def export_edges(off, deg, nbr, elab, nv):
     """Each undirected edge once (internal ids, a < b) with its label."""
     total = 0
@@ -427,7 +427,7 @@ def export_edges(off, deg, nbr, elab, nv):
     return src, dst, lab
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def fill_idmap(idmap, ext, n):
     for i in range(n):
         idmap[ext[i]] = np.int32(i)

@@ -166,3 +166,15 @@ def test_an_empty_batch_still_travels(n: int) -> None:
     s.submit_updates(updates(n), 0.0, Origin())
     assert len(rec.cmds) == 1 and isinstance(rec.cmds[0], Apply)
     assert isinstance(rec.cmds[-1], Apply | Barrier)
+
+
+async def test_a_big_batch_is_handed_in_pieces_and_settled_once() -> None:
+    rec = Recorder()
+    s = Sequencer(rec, 0, 10_000, max_chunk=4)
+    origin = Origin()
+    s.submit_updates(updates(10), 0.0, origin)
+    assert rec.shape() == [("apply", 0, 3), ("apply", 4, 7), ("apply", 8, 9)]
+    for cmd in rec.cmds:
+        assert isinstance(cmd, Apply) and cmd.origin is not None
+        await cmd.origin.settle(cmd.batch.seq, np.zeros(len(cmd.batch), np.int8))
+    assert [x[0].tolist() for x in origin.settled] == [list(range(10))]
