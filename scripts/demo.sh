@@ -9,5 +9,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/_venv.sh
-ensure_venv "[service]"
+ensure_venv ""
 exec .venv/bin/dcsm demo "$@"
