@@ -46,7 +46,8 @@
 #
 # The backend: when `dcsm loadgen --help` lists --backend it is passed; otherwise (code up to
 # eb9fc82, whose embedded service is started with a hard-coded `--backend cpu` in
-# service/testing.py) the INSTALLED copy of testing.py is patched, never the source tree.
+# service/testing.py) the INSTALLED module that defines ServiceProcess is patched, never the
+# source tree.
 # PYTHONSAFEPATH=1 keeps the working tree's dcsm/ folder from shadowing the installed package.
 #
 # Building .whl (on the development machine, in the repository root; Python 3.12, x86_64):
@@ -267,10 +268,14 @@ backend_args=()
 if "$py" -m dcsm.service loadgen --help 2>/dev/null | grep -q -- '--backend'; then
     backend_args=(--backend "$backend")
 else
-    tp="$target/dcsm/service/testing.py"
-    sed -i "s/\"--backend\", \"[a-z]*\"/\"--backend\", \"$backend\"/" "$tp"
-    grep -q "\"--backend\", \"$backend\"" "$tp" || { log "could not patch $tp"; exit 1; }
-    log "loadgen has no --backend: patched the installed testing.py to --backend $backend"
+    # The module that starts the embedded `dcsm serve` (service/testing.py at eb9fc82).
+    tp=$(grep -rl --include='*.py' "class ServiceProcess" "$target/dcsm" | head -1)
+    [ -n "$tp" ] && sed -i "s/\"--backend\", \"[a-z]*\"/\"--backend\", \"$backend\"/" "$tp"
+    if [ -z "$tp" ] || ! grep -q "\"--backend\", \"$backend\"" "$tp"; then
+        log "loadgen has no --backend and no ServiceProcess to patch: cannot choose the backend"
+        exit 1
+    fi
+    log "loadgen has no --backend: patched the installed ${tp#"$target"/} to --backend $backend"
 fi
 PYSPY=$(command -v py-spy || true)
 [ "$pyspy" = 1 ] && [ -z "$PYSPY" ] && { log "py-spy not found: profiling off"; pyspy=0; }
