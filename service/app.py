@@ -437,12 +437,14 @@ class Service:
             m.checkpoint_seq.set(cmd.at_seq)
             m.checkpoint_bytes.set(path.stat().st_size)
             for phase, seconds in (("export", ev.seconds), ("flush", t2 - t1), ("write", t3 - t2)):
-                m.checkpoint_seconds.labels(phase).set(seconds)
+                m.checkpoint_seconds.labels(phase).observe(seconds)
             self._last_checkpoint = (time.monotonic(), cmd.at_seq, cmd.log_entries)
             self.checkpoint = ckpt
-            log.debug(
-                "checkpoint at seq %d: %d edges, export %.1f ms, total %.1f ms",
-                cmd.at_seq, ev.graph.num_edges, ev.seconds * 1e3, (t3 - t0) * 1e3,
+            log.info(
+                "checkpoint at seq %d: %d edges, export %.1f ms (engine), flush %.1f ms, "
+                "write %.1f ms, total %.1f ms",
+                cmd.at_seq, ev.graph.num_edges, ev.seconds * 1e3, (t2 - t1) * 1e3,
+                (t3 - t2) * 1e3, (t3 - t0) * 1e3,
             )  # fmt: skip
             return ckpt
 

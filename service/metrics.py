@@ -19,6 +19,7 @@ from prometheus_client import (
     CollectorRegistry,
     Counter,
     Gauge,
+    Histogram,
     PlatformCollector,
     ProcessCollector,
     disable_created_metrics,
@@ -135,12 +136,11 @@ class Metrics:
         self.checkpoint_failures_total = Counter(
             "dcsm_checkpoint_failures_total", "Checkpoints that could not be written.", registry=r
         )
-        self.checkpoint_seconds = Gauge(
+        self.checkpoint_seconds = Histogram(
             "dcsm_checkpoint_seconds",
-            "Time the last checkpoint spent, by phase: export (engine thread: the data path "
-            "waits), flush (outputs acknowledged), write (file written and fsynced, off the "
-            "data path).",
-            ["phase"], registry=r,
+            "Time checkpoints spend, by phase: export (engine thread: the data path waits), "
+            "flush (outputs acknowledged), write (file written and fsynced, off the data path).",
+            ["phase"], buckets=LATENCY_BUCKETS_S, registry=r,
         )  # fmt: skip
         self.checkpoint_seq = Gauge(
             "dcsm_checkpoint_seq", "Next seq of the last durable checkpoint.", registry=r
