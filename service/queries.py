@@ -15,6 +15,7 @@ from typing import Any, Literal
 import numpy as np
 
 from dcsm.schemas import QuerySpec
+from dcsm.stats import percentiles
 
 from .errors import QueryExists, QueryNotFound, ServiceError
 from .frames import Encoding
@@ -50,16 +51,13 @@ class QueryStats:
         self._filled = min(LATENCY_WINDOW, self._filled + k)
 
     def as_dict(self) -> dict[str, Any]:
-        window = self.latency[: self._filled]
-        pct: dict[str, float | None] = {"p50": None, "p95": None, "p99": None, "max": None}
-        if len(window):
-            p50, p95, p99 = np.percentile(window, [50, 95, 99]).tolist()
-            pct = {"p50": p50, "p95": p95, "p99": p99, "max": float(window.max())}
+        pct: dict[str, Any] = percentiles(self.latency[: self._filled])
+        pct["window"] = pct.pop("n")
         return {
             "deltas": {"+": self.plus, "-": self.minus},
             "backfill": self.backfill,
             "updates_seen": self.updates_seen,
-            "match_latency_seconds": pct | {"window": int(len(window))},
+            "match_latency_seconds": pct,
         }
 
 
