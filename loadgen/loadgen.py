@@ -2,23 +2,34 @@
 
 For each target rate it replays the next slice of a stream file (CSM format, read with
 :func:`dcsm.graphio.read_csm_stream`; default: a synthetic power-law stream) into the
-updates topic with exponential inter-arrival times, and measures, per update:
+updates topic with exponential inter-arrival times, from ``--producers`` processes
+(:mod:`dcsm.loadgen.pool`), each update stamped with its scheduled send time as ``ts``. The
+service reports that ``ts`` as the update's ``arrival_ts`` in every output frame, so per
+update it measures:
 
-* **end-to-end latency**: from the update's *scheduled* send time (so a producer that falls
-  behind does not hide queueing: no coordinated omission) to the moment its output frame is
-  received, once from the ``dcsm.matches`` topic and once from a websocket;
-* **service latency**: arrival at the service -> frame emitted (``emitted_ts - arrival_ts``);
-* **throughput**: updates processed per second over the run (``/api/v1/status``).
+* **end-to-end latency**: scheduled send time -> output frame received (no coordinated
+  omission: a producer that falls behind shows as latency), once from the ``dcsm.matches``
+  topic and once from a websocket (``e2e_kafka_ms``, ``e2e_websocket_ms``);
+* **service latency** (``service_ms``): scheduled send time -> frame emitted by the service
+  (the input path and the service, without the output path);
 
-Every update is observed, not just those that happen to create matches: loadgen registers a
-probe query, a single edge in count mode, whose count frame follows every applied update.
-The workload queries (``--queries`` CSM files; default a triangle, in ``--mode``) run beside
-it. A rate counts as *sustained* when the producer kept it, the service had no backlog left
-once the producer stopped (drained within the SLO), and the p99 end-to-end latency stayed
-under ``--slo-ms``.
+and per step: the achieved **send rate** (``send_rate``: updates / (last flush - t0)), the
+**throughput** (updates processed / (time from t0 until the last was processed); if the
+backlog does not drain within the drain deadline, those processed by then / the time to
+then, and ``drained_after_send_s`` is None), ``processed``, the service's RSS at the end of
+the step (``rss_bytes``) and the largest ``dcsm_consumer_lag`` seen during it.
 
-Output: ``results.json`` and ``latency.png`` (percentiles and throughput vs rate) in ``--out``.
-``--embedded`` starts its own tansu broker and ``dcsm serve`` subprocess on loopback.
+Every update is observed, not only those that create matches: loadgen registers a probe
+query, a single edge in count mode, whose count row follows every update that changes the
+graph. The workload queries (``--queries`` CSM files; default a triangle, in ``--mode``) run
+beside it. Both are registered with ``"encoding": "batch"`` by default (one frame per engine
+batch, read with no per-update Python; ``--probe-encoding``/``--output-encoding json``: a
+frame per row). A rate counts as *sustained* when the producers sent at least 95 % of it, the
+service had no backlog left once they stopped (drained within the SLO), and the p99
+end-to-end latency stayed under ``--slo-ms``.
+
+Output: ``results.json`` and ``latency.png`` in ``--out``. ``--embedded`` starts its own
+tansu broker and ``dcsm serve`` subprocess (``--backend``) on loopback.
 """
 
 from __future__ import annotations
@@ -26,19 +37,25 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
+import os
+import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from dcsm.stats import percentiles
 
-from .producer import PRODUCER_OPTIONS, arrival_offsets, layout, send_paced
+from .collect import FrameLatencies, metric_samples
+from .pool import ProducerPool, StepSend
+from .producer import arrival_offsets
 
 PROBE = "_loadgen_probe"
+
+#: Updates/s one producer process sends reliably (measured; see bench/results/loadgen/).
+#: ``--producers auto`` uses ceil(rate / cap) processes for a step.
+PRODUCER_CAP = {"binary": 1_000_000, "json": 400_000}
 
 
 def add_loadgen_args(p: argparse.ArgumentParser) -> None:
@@ -51,35 +68,67 @@ def add_loadgen_args(p: argparse.ArgumentParser) -> None:
                    help="how the workload queries report (default count)")  # fmt: skip
     p.add_argument("--rates", default="1000,2000,5000", help="comma-separated updates/s")
     p.add_argument("--duration", type=float, default=10.0, help="seconds per rate (default 10)")
-    p.add_argument("--encoding", choices=["json", "binary"], default="binary")
+    p.add_argument("--encoding", choices=["json", "binary"], default="binary",
+                   help="input record encoding (default binary)")  # fmt: skip
+    p.add_argument("--output-encoding", choices=["json", "batch"], default="batch",
+                   help="workload queries' frames on dcsm.matches (default batch)")  # fmt: skip
+    p.add_argument("--probe-encoding", choices=["json", "batch"], default="batch",
+                   help="the latency probe's frames (default batch)")  # fmt: skip
+    p.add_argument("--producers", default="auto",
+                   help="producer processes: a number, or auto (one per "
+                   f"{PRODUCER_CAP['binary']:,} binary / {PRODUCER_CAP['json']:,} JSON "
+                   "updates/s of the step's rate)")  # fmt: skip
     p.add_argument("--service", default="http://127.0.0.1:8000", help="service base URL")
     p.add_argument("--kafka", metavar="HOST:PORT", help="broker (default: the service's own)")
     p.add_argument("--updates-topic", default="dcsm.updates")
     p.add_argument("--matches-topic", default="dcsm.matches")
     p.add_argument("--embedded", action="store_true",
                    help="start a loopback tansu broker and a dcsm serve subprocess")  # fmt: skip
+    p.add_argument("--backend", choices=["auto", "cpu", "gpu"], default="auto",
+                   help="with --embedded: the service's engine (default auto)")  # fmt: skip
+    p.add_argument("--serve-arg", action="append", default=[], metavar="FLAG",
+                   help="with --embedded: an extra dcsm serve argument (repeatable)")  # fmt: skip
     p.add_argument("--slo-ms", type=float, default=1000.0, help="p99 bound for 'sustained'")
+    p.add_argument("--drain-s", type=float, default=None,
+                   help="how long after sending a step may take to drain "
+                   "(default max(30, 3 x duration))")  # fmt: skip
     p.add_argument("--out", default="loadgen-out", help="directory for results.json, latency.png")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--vertices", type=int, default=20_000, help="synthetic stream: vertices")
 
 
-@dataclass
-class Samples:
-    """Latencies (seconds) of one output path during one rate step."""
+def producers_for(rate: float, encoding: str, flag: str) -> int:
+    """Producer processes for a step at ``rate``: ``flag`` as a number, or by
+    :data:`PRODUCER_CAP` when it is ``auto``."""
+    if flag != "auto":
+        n = int(flag)
+        if n < 1:
+            raise SystemExit("loadgen: --producers must be >= 1 or auto")
+        return n
+    return max(1, math.ceil(rate / PRODUCER_CAP[encoding]))
 
-    e2e: list[float] = field(default_factory=list)
-    service: list[float] = field(default_factory=list)
-    seqs: set[int] = field(default_factory=set)
 
-    def take(self, frame: dict[str, Any], recv: float, base: int, sched: np.ndarray) -> None:
-        if frame.get("query") != PROBE or frame.get("type") != "count":
-            return
-        k = frame["seq"] - base
-        if 0 <= k < len(sched) and frame["seq"] not in self.seqs:
-            self.seqs.add(frame["seq"])
-            self.e2e.append(recv - sched[k])
-            self.service.append(frame["emitted_ts"] - frame["arrival_ts"])
+def device_name(backend: str) -> str:
+    """The device the service's engine runs on: ``cpu``, or the GPU's name (nvidia-smi, else
+    CuPy; this host's GPU, which is the service's with --embedded)."""
+    if backend != "gpu":
+        return "cpu"
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
+            capture_output=True, text=True, timeout=10, check=True,
+        ).stdout.strip().splitlines()  # fmt: skip
+        if out and out[0].strip():
+            return out[0].strip()
+    except (OSError, subprocess.SubprocessError):
+        pass
+    try:
+        import cupy
+
+        name = cupy.cuda.runtime.getDeviceProperties(0)["name"]
+        return name.decode() if isinstance(name, bytes) else str(name)
+    except Exception:
+        return "gpu"
 
 
 def _load_stream(args: argparse.Namespace, need: int) -> Any:
@@ -92,145 +141,176 @@ def _load_stream(args: argparse.Namespace, need: int) -> Any:
     return powerlaw_stream(args.vertices, need, num_labels=3, seed=args.seed, gamma=2.5)
 
 
-def _queries(args: argparse.Namespace) -> list[tuple[Any, str]]:
+def _queries(args: argparse.Namespace) -> list[tuple[Any, str, str]]:
+    """(pattern, mode, encoding) of the probe and the workload queries."""
     from dcsm.graphio import read_csm_query
     from dcsm.model import Pattern
 
     edge = Pattern.build(PROBE, [None, None], [(0, 1, None)])
-    out = [(edge, "count")]
+    out = [(edge, "count", args.probe_encoding)]
     if args.queries:
-        out += [(read_csm_query(q), args.mode) for q in args.queries]
+        out += [(read_csm_query(q), args.mode, args.output_encoding) for q in args.queries]
     else:
         tri = Pattern.build("triangle", [None] * 3, [(0, 1, None), (1, 2, None), (0, 2, None)])
-        out.append((tri, args.mode))
+        out.append((tri, args.mode, args.output_encoding))
     return out
 
 
+async def _register(client: Any, pattern: Any, mode: str, encoding: str) -> str:
+    """Register one query; the encoding it got. A service that predates output encodings
+    (422 naming ``encoding``) gets the query without one: per-row JSON frames."""
+    from dcsm.schemas import QuerySpec
+
+    body = QuerySpec.from_pattern(pattern).model_dump() | {"mode": mode}
+    r = await client.post("/api/v1/queries", json=body | {"encoding": encoding})
+    if r.status_code == 422 and "encoding" in r.text:
+        print(f"loadgen: warning: the service takes no output encoding; {pattern.name} "
+              "gets per-row JSON frames", file=sys.stderr, flush=True)  # fmt: skip
+        r = await client.post("/api/v1/queries", json=body)
+        encoding = "json"
+    if r.status_code not in (201, 409):
+        raise SystemExit(f"loadgen: registering {pattern.name} failed: {r.text}")
+    return encoding
+
+
+class _Sampler:
+    """Polls ``/metrics`` while a step runs: the largest consumer lag, the last RSS."""
+
+    def __init__(self, client: Any, every_s: float = 0.2) -> None:
+        self.client = client
+        self.every_s = every_s
+        self.max_lag: float | None = None
+        self.rss: float | None = None
+
+    async def sample(self) -> None:
+        try:
+            text = (await self.client.get("/metrics")).text
+        except Exception:  # a slow or busy service: the next sample will do
+            return
+        lag = metric_samples(text, "dcsm_consumer_lag")
+        if lag:
+            self.max_lag = max(lag + ([self.max_lag] if self.max_lag is not None else []))
+        rss = metric_samples(text, "process_resident_memory_bytes")
+        if rss:
+            self.rss = rss[0]
+
+    async def run(self) -> None:
+        while True:
+            await self.sample()
+            await asyncio.sleep(self.every_s)
+
+
 async def _step(
-    args: argparse.Namespace, rate: float, batch: Any, client: Any, producer: Any,
-    bootstrap: str, ws_url: str,
+    args: argparse.Namespace, rate: float, batch: Any, base: int, client: Any,
+    pool: ProducerPool, bootstrap: str, ws_url: str,
 ) -> dict[str, Any]:  # fmt: skip
     from aiokafka import AIOKafkaConsumer
     from websockets.asyncio.client import connect
 
     n = len(batch)
-    base = (await client.get("/api/v1/status")).json()["next_seq"]
-    kafka_s, ws_s = Samples(), Samples()
-    sched = np.zeros(n)
+    kafka_s, ws_s = FrameLatencies(PROBE), FrameLatencies(PROBE)
     consumer = AIOKafkaConsumer(
         args.matches_topic, bootstrap_servers=bootstrap, auto_offset_reset="latest",
-        fetch_max_wait_ms=5, max_partition_fetch_bytes=16 * 1024 * 1024,
+        fetch_max_wait_ms=5, max_partition_fetch_bytes=64 * 1024 * 1024,
+        fetch_max_bytes=256 * 1024 * 1024,
     )  # fmt: skip
     await consumer.start()
     await consumer.seek_to_end()
     # The first poll pins the position to the current end, before anything is produced.
     await consumer.getmany(timeout_ms=50)
-    stop = asyncio.Event()
+    probe_key = PROBE.encode()
+    sampler = _Sampler(client)
 
     async def read_kafka() -> None:
-        while not stop.is_set():
+        while True:
             got = await consumer.getmany(timeout_ms=50)
             recv = time.time()
             for msgs in got.values():
-                for m in msgs:
-                    if m.key == PROBE.encode():
-                        kafka_s.take(json.loads(m.value), recv, base, sched)
+                kafka_s.add_many([m.value for m in msgs if m.key == probe_key], recv)
 
     async def read_ws(ws: Any) -> None:
         async for text in ws:
-            ws_s.take(json.loads(text), time.time(), base, sched)
+            ws_s.add(text, time.time())
 
+    procs = producers_for(rate, args.encoding, args.producers)
     async with connect(ws_url, proxy=None, compression=None, max_size=None) as ws:
-        readers = [asyncio.create_task(read_kafka()), asyncio.create_task(read_ws(ws))]
+        tasks = [asyncio.create_task(t) for t in (read_kafka(), read_ws(ws), sampler.run())]
         offsets = arrival_offsets(n, rate, args.seed + int(rate))
-        lay = layout(batch, offsets, args.encoding)
-        t0 = time.time() + 0.2
-        records = lay.stamp(t0)  # each update's ts: its scheduled send time
-        sched[:] = t0 + offsets
-        sent = await send_paced(
-            producer, args.updates_topic, records.values, t0 + records.send_at,
-            sizes=records.sizes,
-        )  # fmt: skip
-        send_rate = n / max(sent.t_done - t0, 1e-9)
-        t_sent = time.time()
-        deadline = t_sent + max(30.0, 3 * args.duration)
-        done_at = None
-        while time.time() < deadline:
-            st = (await client.get("/api/v1/status")).json()
-            if st["processed_seq"] >= base + n - 1:
-                done_at = time.time()
+        sent: StepSend = await pool.send_step(batch, offsets, args.encoding, use=procs)
+        t0, t_sent = sent.t0, sent.t_done
+        drain_s = args.drain_s if args.drain_s is not None else max(30.0, 3 * args.duration)
+        deadline = t_sent + drain_s
+        done_at, last = None, base - 1
+        while True:
+            last = (await client.get("/api/v1/status")).json()["processed_seq"]
+            now = time.time()
+            if last >= base + n - 1:
+                done_at = now
+                break
+            if now >= deadline:
                 break
             await asyncio.sleep(0.01)
+        end = done_at or time.time()
+        await sampler.sample()
         # Frames already emitted are in flight; give the readers a moment.
         await asyncio.sleep(0.5)
-        stop.set()
-        for r in readers:
-            r.cancel()
-        await asyncio.gather(*readers, return_exceptions=True)
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
     await consumer.stop()
-    throughput = n / (done_at - t0) if done_at else 0.0
-    res = {
+    processed = int(min(max(last - base + 1, 0), n))
+    kafka_l, ws_l = kafka_s.latencies(base, n), ws_s.latencies(base, n)
+    res: dict[str, Any] = {
         "target_rate": rate,
         "updates": n,
         "first_seq": base,
-        "send_rate": send_rate,
-        "throughput": throughput,
+        "producers": len(sent.reports),
+        "send_rate": sent.send_rate(),
+        "send_lag_max_ms": sent.max_late_s * 1000,
+        "processed": processed,
+        "throughput": processed / max(end - t0, 1e-9),
         "drained_after_send_s": (done_at - t_sent) if done_at else None,
-        "e2e_kafka_ms": percentiles(kafka_s.e2e, 1000),
-        "e2e_websocket_ms": percentiles(ws_s.e2e, 1000),
-        "service_ms": percentiles(kafka_s.service, 1000),
+        "e2e_kafka_ms": percentiles(kafka_l.e2e, 1000),
+        "e2e_websocket_ms": percentiles(ws_l.e2e, 1000),
+        "service_ms": percentiles(kafka_l.service, 1000),
+        "websocket_dropped": ws_s.gaps,
+        "rss_bytes": sampler.rss,
+        "max_consumer_lag": sampler.max_lag,
     }
-    # Sustained: the producer kept the rate, no backlog was left when it stopped (the
-    # service drained within the SLO), and p99 stayed within the SLO.
     p99 = res["e2e_kafka_ms"]["p99"]
-    slo_s = args.slo_ms / 1000
     res["sustained"] = bool(
         done_at
-        and send_rate >= 0.95 * rate
-        and done_at - t_sent <= max(0.5, slo_s)
+        and res["send_rate"] >= 0.95 * rate
+        and done_at - t_sent <= max(0.5, args.slo_ms / 1000)
         and p99 is not None
         and p99 <= args.slo_ms
     )
     return res
 
 
-def _plot(results: list[dict[str, Any]], path: Path, title: str) -> None:
-    import matplotlib
+async def _settle(client: Any, seq: int, timeout_s: float) -> bool:
+    """Wait until ``seq`` is processed (a step's backlog, before the next step starts)."""
+    deadline = time.time() + timeout_s
+    while time.time() < deadline:
+        if (await client.get("/api/v1/status")).json()["processed_seq"] >= seq:
+            return True
+        await asyncio.sleep(0.05)
+    return False
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    rates = [r["target_rate"] for r in results]
-    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
-    for key, style in (("e2e_kafka_ms", "-"), ("e2e_websocket_ms", "--")):
-        for pct, color in (("p50", "tab:blue"), ("p95", "tab:orange"), ("p99", "tab:red")):
-            ys = [r[key][pct] if r[key][pct] is not None else np.nan for r in results]
-            label = f"{pct} via {'Kafka' if 'kafka' in key else 'websocket'}"
-            ax.plot(rates, ys, style, marker="o", color=color, label=label)
-    ax.set_xlabel("target rate (updates/s)")
-    ax.set_ylabel("end-to-end latency (ms)")
-    ax.set_yscale("log")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7)
-    ax.set_title("latency vs rate")
-    ax2.plot(rates, [r["throughput"] for r in results], marker="o", label="processed")
-    ax2.plot(rates, rates, ":", color="gray", label="target")
-    ax2.set_xlabel("target rate (updates/s)")
-    ax2.set_ylabel("updates/s")
-    ax2.grid(True, alpha=0.3)
-    ax2.legend(fontsize=7)
-    ax2.set_title("throughput")
-    fig.suptitle(title, fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+def _line(res: dict[str, Any]) -> str:
+    k = res["e2e_kafka_ms"]
+    fmt = lambda x: "-" if x is None else f"{x:.1f}"  # noqa: E731
+    return (
+        f"rate {res['target_rate']:>10,.0f}/s  sent {res['send_rate']:>10,.0f}/s "
+        f"({res['producers']}p)  processed {res['throughput']:>10,.0f}/s  "
+        f"e2e p50/p95/p99 {fmt(k['p50'])}/{fmt(k['p95'])}/{fmt(k['p99'])} ms  "
+        f"{'sustained' if res['sustained'] else 'NOT sustained'}"
+    )
 
 
 async def _run(args: argparse.Namespace) -> dict[str, Any]:
     import httpx
-    from aiokafka import AIOKafkaProducer
-
-    from dcsm.schemas import QuerySpec
 
     rates = [float(x) for x in args.rates.split(",") if x.strip()]
     if not rates or min(rates) <= 0:
@@ -242,16 +322,17 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
         bootstrap = args.kafka or (status["kafka"] or {}).get("bootstrap")
         if not bootstrap:
             raise SystemExit("loadgen: the service has no Kafka ingest; pass --kafka or --embedded")
+        backend = status["engine"]["backend"]
+        encodings = {p.name: await _register(client, p, m, e) for p, m, e in _queries(args)}
         port = args.service.rsplit(":", 1)[-1].split("/")[0]
-        for pattern, mode in _queries(args):
-            body = QuerySpec.from_pattern(pattern).model_dump() | {"mode": mode}
-            r = await client.post("/api/v1/queries", json=body)
-            if r.status_code not in (201, 409):
-                raise SystemExit(f"loadgen: registering {pattern.name} failed: {r.text}")
         ws_url = f"ws://127.0.0.1:{port}/api/v1/queries/{PROBE}/counts"
-        producer = AIOKafkaProducer(bootstrap_servers=bootstrap, **PRODUCER_OPTIONS)
-        await producer.start()
-        results = []
+        if encodings[PROBE] == "batch":
+            ws_url += "?encoding=batch"
+        procs = max(producers_for(r, args.encoding, args.producers) for r in rates)
+        pool = ProducerPool(bootstrap, args.updates_topic, procs)
+        await asyncio.to_thread(pool.start)
+        results: list[dict[str, Any]] = []
+        base = (await client.get("/api/v1/status")).json()["next_seq"]
         pos = 0
         try:
             for rate in rates:
@@ -259,34 +340,37 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
                 if pos + n > len(stream):
                     print(f"loadgen: stream exhausted before rate {rate:g}", file=sys.stderr)
                     break
-                res = await _step(
-                    args, rate, stream.slice(pos, pos + n), client, producer, bootstrap, ws_url
-                )
-                pos += n
+                batch = stream.slice(pos, pos + n)
+                res = await _step(args, rate, batch, base, client, pool, bootstrap, ws_url)
                 results.append(res)
-                k = res["e2e_kafka_ms"]
-                fmt = lambda x: "-" if x is None else f"{x:.1f}"  # noqa: E731
-                print(
-                    f"rate {rate:>8,.0f}/s  processed {res['throughput']:>9,.0f}/s  "
-                    f"e2e p50/p95/p99 {fmt(k['p50'])}/{fmt(k['p95'])}/{fmt(k['p99'])} ms  "
-                    f"{'sustained' if res['sustained'] else 'NOT sustained'}",
-                    flush=True,
-                )
+                print(_line(res), flush=True)
+                pos += n
+                base += n
+                # The next step starts from an idle service: wait out this one's backlog.
+                if not await _settle(client, base - 1, max(60.0, 6 * args.duration)):
+                    print("loadgen: warning: the backlog did not drain before the next rate",
+                          file=sys.stderr, flush=True)  # fmt: skip
                 await asyncio.sleep(1.0)
         finally:
-            await producer.stop()
+            await asyncio.to_thread(pool.stop)
     sustained = [r["target_rate"] for r in results if r["sustained"]]
     return {
         "config": {
             "stream": args.stream or f"synthetic power-law, {args.vertices} vertices",
             "graph": args.graph,
-            "queries": [p.name for p, _ in _queries(args)],
+            "queries": list(encodings),
             "mode": args.mode,
             "encoding": args.encoding,
+            "output_encoding": args.output_encoding,
+            "frame_encodings": encodings,
+            "producers": args.producers,
             "duration_s": args.duration,
             "slo_p99_ms": args.slo_ms,
             "service": args.service,
             "bootstrap": bootstrap,
+            "backend": backend,
+            "device": device_name(backend),
+            "loadgen_cpus": os.cpu_count(),
         },  # fmt: skip
         "results": results,
         "max_sustained_rate": max(sustained) if sustained else None,
@@ -305,7 +389,10 @@ def run_loadgen(args: argparse.Namespace) -> int:
 
             broker = TansuBroker().start()
             extra = ["--graph", args.graph] if args.graph else []
-            svc = ServiceProcess(*extra, "--log-level", "warning", kafka=broker.bootstrap)
+            svc = ServiceProcess(
+                *extra, "--log-level", "warning", *args.serve_arg, kafka=broker.bootstrap,
+                backend=args.backend,
+            )  # fmt: skip
             print(
                 f"loadgen: embedded broker {broker.bootstrap}; starting dcsm serve ...", flush=True
             )
@@ -319,7 +406,11 @@ def run_loadgen(args: argparse.Namespace) -> int:
             broker.stop()
     (out / "results.json").write_text(json.dumps(report, indent=2))
     if report["results"]:
-        title = f"dcsm loadgen: {report['config']['stream']} ({report['config']['mode']})"
-        _plot(report["results"], out / "latency.png", title)
+        from .plot import plot
+
+        cfg = report["config"]
+        title = (f"dcsm loadgen: {cfg['stream']}, {cfg['encoding']} input, {cfg['mode']} mode, "
+                 f"{cfg['backend']} engine on {cfg['device']}")  # fmt: skip
+        plot(report["results"], out / "latency.png", title)
     print(json.dumps({"max_sustained_rate": report["max_sustained_rate"], "out": str(out)}))
     return 0

@@ -122,12 +122,17 @@ class Layout:
     encoding: str
     rows: list[str] | None
 
-    def stamp(self, t0: float | None) -> Records:
-        """The records, each update with ``ts = t0 + offsets[i]`` (epoch seconds; None: no
-        ``ts``, the service then takes the Kafka record time)."""
+    def __len__(self) -> int:
+        return len(self.bounds) - 1
+
+    def stamp(self, t0: float | None, records: int | None = None) -> Records:
+        """The records (the first ``records`` of them; default all), each update with
+        ``ts = t0 + offsets[i]`` (epoch seconds; None: no ``ts``, the service then takes the
+        Kafka record time)."""
         from dcsm.service.codec import encode_binary
 
-        lo, hi = self.bounds[:-1].tolist(), self.bounds[1:].tolist()
+        r = len(self) if records is None else min(records, len(self))
+        lo, hi = self.bounds[:r].tolist(), self.bounds[1 : r + 1].tolist()
         ts = None if t0 is None else t0 + self.offsets
         if self.rows is None:
             values = [
@@ -135,16 +140,18 @@ class Layout:
                 for a, b in zip(lo, hi, strict=True)
             ]
         else:
-            rows = self.rows
+            rows = self.rows[: hi[-1] if hi else 0]
             if ts is None:
-                items = [r + "}" for r in rows]
+                items = [row + "}" for row in rows]
             else:
-                items = [f'{r},"ts":{t:.6f}}}' for r, t in zip(rows, ts.tolist(), strict=True)]
+                stamps = ts[: len(rows)].tolist()
+                items = [f'{row},"ts":{t:.6f}}}' for row, t in zip(rows, stamps, strict=True)]
             values = [
                 ("[" + ",".join(items[a:b]) + "]").encode() for a, b in zip(lo, hi, strict=True)
             ]
-        send_at = self.offsets[self.bounds[1:] - 1] if len(self.offsets) else np.zeros(0)
-        return Records(values, send_at.astype(np.float64), np.diff(self.bounds))
+        ends = self.bounds[1 : r + 1]
+        send_at = self.offsets[ends - 1] if r else np.zeros(0)
+        return Records(values, send_at.astype(np.float64), np.diff(self.bounds[: r + 1]))
 
 
 def layout(
@@ -153,17 +160,20 @@ def layout(
     encoding: str,
     window_s: float = 0.001,
     max_updates: int = 10_000,
+    bounds: np.ndarray | None = None,
 ) -> Layout:
     """Cut ``batch`` (n updates due at ``offsets``, float64 (n,), seconds after t0) into
-    records of the updates due in each ``window_s`` slot (at most ``max_updates``), and
-    encode what does not depend on t0. ``encoding``: ``binary`` (one binary batch per
-    record, see :mod:`dcsm.service.codec`) or ``json`` (a JSON array of EdgeUpdate objects).
+    records of the updates due in each ``window_s`` slot (at most ``max_updates``), or at the
+    given ``bounds`` (int64 (r+1,)), and encode what does not depend on t0. ``encoding``:
+    ``binary`` (one binary batch per record, see :mod:`dcsm.service.codec`) or ``json`` (a
+    JSON array of EdgeUpdate objects).
     """
     if encoding not in ("binary", "json"):
         raise ValueError(f"encoding must be binary or json, got {encoding!r}")
-    bounds = window_bounds(offsets, window_s, max_updates)
+    if bounds is None:
+        bounds = window_bounds(offsets, window_s, max_updates)
     rows = json_rows(batch) if encoding == "json" else None
-    return Layout(batch, np.asarray(offsets, np.float64), bounds, encoding, rows)
+    return Layout(batch, np.asarray(offsets, np.float64), np.asarray(bounds), encoding, rows)
 
 
 async def send_paced(
