@@ -53,9 +53,9 @@ from .producer import arrival_offsets
 
 PROBE = "_loadgen_probe"
 
-#: Updates/s one producer process sends reliably (measured; see bench/results/loadgen/).
+#: Updates/s one producer process sends reliably (bench/results/loadgen/send_rate.md).
 #: ``--producers auto`` uses ceil(rate / cap) processes for a step.
-PRODUCER_CAP = {"binary": 1_000_000, "json": 400_000}
+PRODUCER_CAP = {"binary": 2_000_000, "json": 500_000}
 
 
 def add_loadgen_args(p: argparse.ArgumentParser) -> None:
