@@ -31,7 +31,7 @@ def _settings_args(p: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     p.add_argument(
         "--checkpoint-interval-updates", type=int, metavar="N",
-        help="most updates between checkpoints (default 1000000)",
+        help="most updates between checkpoints (default 5000000)",
     )  # fmt: skip
     p.add_argument(
         "--matches-encoding", choices=["json", "batch"],

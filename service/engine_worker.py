@@ -15,11 +15,14 @@ idle, large batches under pressure.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import queue
 import threading
 import time
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from dcsm.engine import Engine, make_engine, warm_up
 from dcsm.model import Graph, Pattern, UpdateBatch
@@ -183,7 +186,12 @@ class EngineWorker:
             slices.append(Slice(start, start + len(p.batch), p.received, p.origin))
             start += len(p.batch)
         batch = parts[0].batch if len(parts) == 1 else UpdateBatch.concat([p.batch for p in parts])
-        result = engine.apply(batch)
+        # The engine schedules by when updates reached the service (the GPU engine closes a
+        # batch early for updates that have waited); the frames keep the arrival times.
+        received = np.empty(len(batch))
+        for sl in slices:
+            received[sl.start : sl.stop] = sl.received
+        result = engine.apply(dataclasses.replace(batch, ts=received))
         self.memory_bytes = engine.memory_bytes()
         return Applied(batch, result, slices)
 

@@ -29,7 +29,7 @@ class KafkaOutput:
         matches_topic: str,
         dead_letter_topic: str,
         max_buffered_frames: int = 200_000,
-        linger_ms: int = 1,
+        linger_ms: int = 0,
     ) -> None:
         self._bootstrap = bootstrap
         self.matches_topic = matches_topic

@@ -72,7 +72,7 @@ class Settings:
         default=30.0, metadata=_doc("longest time between checkpoints (seconds)")
     )
     checkpoint_interval_updates: int = field(
-        default=1_000_000, metadata=_doc("most updates between checkpoints")
+        default=5_000_000, metadata=_doc("most updates between checkpoints")
     )
     matches_encoding: str = field(
         default="json",
@@ -82,7 +82,11 @@ class Settings:
         ),
     )
     output_linger_ms: int = field(
-        default=1, metadata=_doc("Kafka producer linger for output frames (ms)")
+        default=0,
+        metadata=_doc(
+            "Kafka producer linger for output frames (ms); 0 still batches whatever waits "
+            "while a request is in flight"
+        ),
     )
     max_engine_batch_updates: int = field(
         default=8192, metadata=_doc("most updates the engine applies in one call")
@@ -106,7 +110,11 @@ class Settings:
         default=1000, metadata=_doc("how often consumed offsets are committed")
     )
     fetch_max_wait_ms: int = field(
-        default=5, metadata=_doc("longest a Kafka fetch waits for data (bounds ingest latency)")
+        default=2,
+        metadata=_doc(
+            "longest a Kafka fetch waits for data (ms); with brokers that answer a waiting "
+            "fetch only at its deadline (tansu) this is the ingest latency when idle"
+        ),
     )
     fetch_max_records: int = field(default=2000, metadata=_doc("most Kafka records taken per poll"))
     drain_timeout_s: float = field(
