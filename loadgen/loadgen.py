@@ -390,7 +390,8 @@ def run_loadgen(args: argparse.Namespace) -> int:
             broker = TansuBroker().start()
             extra = ["--graph", args.graph] if args.graph else []
             svc = ServiceProcess(
-                *extra, "--log-level", "warning", *args.serve_arg, kafka=broker.bootstrap,
+                *extra, "--log-level", "warning", "--kafka-acks", "1", *args.serve_arg,
+                kafka=broker.bootstrap,
                 backend=args.backend,
             )  # fmt: skip
             print(

@@ -127,7 +127,10 @@ class Service:
         )
         self._replay_query_log(log_entries)
         self.output = (
-            KafkaOutput(s.kafka, s.matches_topic, s.dead_letter_topic, linger_ms=s.output_linger_ms)
+            KafkaOutput(
+                s.kafka, s.matches_topic, s.dead_letter_topic, linger_ms=s.output_linger_ms,
+                acks=s.kafka_acks,
+            )  # fmt: skip
             if s.kafka
             else None
         )

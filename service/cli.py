@@ -34,6 +34,10 @@ def _settings_args(p: argparse.ArgumentParser) -> None:
         help="most updates between checkpoints (default 5000000)",
     )  # fmt: skip
     p.add_argument(
+        "--kafka-acks", choices=["all", "1"],
+        help="producer acks (default all; 1 for a single broker such as tansu)",
+    )  # fmt: skip
+    p.add_argument(
         "--matches-encoding", choices=["json", "batch"],
         help="default frame encoding of a query on the matches topic (default json)",
     )  # fmt: skip
@@ -46,8 +50,8 @@ def _settings_args(p: argparse.ArgumentParser) -> None:
 
 _SETTINGS_KEYS = (
     "host", "port", "kafka", "backend", "graph", "state_dir", "reset_state",
-    "checkpoint_interval_s", "checkpoint_interval_updates", "matches_encoding", "updates_topic",
-    "matches_topic", "dead_letter_topic", "consumer_group", "log_level",
+    "checkpoint_interval_s", "checkpoint_interval_updates", "matches_encoding", "kafka_acks",
+    "updates_topic", "matches_topic", "dead_letter_topic", "consumer_group", "log_level",
 )  # fmt: skip
 
 

@@ -173,6 +173,7 @@ async def _demo(args: argparse.Namespace) -> int:
         port=port, kafka=bootstrap, backend=args.backend, state_dir=None, log_level="warning",
         updates_topic=f"{prefix}.updates", matches_topic=f"{prefix}.matches",
         dead_letter_topic=f"{prefix}.dead-letter", consumer_group=f"{prefix}.demo",
+        kafka_acks="all" if args.broker else "1",  # tansu: one broker, and slow with all
     )  # fmt: skip
     service = Service(settings)
     config = uvicorn.Config(

@@ -30,6 +30,7 @@ class KafkaOutput:
         dead_letter_topic: str,
         max_buffered_frames: int = 200_000,
         linger_ms: int = 0,
+        acks: str = "all",
     ) -> None:
         self._bootstrap = bootstrap
         self.matches_topic = matches_topic
@@ -38,6 +39,7 @@ class KafkaOutput:
         self._producer: Any = None
         self._partition: dict[str, int] = {}
         self._linger_ms = linger_ms
+        self._acks: str | int = acks if acks == "all" else int(acks)
         self._pending: dict[str, list[tuple[str, str | None]]] = {}
         self._buffered = 0
         self._wake = asyncio.Event()
@@ -61,7 +63,7 @@ class KafkaOutput:
             max_batch_size=1024 * 1024,
             max_request_size=8 * 1024 * 1024,
             request_timeout_ms=30_000,
-            acks="all",
+            acks=self._acks,
         )
         await self._producer.start()
         self._pump_task = asyncio.create_task(self._pump(), name="dcsm-kafka-out")
@@ -149,7 +151,7 @@ class KafkaOutput:
         fut.add_done_callback(self._check)
 
     async def produce(self, topic: str, value: bytes, headers: list[tuple[str, bytes]]) -> Any:
-        """One record, acknowledged by the broker (acks=all) before this returns; its
+        """One record, acknowledged by the broker (``acks``) before this returns; its
         RecordMetadata. (HTTP-ingested updates go through the input topic this way.)"""
         fut = await self._producer.send(topic, value, headers=headers)
         return await fut

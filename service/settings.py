@@ -81,6 +81,14 @@ class Settings:
             "delta or count) or batch (a frame per engine batch)"
         ),
     )
+    kafka_acks: str = field(
+        default="all",
+        metadata=_doc(
+            "acks of the service's producer (output frames, HTTP-ingested updates): all "
+            "(nothing acknowledged is lost when a broker fails) or 1 (leader only: enough for "
+            "a single broker, and much faster with tansu, the loopback broker)"
+        ),
+    )
     output_linger_ms: int = field(
         default=0,
         metadata=_doc(
@@ -132,6 +140,8 @@ class Settings:
     def __post_init__(self) -> None:
         if self.matches_encoding not in ("json", "batch"):
             raise ConfigError(f"matches_encoding={self.matches_encoding!r}: choose json or batch")
+        if self.kafka_acks not in ("all", "1"):
+            raise ConfigError(f"kafka_acks={self.kafka_acks!r}: choose all or 1")
         if self.checkpoint_interval_s <= 0 or self.checkpoint_interval_updates <= 0:
             raise ConfigError("checkpoint intervals must be positive")
 

@@ -56,9 +56,11 @@ def make_service(
     started: list[ServiceProcess] = []
 
     def make(*args: str, env: dict[str, str] | None = None, **kw: object) -> ServiceProcess:
+        # One tansu broker: acks=1 is as durable as all, and tansu is slow with all.
         svc = ServiceProcess(
-            *topics.flags(), *args, kafka=broker.bootstrap, workdir=tmp_path, env=env, **kw
-        )
+            *topics.flags(), "--kafka-acks", "1", *args, kafka=broker.bootstrap,
+            workdir=tmp_path, env=env, **kw,
+        )  # fmt: skip
         started.append(svc)
         return svc.start()
 
