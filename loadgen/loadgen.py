@@ -181,6 +181,8 @@ class _Sampler:
         self.every_s = every_s
         self.max_lag: float | None = None
         self.rss: float | None = None
+        self.deltas: list[float] = []  # dcsm_deltas_total summed over queries, per sample
+        self.checkpoints: dict[str, float] = {}  # dcsm_checkpoint_seconds _sum/_count by phase
 
     async def sample(self) -> None:
         try:
@@ -193,6 +195,13 @@ class _Sampler:
         rss = metric_samples(text, "process_resident_memory_bytes")
         if rss:
             self.rss = rss[0]
+        self.deltas.append(sum(metric_samples(text, "dcsm_deltas_total")))
+        for line in text.splitlines():
+            if line.startswith("dcsm_checkpoint_seconds_sum") or line.startswith(
+                "dcsm_checkpoint_seconds_count"
+            ):
+                key = line.split(" ", 1)[0].replace("dcsm_checkpoint_seconds_", "")
+                self.checkpoints[key] = float(line.rsplit(" ", 1)[1])
 
     async def run(self) -> None:
         while True:
@@ -276,6 +285,12 @@ async def _step(
         "websocket_dropped": ws_s.gaps,
         "rss_bytes": sampler.rss,
         "max_consumer_lag": sampler.max_lag,
+        # Match deltas (or counted matches) the service emitted during the step, per second.
+        "deltas_per_s": (sampler.deltas[-1] - sampler.deltas[0]) / max(end - t0, 1e-9)
+        if len(sampler.deltas) > 1
+        else None,
+        # Checkpoint phases since the service started: seconds summed, and how many.
+        "checkpoints": dict(sampler.checkpoints),
     }
     p99 = res["e2e_kafka_ms"]["p99"]
     res["sustained"] = bool(

@@ -280,6 +280,8 @@ class Service:
         if self.state_dir is not None:
             self._tasks.append(asyncio.create_task(self._checkpoints(), name="dcsm-checkpoints"))
         self.ready = True
+        # The first checkpoint is due an interval after start, not after construction.
+        self._last_checkpoint = (time.monotonic(), *self._last_checkpoint[1:])
         log.info("dcsm ready (next seq %d)", self.sequencer.next_seq)
 
     async def _refuse_empty_start(self) -> None:
