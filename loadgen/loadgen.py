@@ -220,7 +220,7 @@ async def _step(
     kafka_s, ws_s = FrameLatencies(PROBE), FrameLatencies(PROBE)
     consumer = AIOKafkaConsumer(
         args.matches_topic, bootstrap_servers=bootstrap, auto_offset_reset="latest",
-        fetch_max_wait_ms=1, max_partition_fetch_bytes=64 * 1024 * 1024,
+        fetch_max_wait_ms=5, max_partition_fetch_bytes=64 * 1024 * 1024,
         fetch_max_bytes=256 * 1024 * 1024,
     )  # fmt: skip
     await consumer.start()

@@ -118,10 +118,11 @@ class Settings:
         default=1000, metadata=_doc("how often consumed offsets are committed")
     )
     fetch_max_wait_ms: int = field(
-        default=2,
+        default=5,
         metadata=_doc(
             "longest a Kafka fetch waits for data (ms); with brokers that answer a waiting "
-            "fetch only at its deadline (tansu) this is the ingest latency when idle"
+            "fetch only at its deadline (tansu) this bounds the ingest latency when idle, "
+            "and shorter waits cost the broker CPU"
         ),
     )
     fetch_max_records: int = field(default=2000, metadata=_doc("most Kafka records taken per poll"))
