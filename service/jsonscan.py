@@ -70,20 +70,9 @@ def _key(b: np.ndarray, i: int, kb: np.ndarray, kl: np.ndarray) -> tuple[int, in
 def _int(b: np.ndarray, i: int) -> tuple[bool, int, int]:
     """A plain integer (no fraction, no exponent): (ok, value, next index)."""
     n = len(b)
-    neg = False
-    if i < n and b[i] == 45:
-        neg = True
-        i += 1
-    start = i
-    value = 0
-    while i < n and 48 <= b[i] <= 57:
-        if i - start >= 18:  # more digits than int64 safely holds: leave it to the model
-            return False, 0, i
-        value = value * 10 + (b[i] - 48)
-        i += 1
-    if i == start or (i < n and (b[i] == 46 or b[i] == 101 or b[i] == 69)):
-        return False, 0, i
-    if i - start > 1 and b[start] == 48:  # leading zero: not JSON
+    neg = i < n and b[i] == 45
+    ok, value, i = _int_part(b, i + 1 if neg else i)
+    if not ok or (i < n and (b[i] == 46 or b[i] == 101 or b[i] == 69)):
         return False, 0, i
     return True, -value if neg else value, i
 
@@ -115,6 +104,7 @@ def _float(b: np.ndarray, i: int) -> tuple[bool, float, int]:
 
 @numba.njit(cache=True, nogil=True)
 def _int_part(b: np.ndarray, i: int) -> tuple[bool, int, int]:
+    """Digits without sign or leading zero, at most 18 (more: left to the exact parser)."""
     n = len(b)
     start = i
     value = 0
