@@ -282,7 +282,11 @@ class Service:
         self.ready = True
         # The first checkpoint is due an interval after start, not after construction.
         self._last_checkpoint = (time.monotonic(), *self._last_checkpoint[1:])
-        log.info("dcsm ready (next seq %d)", self.sequencer.next_seq)
+        base = f"http://{self.settings.host}:{self.settings.port}"
+        log.info(
+            "dcsm ready at %s (API %s/api/v1, OpenAPI %s/docs, metrics %s/metrics), next seq %d",
+            base, base, base, base, self.sequencer.next_seq,
+        )  # fmt: skip
 
     async def _refuse_empty_start(self) -> None:
         """No checkpoint, but the group has committed offsets: the state that goes with
