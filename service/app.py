@@ -360,9 +360,12 @@ class Service:
         self.accepting = False
         if self.ingest is not None:
             await self.ingest.stop()
-        for task in self._tasks:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        # A periodic checkpoint may be writing in its thread: let it finish first (cancelling
+        # the task would not stop the thread, and the final checkpoint would race it).
+        async with self._checkpoint_lock:
+            for task in self._tasks:
+                task.cancel()
+            await asyncio.gather(*self._tasks, return_exceptions=True)
         try:
             await asyncio.wait_for(self.barrier(), self.settings.drain_timeout_s)
         except TimeoutError:
