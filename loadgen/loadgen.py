@@ -427,6 +427,9 @@ def run_loadgen(args: argparse.Namespace) -> int:
         cfg = report["config"]
         title = (f"dcsm loadgen: {cfg['stream']}, {cfg['encoding']} input, {cfg['mode']} mode, "
                  f"{cfg['backend']} engine on {cfg['device']}")  # fmt: skip
-        plot(report["results"], out / "latency.png", title)
+        try:
+            plot(report["results"], out / "latency.png", title)
+        except ImportError:  # results.json is written; the picture needs the plot extra
+            print("loadgen: no latency.png: install the plot extra (pip install 'dcsm[plot]')")
     print(json.dumps({"max_sustained_rate": report["max_sustained_rate"], "out": str(out)}))
     return 0
