@@ -319,7 +319,7 @@ def _install_ops(app: FastAPI, service: Service) -> None:
                 "records": service.ingest.records,
                 "lag": service.ingest.lag(),
             }
-        ckpt = service.checkpoint
+        ckpt = service.checkpointer.latest if service.checkpointer else service.restored
         checkpoint = None
         if ckpt is not None:
             checkpoint = {"next_seq": ckpt.next_seq, "positions": ckpt.positions,

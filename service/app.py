@@ -12,13 +12,12 @@ Pipeline (data flows one way)::
 
 Durability (see service/README.md, "Crash safety"): an update is acknowledged once it is in
 the input topic (or fsynced in the update log), a registration or deletion once it is fsynced
-in the query log. Checkpoints (:mod:`dcsm.service.checkpoint`) are taken every
-``checkpoint_interval_s`` or ``checkpoint_interval_updates``: the engine thread exports the
-graph between two commands, the outputs are flushed, another thread writes the file, and only
-then are the input offsets it covers committed to Kafka. A restart restores the newest
-checkpoint and replays the query log and the inputs after it, at the same seqs, so the state
-and the frames (same ids) are those of an uninterrupted run; frames after the checkpoint may
-come twice, never not at all.
+in the query log. Checkpoints (files: :mod:`dcsm.service.checkpoint`; when and how:
+:mod:`dcsm.service.checkpointer`) are taken every ``checkpoint_interval_s`` or
+``checkpoint_interval_updates``, and Kafka offsets are committed only up to the last one.
+A restart restores the newest checkpoint and replays the query log and the inputs after it,
+at the same seqs, so the state and the frames (same ids) are those of an uninterrupted run;
+frames after the checkpoint may come twice, never not at all.
 
 Start order: recovery (checkpoint, query log), engine (load, JIT warm-up), Kafka producer,
 fan-out, update-log replay, Kafka consumer, checkpointer. Startup runs in the background so
@@ -28,6 +27,7 @@ fan-out, update-log replay, Kafka consumer, checkpointer. Startup runs in the ba
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 import uuid
@@ -43,6 +43,7 @@ from dcsm.model import Graph, UpdateBatch
 from dcsm.schemas import QuerySpec
 
 from .checkpoint import Checkpoint, CheckpointError, reset_state
+from .checkpointer import Checkpointer
 from .codec import decode_record, encode_binary
 from .durable import QueryLog, RecordLog
 from .engine_worker import EngineWorker
@@ -51,7 +52,7 @@ from .fanout import Fanout
 from .frames import Encoding
 from .ingest import REQUEST_HEADER, KafkaIngest, committed_offsets, source_name
 from .jsonscan import warm as warm_json_scanner
-from .messages import Event, Exported, Origin, Register, Unregister
+from .messages import Event, Origin, Register, Unregister
 from .metrics import Metrics
 from .outputs import KafkaOutput
 from .queries import Mode, QueryCatalog, QueryState
@@ -102,14 +103,14 @@ class Service:
         self.metrics = Metrics()
         self.catalog = QueryCatalog(s.pending_frames)
         self.state_dir = s.state_path
-        self.checkpoint: Checkpoint | None = None
+        self.restored: Checkpoint | None = None  # what the start restores
         if self.state_dir is not None:
             if s.reset_state:
                 removed = reset_state(self.state_dir)
                 log.warning(
                     "--reset-state: removed %s from %s", removed or "nothing", self.state_dir
                 )
-            self.checkpoint = Checkpoint.latest(self.state_dir)
+            self.restored = Checkpoint.latest(self.state_dir)
         graph, next_seq, positions, log_entries = self._initial_state()
         self.events: asyncio.Queue[Event] = asyncio.Queue()
         self.worker = EngineWorker(
@@ -152,8 +153,13 @@ class Service:
         self.on_fatal: Callable[[str], None] | None = None  # called when startup fails
         self._control_lock = asyncio.Lock()  # query-log order == engine order
         self._update_log_lock = asyncio.Lock()  # update-log order == seq order
-        self._checkpoint_lock = asyncio.Lock()
-        self._last_checkpoint = (time.monotonic(), next_seq, log_entries)
+        self.checkpointer: Checkpointer | None = None
+        if self.state_dir is not None:
+            self.checkpointer = Checkpointer(
+                self.state_dir, self.sequencer, self.output, self.ingest, self.metrics,
+                self.query_log, s.checkpoint_interval_s, s.checkpoint_interval_updates,
+                self.restored, log_entries,
+            )  # fmt: skip
         self._tasks: list[asyncio.Task] = []
         self._starter: asyncio.Task | None = None
         self._drained: asyncio.Task | None = None
@@ -163,7 +169,7 @@ class Service:
 
     def _initial_state(self) -> tuple[Graph | None, int, dict[str, dict[int, int]], int]:
         s = self.settings
-        ckpt = self.checkpoint
+        ckpt = self.restored
         if ckpt is None:
             graph = None
             if s.graph:
@@ -277,11 +283,10 @@ class Service:
         if self.ingest is not None:
             await self.ingest.start()
             self._tasks.append(asyncio.create_task(self._watch_kafka(), name="dcsm-kafka-ping"))
-        if self.state_dir is not None:
-            self._tasks.append(asyncio.create_task(self._checkpoints(), name="dcsm-checkpoints"))
+        if self.checkpointer is not None:
+            self.checkpointer.restart_clock()  # the first one is due an interval from now
+            self._tasks.append(asyncio.create_task(self.checkpointer.run(), name="dcsm-ckpt"))
         self.ready = True
-        # The first checkpoint is due an interval after start, not after construction.
-        self._last_checkpoint = (time.monotonic(), *self._last_checkpoint[1:])
         base = f"http://{self.settings.host}:{self.settings.port}"
         log.info(
             "dcsm ready at %s (API %s/api/v1, OpenAPI %s/docs, metrics %s/metrics), next seq %d",
@@ -292,7 +297,7 @@ class Service:
         """No checkpoint, but the group has committed offsets: the state that goes with
         them is missing, and starting empty there would silently lose it."""
         s = self.settings
-        if self.checkpoint is not None or s.reset_state or s.kafka is None:
+        if self.restored is not None or s.reset_state or s.kafka is None:
             return
         committed = await committed_offsets(s.kafka, s.updates_topic, s.consumer_group)
         if committed:
@@ -362,7 +367,7 @@ class Service:
             await self.ingest.stop()
         # A periodic checkpoint may be writing in its thread: let it finish first (cancelling
         # the task would not stop the thread, and the final checkpoint would race it).
-        async with self._checkpoint_lock:
+        async with self.checkpointer.lock if self.checkpointer else contextlib.nullcontext():
             for task in self._tasks:
                 task.cancel()
             await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -384,8 +389,8 @@ class Service:
             if sub is not st.pending
         ):
             await asyncio.sleep(0.02)
-        if self.state_dir is not None:
-            await self.take_checkpoint()
+        if self.checkpointer is not None:
+            await self.checkpointer.take()
         for st in self.catalog.states():
             for sub in st.all_subscribers():
                 sub.close()
@@ -402,63 +407,6 @@ class Service:
         for durable in (self.query_log, self.update_log):
             if durable is not None:
                 durable.close()
-
-    # -- checkpoints ---------------------------------------------------------------------
-
-    async def _checkpoints(self) -> None:
-        s = self.settings
-        while True:
-            await asyncio.sleep(min(0.1, s.checkpoint_interval_s))
-            t, seq, entries = self._last_checkpoint
-            grown = self.sequencer.next_seq - seq
-            changed = grown > 0 or len(self.query_log or ()) != entries
-            due = time.monotonic() - t >= s.checkpoint_interval_s
-            if changed and (due or grown >= s.checkpoint_interval_updates):
-                try:
-                    await self.take_checkpoint()
-                except Exception as exc:  # the previous checkpoint stands; retried next round
-                    self.metrics.checkpoint_failures_total.inc()
-                    log.error("checkpoint failed: %s", exc)
-                    self._last_checkpoint = (time.monotonic(), seq, entries)
-
-    async def take_checkpoint(self) -> Checkpoint:
-        """Export at the next seq, flush the outputs up to there, write the file (another
-        thread), then commit the input offsets it covers."""
-        assert self.state_dir is not None
-        async with self._checkpoint_lock:
-            t0 = time.perf_counter()
-            fut: asyncio.Future[tuple[Exported, list[dict[str, Any]]]] = (
-                asyncio.get_running_loop().create_future()
-            )
-            self.sequencer.submit_export(fut)
-            ev, queries = await fut
-            t1 = time.perf_counter()
-            if self.output is not None:
-                await self.output.flush()
-            t2 = time.perf_counter()
-            cmd = ev.cmd
-            ckpt = Checkpoint(ev.graph, cmd.at_seq, queries, cmd.positions, cmd.log_entries)
-            path = await asyncio.to_thread(ckpt.save, self.state_dir)
-            t3 = time.perf_counter()
-            if self.ingest is not None:
-                offsets = cmd.positions.get(self.ingest.source)
-                if offsets:
-                    await self.ingest.commit(offsets)
-            m = self.metrics
-            m.checkpoints_total.inc()
-            m.checkpoint_seq.set(cmd.at_seq)
-            m.checkpoint_bytes.set(path.stat().st_size)
-            for phase, seconds in (("export", ev.seconds), ("flush", t2 - t1), ("write", t3 - t2)):
-                m.checkpoint_seconds.labels(phase).observe(seconds)
-            self._last_checkpoint = (time.monotonic(), cmd.at_seq, cmd.log_entries)
-            self.checkpoint = ckpt
-            log.info(
-                "checkpoint at seq %d: %d edges, export %.1f ms (engine), flush %.1f ms, "
-                "write %.1f ms, total %.1f ms",
-                cmd.at_seq, ev.graph.num_edges, ev.seconds * 1e3, (t2 - t1) * 1e3,
-                (t3 - t2) * 1e3, (t3 - t0) * 1e3,
-            )  # fmt: skip
-            return ckpt
 
     # -- what the API asks -----------------------------------------------------------------
 
