@@ -183,17 +183,15 @@ class EngineWorker:
         slices = []
         start = 0
         for p in parts:
-            slices.append(Slice(start, start + len(p.batch), p.received, p.origin))
+            slices.append(Slice(start, start + len(p.batch), p.origin))
             start += len(p.batch)
         batch = parts[0].batch if len(parts) == 1 else UpdateBatch.concat([p.batch for p in parts])
+        received = np.repeat([p.received for p in parts], [len(p.batch) for p in parts])
         # The engine schedules by when updates reached the service (the GPU engine closes a
         # batch early for updates that have waited); the frames keep the arrival times.
-        received = np.empty(len(batch))
-        for sl in slices:
-            received[sl.start : sl.stop] = sl.received
         result = engine.apply(dataclasses.replace(batch, ts=received))
         self.memory_bytes = engine.memory_bytes()
-        return Applied(batch, result, slices)
+        return Applied(batch, result, slices, received)
 
     def _control(self, engine: Engine, cmd: Register | Unregister | Export | Barrier) -> Event:
         if isinstance(cmd, Barrier):

@@ -146,26 +146,12 @@ class Fanout:
         if n:
             self._observe(ev)
         d = res.deltas
-        if len(d):
-            order = np.argsort(d.query, kind="stable")  # group by query, seq order kept
-            qids, starts = np.unique(d.query[order], return_index=True)
-            bounds = np.append(starts, len(order)).tolist()
-            for i, qid in enumerate(qids.tolist()):
-                target = self._catalog.by_qid(qid)
-                if target is not None:
-                    rows = order[bounds[i] : bounds[i + 1]]
-                    match = d.match[rows, : target.num_vertices]
-                    await self._emit_deltas(target, d.sign[rows], d.seq[rows], match, batch)
+        for target, rows in self._by_query(d.query):
+            match = d.match[rows, : target.num_vertices]
+            await self._emit_deltas(target, d.sign[rows], d.seq[rows], match, batch)
         c = res.counts
-        if len(c):
-            order = np.argsort(c.query, kind="stable")
-            qids, starts = np.unique(c.query[order], return_index=True)
-            bounds = np.append(starts, len(order)).tolist()
-            for i, qid in enumerate(qids.tolist()):
-                target = self._catalog.by_qid(qid)
-                if target is not None:
-                    rows = order[bounds[i] : bounds[i + 1]]
-                    await self._emit_counts(target, c.sign[rows], c.seq[rows], c.count[rows], batch)
+        for target, rows in self._by_query(c.query):
+            await self._emit_counts(target, c.sign[rows], c.seq[rows], c.count[rows], batch)
         for sl in ev.slices:
             if sl.origin is not None:
                 await sl.origin.settle(
@@ -174,6 +160,20 @@ class Fanout:
         if n:
             self.processed_seq = int(batch.seq[-1])
         self._sequencer.release(n)
+
+    def _by_query(self, query: np.ndarray) -> list[tuple[QueryState, np.ndarray]]:
+        """Row indices of each registered query in ``query`` (int32 (k,)), seq order kept."""
+        if not len(query):
+            return []
+        order = np.argsort(query, kind="stable")
+        qids, starts = np.unique(query[order], return_index=True)
+        bounds = np.append(starts, len(order)).tolist()
+        groups = []
+        for i, qid in enumerate(qids.tolist()):
+            target = self._catalog.by_qid(qid)
+            if target is not None:
+                groups.append((target, order[bounds[i] : bounds[i + 1]]))
+        return groups
 
     def _observe(self, ev: Applied) -> None:
         """Outcome counters and response times (service receipt -> start of matching)."""
@@ -184,10 +184,7 @@ class Fanout:
         for k, cnt in zip(vals.tolist(), counts.tolist(), strict=True):
             op_name = "insert" if k >= 8 else "delete"
             m.updates_total.labels(op_name, OUTCOME_NAMES[k % 8]).inc(cnt)
-        received = np.empty(len(batch))
-        for sl in ev.slices:
-            received[sl.start : sl.stop] = sl.received
-        waited = res.started - received
+        waited = res.started - ev.received
         for st in self._catalog.live():
             if st.from_seq <= batch.seq[0]:
                 k = len(batch)

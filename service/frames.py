@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -199,11 +198,6 @@ def gap_frame(dropped: int) -> str:
 
 def end_frame(reason: str) -> str:
     return json.dumps({"type": "end", "reason": reason})
-
-
-def parse_frames(texts: Sequence[str | bytes]) -> list[dict[str, Any]]:
-    """Frames back to dicts (clients, tests)."""
-    return [json.loads(t) for t in texts]
 
 
 def rows(frame: dict[str, Any]) -> list[dict[str, Any]]:

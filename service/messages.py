@@ -96,15 +96,18 @@ class Slice:
 
     start: int
     stop: int
-    received: float
     origin: Origin | None
 
 
 @dataclass(slots=True)
 class Applied:
+    """``received``: float64 (n,), when the service read each update (the engine schedules
+    by it; response-time metrics measure from it)."""
+
     batch: UpdateBatch
     result: BatchResult
     slices: list[Slice]
+    received: np.ndarray
 
 
 @dataclass(slots=True)

@@ -61,8 +61,8 @@ async def test_frames_in_both_encodings_then_origins_in_order() -> None:
     fanout = Fanout(events, catalog, seq, Metrics(), None)
     log: list[str] = []
     batch, res = batch_result(4)
-    slices = [Slice(0, 1, 1.0, Origin(log, "a", plain)), Slice(1, 4, 1.0, Origin(log, "b", plain))]
-    await fanout.handle(Applied(batch, res, slices))
+    slices = [Slice(0, 1, Origin(log, "a", plain)), Slice(1, 4, Origin(log, "b", plain))]
+    await fanout.handle(Applied(batch, res, slices, np.ones(4)))
     assert log == ["a:[10]:3", "b:[11, 12, 13]:3"]
     assert released == [4] and fanout.processed_seq == 13
     per_delta = [json.loads(await plain.next() or "") for _ in range(3)]
@@ -88,7 +88,7 @@ async def test_ids_are_the_same_when_the_same_update_is_replayed() -> None:
             asyncio.Queue(), catalog, Sequencer(lambda cmd: None, 10, 100), Metrics(), None
         )
         batch, res = batch_result(4)
-        await fanout.handle(Applied(batch, res, []))
+        await fanout.handle(Applied(batch, res, [], np.ones(4)))
         frames = [json.loads(await sub.next() or "") for _ in range(3)]
         ids.append([(f["id"], f["arrival_ts"]) for f in frames])
     assert ids[0] == ids[1]
