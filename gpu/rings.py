@@ -18,7 +18,7 @@ from numba import njit, prange
 STAMP_MOD = 0x7FFFFFFF
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def read_records(ring, head, nverts, ext, tau0, upd, slot, match, k):  # type: ignore[no-untyped-def]
     """Decode complete records from absolute position ``head`` into rows k.. of ``upd``
     (tau - tau0), ``slot`` and ``match`` (external vertex ids, -1 past the query's size),
@@ -46,13 +46,13 @@ def read_records(ring, head, nverts, ext, tau0, upd, slot, match, k):  # type: i
     return head, k
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True)
 def _count(upd, slot, rank, nrank, count):  # type: ignore[no-untyped-def]
     for r in range(upd.shape[0]):
         count[upd[r] * nrank + rank[slot[r]] + 1] += 1
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(parallel=True, cache=True)
 def _place(upd, slot, match, rank, nrank, start, bounds, sent, op, seq, slot_qid, q, sign, s, m):  # type: ignore[no-untyped-def]
     # Thread t owns buckets [bounds[t], bounds[t+1]): it alone moves their cursors in start,
     # and it takes its rows in arrival order, so the order within a bucket is kept.
