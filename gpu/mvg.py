@@ -73,16 +73,17 @@ def live_edges(
     head: np.ndarray, versions: np.ndarray, entries: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Current edges (internal ids, a < b, label) from device arrays copied to the host:
-    the live entries (dt == INF) of every vertex's newest version."""
-    src_l, dst_l, lab_l = [], [], []
-    for x in np.nonzero(head >= 0)[0]:
-        slab, length = versions[head[x], 0], versions[head[x], 1]
-        e = entries[slab * 32 : slab * 32 + length]
-        keep = (e[:, 3] == INF_TS) & (e[:, 0] > x)
-        src_l.append(np.full(int(keep.sum()), x, np.int32))
-        dst_l.append(e[keep, 0])
-        lab_l.append(e[keep, 1])
-    if not src_l:
-        z = np.zeros(0, np.int32)
-        return z, z, z
-    return np.concatenate(src_l), np.concatenate(dst_l), np.concatenate(lab_l)
+    the live entries (dt == INF) of every vertex's newest version. Vectorised: one gather of
+    all newest runs (a Python loop over vertices cost 2.6 s at 124K vertices)."""
+    xs = np.nonzero(head >= 0)[0]
+    newest = versions[head[xs]]
+    start = newest[:, 0].astype(np.int64) * 32
+    length = newest[:, 1].astype(np.int64)
+    total = int(length.sum())
+    # index of every entry of every run: run start + position inside the run
+    first = np.cumsum(length) - length
+    at = np.repeat(start - first, length) + np.arange(total, dtype=np.int64)
+    owner = np.repeat(xs.astype(np.int32), length)
+    e = entries[at]
+    keep = (e[:, 3] == INF_TS) & (e[:, 0] > owner)
+    return owner[keep], e[keep, 0].astype(np.int32), e[keep, 1].astype(np.int32)
