@@ -40,5 +40,10 @@ class EngineError(DcsmError):
     """Misuse of an engine: unknown query id, registration in the past, closed engine."""
 
 
+class EngineStopped(EngineError):
+    """The engine can apply nothing more (a GPU kernel stopped on a full pool, say): the
+    service stops without a checkpoint and a restart replays what came after the last one."""
+
+
 class BackendUnavailable(DcsmError):
     """The requested backend cannot run here (no CuPy, no CUDA device)."""

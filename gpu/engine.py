@@ -38,7 +38,7 @@ from numba.typed import Dict
 from dcsm.engine.cpu import CpuEngine
 from dcsm.engine.interface import NO_END, BatchResult, Counts, Deltas, Engine
 from dcsm.engine.intern import ADMITTED, admit, grown
-from dcsm.errors import EngineError
+from dcsm.errors import EngineError, EngineStopped
 from dcsm.model import Graph, Pattern, UpdateBatch
 
 from . import layout as L
@@ -49,6 +49,22 @@ from .rings import MatchRows
 THREADS = 256
 _PIECE = 4096  # updates admitted and sent to the kernel at a time within one apply
 _ROWS = 1 << 16  # match records decoded per read of the output ring
+_SLAB_BYTES = 32 * 16 + 4 + 8  # entries, slab_owner, free-ring words
+_VERSION_BYTES = 8 * 4 + 4 + 4  # vers, ver_free, gcq
+_MAX_AUTO_SLABS = 1 << 25  # entry offsets are 32-bit in the kernel: 2^26 slabs is the limit
+
+
+def auto_capacity(free_bytes: int, share: float = 0.5) -> tuple[int, int]:
+    """(pool_slabs, max_versions) for ``share`` of ``free_bytes`` of device memory: 85 % to
+    the slab pool, 15 % to versions, each a power of two, never below the fixed defaults."""
+    budget = free_bytes * share
+
+    def pow2(n: float, lo: int, hi: int) -> int:
+        return int(min(hi, max(lo, 1 << max(0, int(n).bit_length() - 1))))
+
+    slabs = pow2(budget * 0.85 / _SLAB_BYTES, 1 << 19, _MAX_AUTO_SLABS)
+    versions = pow2(budget * 0.15 / _VERSION_BYTES, 1 << 21, 1 << 24)
+    return slabs, versions
 
 
 class GpuEngine(Engine):
@@ -57,6 +73,8 @@ class GpuEngine(Engine):
     Args:
         pool_slabs: slabs of 32 entries (16 B each) in the device pool.
         max_vertices, max_versions: capacities of the vertex and version tables.
+            ``pool_slabs`` or ``max_versions`` 0: sized by :func:`auto_capacity` from half
+            of the device's free memory (what the service does by default).
         n_updaters: graph-updater warps (1-4).
         batch_size: updates that close a batch (b); batch_timeout_us: t; batch_cap: the
             most updates one batch takes when more are waiting.
@@ -112,6 +130,10 @@ class GpuEngine(Engine):
                 raise EngineError(f"gpu/layout.py: {name} is {dtype.itemsize} bytes, "
                                   f"the kernel's {sizes[name]}")  # fmt: skip
         self._fixed_batch = fixed_batch
+        if pool_slabs <= 0 or max_versions <= 0:
+            auto_slabs, auto_versions = auto_capacity(int(cp.cuda.runtime.memGetInfo()[0]))
+            pool_slabs = pool_slabs if pool_slabs > 0 else auto_slabs
+            max_versions = max_versions if max_versions > 0 else auto_versions
         self._nslabs = pool_slabs
         self._maxv = max_vertices
         self._maxver = max_versions
@@ -436,7 +458,7 @@ class GpuEngine(Engine):
     def _check_error(self) -> None:
         err = int(self._dstat["error"][0])
         if err:
-            raise EngineError(f"GPU engine stopped: {L.ERRORS.get(err, f'error {err}')}")
+            raise EngineStopped(f"GPU engine stopped: {L.ERRORS.get(err, f'error {err}')}")
 
     def _raise_check_failures(self) -> None:
         st = self._get_state()[0]

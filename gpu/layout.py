@@ -15,8 +15,8 @@ from .loader import KernelConfig
 INF_TS = 0x7FFFFFFF
 REC_INSERT, REC_DELETE, REC_REGISTER, REC_UNREGISTER, REC_STOP = 1, 2, 3, 4, 5
 ERRORS = {
-    1: "slab pool exhausted: live data does not fit (raise pool_slabs)",
-    2: "version pool exhausted (raise max_versions)",
+    1: "slab pool exhausted: live data does not fit (raise pool_slabs: --gpu-pool-slabs)",
+    2: "version pool exhausted (raise max_versions: --gpu-max-versions)",
     3: "one batch touches more neighbour-array chunks than MAXCHUNK",
 }
 

@@ -117,6 +117,8 @@ class Service:
             s.backend, self.events, graph,
             [(st.qid, st.spec.to_pattern(), st.mode == "count") for st in self.catalog.live()],
             next_seq, s.max_engine_batch_updates, max_events=EVENTS_QUEUE_SIZE,
+            gpu_options={"pool_slabs": s.gpu_pool_slabs, "max_versions": s.gpu_max_versions,
+                         "max_vertices": s.gpu_max_vertices},
         )  # fmt: skip
         self.sequencer = Sequencer(
             self.worker.submit, next_seq, s.max_queued_updates, s.max_engine_batch_updates,
@@ -129,7 +131,10 @@ class Service:
         self._replay_query_log(log_entries)
         self.output = (
             KafkaOutput(
-                s.kafka, s.matches_topic, s.dead_letter_topic, linger_ms=s.output_linger_ms,
+                s.kafka,
+                s.matches_topic,
+                s.dead_letter_topic,
+                linger_ms=s.output_linger_ms,
                 acks=s.kafka_acks,
             )  # fmt: skip
             if s.kafka
@@ -275,6 +280,7 @@ class Service:
             await self._refuse_empty_start()
         await asyncio.to_thread(warm_json_scanner)
         await self.worker.start()
+        self._tasks.append(asyncio.create_task(self._watch_engine(), name="dcsm-engine-watch"))
         if self.output is not None:
             await self.output.start()
         await self.fanout.start()
@@ -325,6 +331,23 @@ class Service:
             n += len(dec)
         if n:
             log.info("update log: %d updates after the checkpoint replayed", n)
+
+    async def _watch_engine(self) -> None:
+        """The engine stopped for good: stop consuming, refuse input, and exit without a
+        checkpoint (one would commit offsets past updates the engine never applied); the
+        restart replays them from the last checkpoint."""
+        await self.worker.halted.wait()
+        self.fatal = f"engine stopped: {self.worker.error}"
+        self.accepting = False
+        self.ready = False
+        me = asyncio.current_task()
+        for task in self._tasks:
+            if task is not me:
+                task.cancel()
+        if self.ingest is not None:
+            await self.ingest.stop()
+        if self.on_fatal is not None:
+            self.on_fatal(self.fatal)
 
     async def _watch_kafka(self) -> None:
         """Whether the broker answers (readiness), every second."""

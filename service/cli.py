@@ -41,6 +41,17 @@ def _settings_args(p: argparse.ArgumentParser) -> None:
         "--matches-encoding", choices=["json", "batch"],
         help="default frame encoding of a query on the matches topic (default json)",
     )  # fmt: skip
+    p.add_argument(
+        "--gpu-pool-slabs", type=int, metavar="N",
+        help="GPU adjacency pool in 512-byte slabs (default 0: half of the free device memory)",
+    )  # fmt: skip
+    p.add_argument(
+        "--gpu-max-versions", type=int, metavar="N",
+        help="GPU vertex-version table size (default 0: sized with the pool)",
+    )  # fmt: skip
+    p.add_argument(
+        "--gpu-max-vertices", type=int, metavar="N", help="GPU vertex capacity (default 4194304)"
+    )
     p.add_argument("--updates-topic", help="input topic (default dcsm.updates)")
     p.add_argument("--matches-topic", help="output topic (default dcsm.matches)")
     p.add_argument("--dead-letter-topic", help="dead-letter topic (default dcsm.dead-letter)")
@@ -52,6 +63,7 @@ _SETTINGS_KEYS = (
     "host", "port", "kafka", "backend", "graph", "state_dir", "reset_state",
     "checkpoint_interval_s", "checkpoint_interval_updates", "matches_encoding", "kafka_acks",
     "updates_topic", "matches_topic", "dead_letter_topic", "consumer_group", "log_level",
+    "gpu_pool_slabs", "gpu_max_versions", "gpu_max_vertices",
 )  # fmt: skip
 
 

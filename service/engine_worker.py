@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dcsm.engine import Engine, make_engine, warm_up
+from dcsm.errors import EngineStopped
 from dcsm.model import Graph, Pattern, UpdateBatch
 
 from .messages import (
@@ -61,6 +62,10 @@ class EngineWorker:
         restore: (qid, pattern, count_only) of queries to re-register at ``next_seq``.
         next_seq: seq of the first update this engine will see.
         max_batch_updates: most updates per engine.apply call.
+        gpu_options: capacities for the GPU engine (``GpuEngine`` keyword arguments).
+
+    When the engine stops for good (:class:`EngineStopped`) the thread ends, ``error`` holds
+    the reason and ``halted`` is set: the service then stops without a checkpoint.
     """
 
     backend: str
@@ -69,6 +74,7 @@ class EngineWorker:
     restore: list[tuple[int, Pattern, bool]] = field(default_factory=list)
     next_seq: int = 0
     max_batch_updates: int = 8192
+    gpu_options: dict[str, int] = field(default_factory=dict)
     max_events: int = 64
     memory_bytes: int = 0
     backend_name: str = ""
@@ -95,6 +101,7 @@ class EngineWorker:
     async def start(self) -> None:
         """Start the thread and wait until the engine is loaded and compiled."""
         self._loop = asyncio.get_running_loop()
+        self.halted = asyncio.Event()
         self._thread = threading.Thread(target=self._run, name="dcsm-engine", daemon=True)
         self._thread.start()
         while not self.ready.is_set():
@@ -138,7 +145,7 @@ class EngineWorker:
         try:
             t0 = time.time()
             warm_up(self.backend)
-            engine = make_engine(self.backend)
+            engine = make_engine(self.backend, gpu_options=self.gpu_options)
             if self.graph is not None and self.graph.num_vertices + self.graph.num_edges:
                 engine.load_graph(self.graph)
             for qid, pattern, count_only in self.restore:
@@ -169,15 +176,32 @@ class EngineWorker:
                 event: Event
                 try:
                     event = self._apply(engine, parts)
+                except EngineStopped as exc:  # nothing more can be applied: stop, unsettled
+                    self._halt(exc)
+                    break
                 except Exception as exc:  # an engine bug: fail these updates, keep serving
                     log.exception("engine.apply failed on %d updates", size)
                     event = ApplyFailed(parts, exc)
                 self._emit(event)
             elif isinstance(cmd, Register | Unregister | Export | Barrier):
-                self._emit(self._control(engine, cmd))
+                event = self._control(engine, cmd)
+                self._emit(event)
+                if isinstance(event, ControlFailed) and isinstance(event.error, EngineStopped):
+                    self._halt(event.error)
+                    break
             else:  # _STOP
                 break
-        engine.close()
+        try:
+            engine.close()
+        except EngineStopped as exc:
+            log.warning("engine close: %s", exc)
+
+    def _halt(self, exc: EngineStopped) -> None:
+        log.error("%s: the service stops; a restart replays the updates since the last "
+                  "checkpoint", exc)  # fmt: skip
+        self.error = exc
+        assert self._loop is not None
+        self._loop.call_soon_threadsafe(self.halted.set)
 
     def _apply(self, engine: Engine, parts: list[Apply]) -> Applied:
         slices = []

@@ -96,6 +96,20 @@ class Settings:
             "while a request is in flight"
         ),
     )
+    gpu_pool_slabs: int = field(
+        default=0,
+        metadata=_doc(
+            "GPU engine: slabs of 32 adjacency entries (512 B each) in the device pool; "
+            "0: sized from half of the free device memory"
+        ),
+    )
+    gpu_max_versions: int = field(
+        default=0,
+        metadata=_doc("GPU engine: vertex versions the device holds; 0: sized like the pool"),
+    )
+    gpu_max_vertices: int = field(
+        default=1 << 22, metadata=_doc("GPU engine: vertices the device tables hold")
+    )
     max_engine_batch_updates: int = field(
         default=8192, metadata=_doc("most updates the engine applies in one call")
     )

@@ -4,6 +4,8 @@ imports its own implementations (the GPU engine imports the interface)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
 from ..errors import BackendUnavailable
@@ -21,8 +23,9 @@ def gpu_available() -> bool:
         return False
 
 
-def make_engine(backend: str = "auto", **options: object) -> Engine:
-    """``backend``: "cpu", "gpu", or "auto" (GPU when CuPy and a device are present)."""
+def make_engine(backend: str = "auto", *, gpu_options: Mapping[str, int] | None = None) -> Engine:
+    """``backend``: "cpu", "gpu", or "auto" (GPU when CuPy and a device are present);
+    ``gpu_options``: keyword arguments of ``GpuEngine`` (capacities), used when it is chosen."""
     if backend not in ("auto", "cpu", "gpu"):
         raise BackendUnavailable(f"unknown backend {backend!r}; choose auto, cpu or gpu")
     if backend == "gpu" or (backend == "auto" and gpu_available()):
@@ -32,10 +35,10 @@ def make_engine(backend: str = "auto", **options: object) -> Engine:
             )
         from ..gpu.engine import GpuEngine  # imported only when chosen
 
-        return GpuEngine(**options)  # type: ignore[arg-type]
+        return GpuEngine(**dict(gpu_options or {}))  # type: ignore[arg-type]
     from .cpu import CpuEngine
 
-    return CpuEngine(**options)  # type: ignore[arg-type]
+    return CpuEngine()
 
 
 def warm_up(backend: str = "auto") -> None:

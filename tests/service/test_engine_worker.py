@@ -6,7 +6,10 @@ from __future__ import annotations
 import asyncio
 
 import numpy as np
+import pytest
 
+from dcsm.engine.cpu import CpuEngine
+from dcsm.errors import EngineStopped
 from dcsm.model import Pattern, UpdateBatch
 from dcsm.service.engine_worker import EngineWorker
 from dcsm.service.messages import (
@@ -69,3 +72,30 @@ async def test_the_engine_waits_for_the_fanout_when_it_falls_behind() -> None:
     got = await drain(events, worker, 5)
     assert [int(e.batch.seq[0]) for e in got if isinstance(e, Applied)] == [0, 1, 2, 3, 4]
     await worker.stop()
+
+
+async def test_an_engine_that_stops_halts_the_worker_without_failing_updates(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A GPU kernel stopped on a full pool raises EngineStopped: the worker must neither
+    fail those updates back (Kafka ones would go to the dead letters and their offsets be
+    committed) nor go on; it halts, and the service exits for a replay from its checkpoint."""
+    calls = []
+
+    def stopped(self: CpuEngine, batch: UpdateBatch) -> None:
+        calls.append(len(batch))
+        raise EngineStopped("GPU engine stopped: slab pool exhausted")
+
+    events: asyncio.Queue[Event] = asyncio.Queue()
+    worker = EngineWorker("cpu", events, max_batch_updates=2)
+    await worker.start()
+    worker.submit(Register(0, TRI, 0, False, False))
+    assert isinstance((await drain(events, worker, 1))[0], Registered)
+    monkeypatch.setattr(CpuEngine, "apply", stopped)
+    worker.submit(apply(0, [(1, 2), (2, 3)], "a"))
+    worker.submit(apply(2, [(1, 3)], "b"))  # never reaches the engine
+    await asyncio.wait_for(worker.halted.wait(), 30)
+    await worker.stop()
+    assert calls == [2]
+    assert isinstance(worker.error, EngineStopped)
+    assert events.empty()  # no ApplyFailed: nothing is failed back or dead-lettered
