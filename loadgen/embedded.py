@@ -20,7 +20,8 @@ class ServiceProcess:
 
     ``args`` are extra CLI flags; ``backend`` is the engine (``cpu`` by default, so tests
     behave alike with and without a GPU). The state dir defaults to a fresh temp dir (pass
-    ``state_dir`` to share one across restarts). The log is kept in ``log_path``.
+    ``state_dir`` to share one across restarts, and ``port`` to restart on the same port).
+    The log is kept in ``log_path``.
     """
 
     def __init__(
@@ -31,8 +32,9 @@ class ServiceProcess:
         state_dir: str | Path | None = None,
         env: dict[str, str] | None = None,
         workdir: str | Path | None = None,
+        port: int | None = None,
     ) -> None:
-        self.port = free_port()
+        self.port = port or free_port()
         self._dir = Path(workdir or tempfile.mkdtemp(prefix="dcsm-svc-"))
         self.state_dir = Path(state_dir) if state_dir else self._dir / "state"
         self.log_path = self._dir / f"serve-{self.port}.log"

@@ -34,9 +34,10 @@ from typing import Any
 
 import numpy as np
 
+from dcsm.client import PRODUCER_OPTIONS, UpdateProducer
 from dcsm.model import UpdateBatch
 
-from .producer import PRODUCER_OPTIONS, SendReport, layout, send_paced, window_bounds
+from .producer import SendReport, layout, send_paced, window_bounds
 
 #: Seconds between the last process being ready and t0, on top of the stamping estimate.
 START_MARGIN_S = 0.15
@@ -189,11 +190,9 @@ def _worker(conn: Connection, bootstrap: str, topic: str, options: dict[str, Any
 
 
 async def _serve(conn: Connection, bootstrap: str, topic: str, options: dict[str, Any]) -> None:
-    from aiokafka import AIOKafkaProducer
-
     import dcsm.service.codec  # noqa: F401 - imported now, not inside the timed stamping
 
-    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, **options)
+    producer = UpdateProducer(bootstrap, topic, **options)
     await producer.start()
     conn.send(("started",))
     try:

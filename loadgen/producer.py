@@ -7,8 +7,9 @@ and :meth:`Layout.stamp` encodes every record up front, each update stamped with
 scheduled time as ``ts``
 (the service reports that as the update's ``arrival_ts``, so latency counts from when the
 update *should* have gone out: a producer that falls behind cannot hide queueing). Then
-:func:`send_paced` only hands ready bytes to aiokafka at their times, so encoding never limits
-the send rate. ``dcsm loadgen`` (through :mod:`dcsm.loadgen.pool`, one such sender per
+:func:`send_paced` only hands ready bytes to a :class:`dcsm.client.UpdateProducer` at their
+times, so encoding never limits the send rate. The encodings themselves are
+:mod:`dcsm.service.codec`'s. ``dcsm loadgen`` (through :mod:`dcsm.loadgen.pool`, one such sender per
 process), ``dcsm demo`` and the restart test all send this way.
 """
 
@@ -22,15 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from dcsm.model import ANY_LABEL, OP_INSERT, UpdateBatch
-
-#: Producer options for loopback load: large records and batches, no linger (records are
-#: already batched by time window), generous buffers.
-PRODUCER_OPTIONS: dict[str, Any] = {
-    "linger_ms": 0,
-    "max_request_size": 16 * 1024 * 1024,
-    "max_batch_size": 1024 * 1024,
-}
+from dcsm.client import UpdateProducer
+from dcsm.model import UpdateBatch
+from dcsm.service.codec import close_rows, encode_binary, json_rows
 
 
 @dataclass(frozen=True)
@@ -91,23 +86,6 @@ def window_bounds(offsets: np.ndarray, window_s: float, max_updates: int) -> np.
     return bounds.astype(np.int64)
 
 
-def json_rows(batch: UpdateBatch) -> list[str]:
-    """Each update as an EdgeUpdate JSON object *without its closing brace* (so a ``ts`` can
-    still be appended), vertex labels only where given."""
-    ops = np.where(batch.op == OP_INSERT, '{"op":"insert","u":', '{"op":"delete","u":')
-    rows = []
-    cols = zip(ops.tolist(), batch.u.tolist(), batch.v.tolist(), batch.label.tolist(),
-               batch.u_label.tolist(), batch.v_label.tolist(), strict=True)  # fmt: skip
-    for op, u, v, lab, ul, vl in cols:
-        s = f'{op}{u},"v":{v},"label":{lab}'
-        if ul != ANY_LABEL:
-            s += f',"u_label":{ul}'
-        if vl != ANY_LABEL:
-            s += f',"v_label":{vl}'
-        rows.append(s)
-    return rows
-
-
 @dataclass(frozen=True)
 class Layout:
     """A workload cut into records, encoded as far as it can be before t0 is known.
@@ -129,8 +107,6 @@ class Layout:
         """The records (the first ``records`` of them; default all), each update with
         ``ts = t0 + offsets[i]`` (epoch seconds; None: no ``ts``, the service then takes the
         Kafka record time)."""
-        from dcsm.service.codec import encode_binary
-
         r = len(self) if records is None else min(records, len(self))
         lo, hi = self.bounds[:r].tolist(), self.bounds[1 : r + 1].tolist()
         ts = None if t0 is None else t0 + self.offsets
@@ -141,11 +117,7 @@ class Layout:
             ]
         else:
             rows = self.rows[: hi[-1] if hi else 0]
-            if ts is None:
-                items = [row + "}" for row in rows]
-            else:
-                stamps = ts[: len(rows)].tolist()
-                items = [f'{row},"ts":{t:.6f}}}' for row, t in zip(rows, stamps, strict=True)]
+            items = close_rows(rows, None if ts is None else ts[: len(rows)].tolist())
             values = [
                 ("[" + ",".join(items[a:b]) + "]").encode() for a, b in zip(lo, hi, strict=True)
             ]
@@ -177,7 +149,7 @@ def layout(
 
 
 async def send_paced(
-    producer: Any,
+    producer: UpdateProducer,
     topic: str,
     values: Sequence[bytes],
     send_at: np.ndarray,
@@ -185,7 +157,7 @@ async def send_paced(
     sizes: np.ndarray | None = None,
     on_sent: Callable[[int], None] | None = None,
 ) -> SendReport:
-    """Hand ``values[i]`` to ``producer`` (a started AIOKafkaProducer) once the clock reaches
+    """Hand ``values[i]`` to ``producer`` (started) once the clock reaches
     ``send_at[i]`` (float64 (r,), epoch seconds, non-decreasing); everything overdue goes at
     once. Flushes at the end. ``on_sent(k)``: called with the updates sent so far
     (``sizes``: updates per record, default 1)."""
@@ -199,7 +171,7 @@ async def send_paced(
             t_first = now if t_first is None else t_first
             late = max(late, now - float(send_at[sent]))
             for i in range(sent, due):
-                await producer.send(topic, values[i])
+                await producer.send_value(values[i], topic)
             sent = due
             if on_sent is not None:
                 on_sent(int(counts[sent - 1]))
@@ -222,13 +194,7 @@ async def produce_paced(
     on_sent: Callable[[int], None] | None = None,
     **options: Any,
 ) -> SendReport:
-    """:func:`send_paced` with a producer of its own (``options`` override
-    :data:`PRODUCER_OPTIONS`), started before and stopped after."""
-    from aiokafka import AIOKafkaProducer
-
-    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, **(PRODUCER_OPTIONS | options))
-    await producer.start()
-    try:
+    """:func:`send_paced` with a producer of its own (``options``: AIOKafkaProducer options
+    over :data:`dcsm.client.PRODUCER_OPTIONS`), started before and stopped after."""
+    async with UpdateProducer(bootstrap, topic, **options) as producer:
         return await send_paced(producer, topic, values, send_at, sizes=sizes, on_sent=on_sent)
-    finally:
-        await producer.stop()

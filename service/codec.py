@@ -20,6 +20,9 @@ Two encodings:
   ``np.frombuffer(value, RECORD_DTYPE, count, offset=12)`` reads it; :func:`encode_binary`
   writes it.
 
+:func:`encode_binary` and :func:`encode_json` are the one implementation of both encodings
+that every producer here uses (``dcsm.client.UpdateProducer``, the load generator, the demo).
+
 Decoding never raises for bad input: every failure becomes a :class:`RecordError` with a
 short ``reason`` (``malformed``, ``oversize``, ``unknown_op``, ``self_loop``, ``invalid``) and,
 for an element of a batch, its ``index``; the valid elements still go through.
@@ -246,6 +249,37 @@ def encode_binary(batch: UpdateBatch, ts: np.ndarray | None = None) -> bytes:
     if ts is not None:
         rec["ts"] = ts
     return HEADER.pack(MAGIC, VERSION, n) + rec.tobytes()
+
+
+def json_rows(batch: UpdateBatch) -> list[str]:
+    """Each update as an EdgeUpdate JSON object *without its closing brace* (so a ``ts`` can
+    still be appended, see :func:`close_rows`), vertex labels only where given."""
+    ops = np.where(batch.op == OP_INSERT, '{"op":"insert","u":', '{"op":"delete","u":')
+    rows = []
+    cols = zip(ops.tolist(), batch.u.tolist(), batch.v.tolist(), batch.label.tolist(),
+               batch.u_label.tolist(), batch.v_label.tolist(), strict=True)  # fmt: skip
+    for op, u, v, lab, ul, vl in cols:
+        s = f'{op}{u},"v":{v},"label":{lab}'
+        if ul != ANY_LABEL:
+            s += f',"u_label":{ul}'
+        if vl != ANY_LABEL:
+            s += f',"v_label":{vl}'
+        rows.append(s)
+    return rows
+
+
+def close_rows(rows: Sequence[str], ts: Sequence[float] | None = None) -> list[str]:
+    """:func:`json_rows` texts closed, each with its ``ts`` (epoch seconds) when given."""
+    if ts is None:
+        return [row + "}" for row in rows]
+    return [f'{row},"ts":{t:.6f}}}' for row, t in zip(rows, ts, strict=True)]
+
+
+def encode_json(batch: UpdateBatch, ts: np.ndarray | None = None) -> bytes:
+    """A JSON record (an array of EdgeUpdate objects) of ``batch``'s updates (``ts``:
+    float64 (n,) producer times)."""
+    items = close_rows(json_rows(batch), None if ts is None else ts.tolist())
+    return ("[" + ",".join(items) + "]").encode()
 
 
 def encode_json_updates(batch: UpdateBatch) -> list[dict[str, Any]]:
