@@ -18,6 +18,12 @@
 
 Every error body is ``{"error": {"code", "status", "message", "details": [{"field",
 "reason"}]}}``.
+
+Access (:mod:`dcsm.service.auth`): with tokens configured, every route but ``/docs`` needs
+``Authorization: Bearer <token>``: a write token to register, delete and ingest, a read (or
+write) token for the rest; ``/healthz``/``/readyz`` and ``/metrics`` are open when
+``open_health``/``open_metrics`` say so. 401 without a known token, 403 with a read token
+where write is needed; websockets are closed with 1008 instead.
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from contextlib import asynccontextmanager
 from typing import Annotated, Any, Literal
 
 import numpy as np
-from fastapi import Body, FastAPI, Query, Request, WebSocket, WebSocketDisconnect
+from fastapi import Body, Depends, FastAPI, Query, Request, WebSocket, WebSocketDisconnect
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
@@ -42,6 +48,7 @@ from dcsm.model import OUTCOME_APPLIED, OUTCOME_NAMES, OUTCOME_NOOP
 from dcsm.schemas import EdgeUpdate, QuerySpec, to_batch
 
 from .app import Service
+from .auth import Auth, auth_from_settings
 from .codec import validation_details
 from .errors import BatchTooLarge, QueryNotFound, ServiceError
 from .frames import Encoding
@@ -71,7 +78,10 @@ def _error(status: int, code: str, message: str, details: list[dict[str, str]]) 
     return JSONResponse(body, status_code=status)
 
 
-def create_app(service: Service) -> FastAPI:
+def create_app(service: Service, auth: Auth | None = None) -> FastAPI:
+    """The API of ``service``; ``auth``: its access rules (default: from its settings)."""
+    auth = auth if auth is not None else auth_from_settings(service.settings)
+
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         service.start_background()
@@ -86,17 +96,19 @@ def create_app(service: Service) -> FastAPI:
     )
     app.state.service = service
     _install_errors(app)
-    _install_queries(app, service)
-    _install_updates(app, service)
-    _install_websockets(app, service)
-    _install_ops(app, service)
+    _install_queries(app, service, auth)
+    _install_updates(app, service, auth)
+    _install_websockets(app, service, auth)
+    _install_ops(app, service, auth)
     return app
 
 
 def _install_errors(app: FastAPI) -> None:
     @app.exception_handler(ServiceError)
     async def service_error(_: Request, exc: ServiceError) -> JSONResponse:
-        return _error(exc.status, exc.code, exc.message, exc.details)
+        response = _error(exc.status, exc.code, exc.message, exc.details)
+        response.headers.update(getattr(exc, "headers", {}))
+        return response
 
     @app.exception_handler(DcsmError)
     async def dcsm_error(_: Request, exc: DcsmError) -> JSONResponse:
@@ -132,10 +144,12 @@ def _describe(st: QueryState, stats: dict[str, Any] | None = None) -> dict[str, 
     return out
 
 
-def _install_queries(app: FastAPI, service: Service) -> None:
+def _install_queries(app: FastAPI, service: Service, auth: Auth) -> None:
     catalog = service.catalog
+    read = [Depends(auth.require("read"))]
+    write = [Depends(auth.require("write"))]
 
-    @app.post("/api/v1/queries", status_code=201, tags=["queries"])
+    @app.post("/api/v1/queries", status_code=201, tags=["queries"], dependencies=write)
     async def create_query(
         spec: QueryCreate,
         backfill: Annotated[
@@ -152,7 +166,7 @@ def _install_queries(app: FastAPI, service: Service) -> None:
         out["backfill"] = n_backfill if backfill else None
         return out
 
-    @app.get("/api/v1/queries", tags=["queries"])
+    @app.get("/api/v1/queries", tags=["queries"], dependencies=read)
     async def list_queries(
         page_size: Annotated[int, Query(alias="pageSize", ge=1, le=1000)] = 100,
         page_token: Annotated[str | None, Query(alias="pageToken")] = None,
@@ -160,21 +174,21 @@ def _install_queries(app: FastAPI, service: Service) -> None:
         items, nxt = catalog.page(page_size, page_token)
         return {"items": [st.describe() for st in items], "nextPageToken": nxt}
 
-    @app.get("/api/v1/queries/{name}", tags=["queries"])
+    @app.get("/api/v1/queries/{name}", tags=["queries"], dependencies=read)
     async def get_query(name: str) -> dict[str, Any]:
         return _describe(catalog.get(name))
 
-    @app.delete("/api/v1/queries/{name}", tags=["queries"])
+    @app.delete("/api/v1/queries/{name}", tags=["queries"], dependencies=write)
     async def delete_query(name: str) -> dict[str, Any]:
         """Unregister; returns the final stats once every delta before it is emitted."""
         st, final = await service.unregister_query(name)
         return _describe(st, final)
 
 
-def _install_updates(app: FastAPI, service: Service) -> None:
+def _install_updates(app: FastAPI, service: Service, auth: Auth) -> None:
     limit = service.settings.max_record_updates
 
-    @app.post("/api/v1/updates", tags=["updates"])
+    @app.post("/api/v1/updates", tags=["updates"], dependencies=[Depends(auth.require("write"))])
     async def post_updates(
         updates: Annotated[list[EdgeUpdate], Body(description="edge updates in order")],
         wait: Annotated[
@@ -214,7 +228,7 @@ def _install_updates(app: FastAPI, service: Service) -> None:
         }
 
 
-def _install_websockets(app: FastAPI, service: Service) -> None:
+def _install_websockets(app: FastAPI, service: Service, auth: Auth) -> None:
     async def stream(
         ws: WebSocket,
         name: str,
@@ -222,7 +236,8 @@ def _install_websockets(app: FastAPI, service: Service) -> None:
         queue: int | None,
         encoding: Encoding,
     ) -> None:
-        await ws.accept()
+        if not await auth.websocket(ws, "read"):
+            return
         try:
             st = service.catalog.get(name)
         except QueryNotFound as exc:
@@ -283,12 +298,15 @@ def _install_websockets(app: FastAPI, service: Service) -> None:
         await stream(ws, name, "counts", queue, encoding)
 
 
-def _install_ops(app: FastAPI, service: Service) -> None:
-    @app.get("/healthz", tags=["ops"])
+def _install_ops(app: FastAPI, service: Service, auth: Auth) -> None:
+    health = [Depends(auth.require("read", open_if=auth.open_health))]
+    metrics_access = [Depends(auth.require("read", open_if=auth.open_metrics))]
+
+    @app.get("/healthz", tags=["ops"], dependencies=health)
     async def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
-    @app.get("/readyz", tags=["ops"])
+    @app.get("/readyz", tags=["ops"], dependencies=health)
     async def readyz() -> JSONResponse:
         checks = {
             "engine": service.worker.ready.is_set(),
@@ -302,11 +320,11 @@ def _install_ops(app: FastAPI, service: Service) -> None:
             body["error"] = service.fatal
         return JSONResponse(body, status_code=200 if ok else 503)
 
-    @app.get("/metrics", tags=["ops"])
+    @app.get("/metrics", tags=["ops"], dependencies=metrics_access)
     async def metrics() -> Response:
         return Response(generate_latest(service.metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
-    @app.get("/api/v1/status", tags=["ops"])
+    @app.get("/api/v1/status", tags=["ops"], dependencies=[Depends(auth.require("read"))])
     async def status() -> dict[str, Any]:
         s = service.settings
         worker = service.worker

@@ -52,6 +52,7 @@ from .fanout import Fanout
 from .frames import Encoding
 from .ingest import REQUEST_HEADER, KafkaIngest, committed_offsets, source_name
 from .jsonscan import warm as warm_json_scanner
+from .kafka_security import kafka_options_from_settings
 from .messages import Event, Origin, Register, Unregister
 from .metrics import Metrics
 from .outputs import KafkaOutput
@@ -129,6 +130,8 @@ class Service:
             RecordLog(self.state_dir / "updates.log") if self.state_dir and not s.kafka else None
         )
         self._replay_query_log(log_entries)
+        # Security arguments of every Kafka client below (SASL, TLS), built once.
+        self.kafka_options = kafka_options_from_settings(s) if s.kafka else {}
         self.output = (
             KafkaOutput(
                 s.kafka,
@@ -136,6 +139,7 @@ class Service:
                 s.dead_letter_topic,
                 linger_ms=s.output_linger_ms,
                 acks=s.kafka_acks,
+                client_options=self.kafka_options,
             )  # fmt: skip
             if s.kafka
             else None
@@ -149,7 +153,7 @@ class Service:
             self.ingest = KafkaIngest(
                 s.kafka, s.updates_topic, s.consumer_group, self.sequencer, self.output,
                 self.metrics, positions.get(source_name(s.updates_topic)), s.max_record_updates,
-                s.fetch_max_records, s.fetch_max_wait_ms,
+                s.fetch_max_records, s.fetch_max_wait_ms, client_options=self.kafka_options,
             )  # fmt: skip
         self.ready = False
         self.accepting = False
@@ -275,8 +279,9 @@ class Service:
         if s.kafka:
             if s.create_topics:
                 await ensure_topics(
-                    s.kafka, [s.updates_topic, s.matches_topic, s.dead_letter_topic]
-                )
+                    s.kafka, [s.updates_topic, s.matches_topic, s.dead_letter_topic],
+                    client_options=self.kafka_options,
+                )  # fmt: skip
             await self._refuse_empty_start()
         await asyncio.to_thread(warm_json_scanner)
         await self.worker.start()
@@ -293,7 +298,8 @@ class Service:
             self.checkpointer.restart_clock()  # the first one is due an interval from now
             self._tasks.append(asyncio.create_task(self.checkpointer.run(), name="dcsm-ckpt"))
         self.ready = True
-        base = f"http://{self.settings.host}:{self.settings.port}"
+        scheme = "https" if self.settings.tls_cert else "http"
+        base = f"{scheme}://{self.settings.host}:{self.settings.port}"
         log.info(
             "dcsm ready at %s (API %s/api/v1, OpenAPI %s/docs, metrics %s/metrics), next seq %d",
             base, base, base, base, self.sequencer.next_seq,
@@ -305,7 +311,9 @@ class Service:
         s = self.settings
         if self.restored is not None or s.reset_state or s.kafka is None:
             return
-        committed = await committed_offsets(s.kafka, s.updates_topic, s.consumer_group)
+        committed = await committed_offsets(
+            s.kafka, s.updates_topic, s.consumer_group, self.kafka_options
+        )
         if committed:
             where = self.state_dir or "(no --state-dir)"
             raise CheckpointError(
@@ -526,12 +534,19 @@ class Service:
         return Accepted(n, first, position, seq, outcome)
 
 
-async def ensure_topics(bootstrap: str, topics: list[str], partitions: int = 1) -> None:
-    """Create whichever of ``topics`` do not exist yet."""
+async def ensure_topics(
+    bootstrap: str,
+    topics: list[str],
+    partitions: int = 1,
+    client_options: dict[str, Any] | None = None,
+) -> None:
+    """Create whichever of ``topics`` do not exist yet (``client_options``: SASL/TLS)."""
     from aiokafka.admin import AIOKafkaAdminClient, NewTopic
     from aiokafka.errors import TopicAlreadyExistsError
 
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=10_000)
+    admin = AIOKafkaAdminClient(
+        bootstrap_servers=bootstrap, request_timeout_ms=10_000, **(client_options or {})
+    )
     await admin.start()
     try:
         existing = set(await admin.list_topics())

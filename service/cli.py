@@ -57,6 +57,57 @@ def _settings_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dead-letter-topic", help="dead-letter topic (default dcsm.dead-letter)")
     p.add_argument("--consumer-group", help="Kafka consumer group (default dcsm)")
     p.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
+    _security_args(p)
+
+
+def _security_args(p: argparse.ArgumentParser) -> None:
+    """Access, TLS and Kafka security (service/README.md, "Security")."""
+    g = p.add_argument_group("security")
+    g.add_argument(
+        "--token-read", metavar="TOKEN",
+        help="bearer token of the read role (visible in the process list: prefer "
+        "DCSM_TOKEN_READ or --token-file)",
+    )  # fmt: skip
+    g.add_argument(
+        "--token-write", metavar="TOKEN",
+        help="bearer token of the write role (prefer DCSM_TOKEN_WRITE or --token-file)",
+    )  # fmt: skip
+    g.add_argument("--token-file", metavar="FILE", help="'ROLE TOKEN' lines (read, write)")
+    g.add_argument(
+        "--insecure-open", action="store_true", default=None,
+        help="serve a non-loopback --host without tokens (anyone who reaches it may write)",
+    )  # fmt: skip
+    g.add_argument(
+        "--open-health", choices=["true", "false"],
+        help="/healthz and /readyz without a token (default true)",
+    )  # fmt: skip
+    g.add_argument(
+        "--open-metrics", choices=["true", "false"],
+        help="/metrics without a token (default false: a read token)",
+    )  # fmt: skip
+    g.add_argument(
+        "--allowed-origins", metavar="LIST",
+        help="comma-separated origins browser websockets may come from ('*': any; default "
+        "the service's own)",
+    )  # fmt: skip
+    g.add_argument("--tls-cert", metavar="FILE", help="PEM certificate: serve HTTPS/WSS")
+    g.add_argument("--tls-key", metavar="FILE", help="PEM private key of --tls-cert")
+    g.add_argument(
+        "--kafka-security-protocol", choices=["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"],
+        help="Kafka security protocol (default PLAINTEXT)",
+    )  # fmt: skip
+    g.add_argument(
+        "--kafka-sasl-mechanism", choices=["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"],
+        help="SASL mechanism (default PLAIN)",
+    )  # fmt: skip
+    g.add_argument("--kafka-sasl-username", metavar="USER", help="SASL user name")
+    g.add_argument(
+        "--kafka-sasl-password-file", metavar="FILE",
+        help="file holding the SASL password (or DCSM_KAFKA_SASL_PASSWORD)",
+    )  # fmt: skip
+    g.add_argument("--kafka-ssl-cafile", metavar="FILE", help="PEM CA bundle of the brokers")
+    g.add_argument("--kafka-ssl-certfile", metavar="FILE", help="PEM client certificate")
+    g.add_argument("--kafka-ssl-keyfile", metavar="FILE", help="PEM client private key")
 
 
 _SETTINGS_KEYS = (
@@ -64,6 +115,10 @@ _SETTINGS_KEYS = (
     "checkpoint_interval_s", "checkpoint_interval_updates", "matches_encoding", "kafka_acks",
     "updates_topic", "matches_topic", "dead_letter_topic", "consumer_group", "log_level",
     "gpu_pool_slabs", "gpu_max_versions", "gpu_max_vertices",
+    "token_read", "token_write", "token_file", "insecure_open", "open_health", "open_metrics",
+    "allowed_origins", "tls_cert", "tls_key", "kafka_security_protocol", "kafka_sasl_mechanism",
+    "kafka_sasl_username", "kafka_sasl_password_file", "kafka_ssl_cafile", "kafka_ssl_certfile",
+    "kafka_ssl_keyfile",
 )  # fmt: skip
 
 

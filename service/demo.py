@@ -22,11 +22,11 @@ from typing import Any
 
 import numpy as np
 
+from dcsm.client import AsyncClient, Count, Delta, Gap, Item
 from dcsm.graphio import read_graph
 from dcsm.loadgen.producer import arrival_offsets, layout, produce_paced
 from dcsm.loadgen.synth import powerlaw_stream, stream_from_graph
 from dcsm.model import Pattern, UpdateBatch
-from dcsm.schemas import QuerySpec
 from dcsm.stats import percentiles
 
 from .broker import TansuBroker, free_port
@@ -70,21 +70,20 @@ class QueryView:
     recent: deque = field(default_factory=lambda: deque(maxlen=3))
     gaps: int = 0
 
-    def take(self, frame: dict[str, Any], now: float) -> None:
-        kind = frame.get("type")
-        if kind == "gap":
-            self.gaps += frame["dropped"]
+    def take(self, item: Item) -> None:
+        if isinstance(item, Gap):
+            self.gaps += item.dropped
             return
-        if kind not in (None, "count"):
+        if not isinstance(item, Delta | Count):
             return
-        n = frame.get("count", 1)
-        if frame["sign"] > 0:
+        n = item.count if isinstance(item, Count) else 1
+        if item.sign > 0:
             self.plus += n
         else:
             self.minus += n
-        self.latency.append(now - frame["arrival_ts"])
-        if kind is None:
-            self.recent.append(("+" if frame["sign"] > 0 else "-") + str(frame["match"]))
+        self.latency.append(item.received_at - item.arrival_ts)
+        if isinstance(item, Delta):
+            self.recent.append(("+" if item.sign > 0 else "-") + str(list(item.match)))
 
     def percentiles(self) -> tuple[float, float, float] | None:
         p = percentiles(np.fromiter(self.latency, float), 1000)
@@ -93,12 +92,9 @@ class QueryView:
         return p["p50"], p["p95"], p["p99"]  # type: ignore[return-value]
 
 
-async def _watch(url: str, view: QueryView) -> None:
-    from websockets.asyncio.client import connect
-
-    async with connect(url, proxy=None, compression=None, max_size=None) as ws:
-        async for text in ws:
-            view.take(json.loads(text), time.time())
+async def _watch(client: AsyncClient, view: QueryView) -> None:
+    async for item in client.subscribe(view.name, counts=view.mode == "count", reconnect=False):
+        view.take(item)
 
 
 async def _produce(bootstrap: str, topic: str, batch: UpdateBatch, rate: float, seed: int,
@@ -147,7 +143,6 @@ def run_demo(args: argparse.Namespace) -> int:
 
 
 async def _demo(args: argparse.Namespace) -> int:
-    import httpx
     import uvicorn
     from rich.console import Console
     from rich.live import Live
@@ -189,28 +184,21 @@ async def _demo(args: argparse.Namespace) -> int:
     progress: dict[str, float] = {"sent": 0}
     try:
         console.print(f"starting the service on {base} (engine warm-up) ...")
-        async with httpx.AsyncClient(base_url=base, trust_env=False, timeout=30) as c:
+        async with AsyncClient(base, timeout_s=30) as c:
             deadline = time.monotonic() + 180
             while True:
                 if service.fatal:
                     raise ConfigError(f"the service could not start: {service.fatal}")
-                try:
-                    if (await c.get("/readyz")).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
+                if await c.ready():
+                    break
                 if time.monotonic() > deadline:
                     raise ConfigError("the service was not ready within 180 s")
                 await asyncio.sleep(0.1)
             for pattern, mode in DEMO_QUERIES:
-                body = QuerySpec.from_pattern(pattern).model_dump() | {"mode": mode}
-                r = await c.post("/api/v1/queries", json=body)
-                r.raise_for_status()
+                await c.register_query(pattern, mode=mode)  # type: ignore[arg-type]
                 view = QueryView(pattern.name, mode)
                 views.append(view)
-                kind = "matches" if mode == "embeddings" else "counts"
-                url = f"ws://127.0.0.1:{port}/api/v1/queries/{pattern.name}/{kind}"
-                tasks.append(asyncio.create_task(_watch(url, view)))
+                tasks.append(asyncio.create_task(_watch(c, view)))
             topic = settings.updates_topic
             console.print(f"streaming {len(batch):,} updates at {args.rate:,.0f}/s to {topic}")
             t0 = time.monotonic()
@@ -220,7 +208,7 @@ async def _demo(args: argparse.Namespace) -> int:
             tasks.append(producer)
 
             async def refresh() -> bool:
-                status.update((await c.get("/api/v1/status")).json())
+                status.update((await c.status()).raw)
                 return status["processed_seq"] >= len(batch) - 1 and producer.done()
 
             stop_at = None

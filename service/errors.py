@@ -42,6 +42,21 @@ class NotReady(ServiceError):
     code = "unavailable"
 
 
+class Unauthenticated(ServiceError):
+    """No bearer token, or one the service does not know (service/auth.py)."""
+
+    status = 401
+    code = "unauthenticated"
+    headers = {"WWW-Authenticate": "Bearer"}
+
+
+class PermissionDenied(ServiceError):
+    """A known token whose role does not allow the call."""
+
+    status = 403
+    code = "permission_denied"
+
+
 class RecordError(DcsmError):
     """One input record (or one element of it) that cannot become an update.
 

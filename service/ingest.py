@@ -112,8 +112,11 @@ class KafkaIngest:
         fetch_max_records: int,
         fetch_max_wait_ms: int,
         from_earliest: bool = False,
+        client_options: dict[str, Any] | None = None,
     ) -> None:
+        """``client_options``: security arguments of the consumer (service/kafka_security.py)."""
         self._bootstrap = bootstrap
+        self._client_options = client_options or {}
         self.topic = topic
         self.source = source_name(topic)
         self._group = group
@@ -146,6 +149,7 @@ class KafkaIngest:
             fetch_max_wait_ms=self._fetch_max_wait_ms,
             max_partition_fetch_bytes=16 * 1024 * 1024,
             fetch_max_bytes=64 * 1024 * 1024,
+            **self._client_options,
         )
         await c.start()
         self._consumer = c
@@ -295,11 +299,16 @@ async def partitions(consumer: Any, topic: str) -> set[int]:
     raise RuntimeError(f"topic {topic!r} has no partitions (does it exist?)")
 
 
-async def committed_offsets(bootstrap: str, topic: str, group: str) -> dict[int, int]:
+async def committed_offsets(
+    bootstrap: str, topic: str, group: str, client_options: dict[str, Any] | None = None
+) -> dict[int, int]:
     """The group's committed offsets on ``topic`` (partitions without one are left out)."""
     from aiokafka import AIOKafkaConsumer, TopicPartition
 
-    c = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False)
+    c = AIOKafkaConsumer(
+        bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False,
+        **(client_options or {}),
+    )  # fmt: skip
     await c.start()
     try:
         tps = [TopicPartition(topic, p) for p in sorted(await partitions(c, topic))]

@@ -31,8 +31,11 @@ class KafkaOutput:
         max_buffered_frames: int = 200_000,
         linger_ms: int = 0,
         acks: str = "all",
+        client_options: dict[str, Any] | None = None,
     ) -> None:
+        """``client_options``: security arguments of the producer (service/kafka_security.py)."""
         self._bootstrap = bootstrap
+        self._client_options = client_options or {}
         self.matches_topic = matches_topic
         self.dead_letter_topic = dead_letter_topic
         self._max_buffered = max_buffered_frames
@@ -64,6 +67,7 @@ class KafkaOutput:
             max_request_size=8 * 1024 * 1024,
             request_timeout_ms=30_000,
             acks=self._acks,
+            **self._client_options,
         )
         await self._producer.start()
         self._pump_task = asyncio.create_task(self._pump(), name="dcsm-kafka-out")

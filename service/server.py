@@ -1,16 +1,20 @@
 """``dcsm serve``: the service under uvicorn, with a SIGTERM/SIGINT that drains the pipeline
-(and writes the final checkpoint) before the process exits."""
+(and writes the final checkpoint) before the process exits. Before anything else it applies
+the exposure rule (:func:`dcsm.service.auth.check_exposure`) and checks the TLS files."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import signal
+import ssl
 from types import FrameType
 from typing import Any
 
 from .api import create_app
 from .app import Service
+from .auth import auth_from_settings, check_exposure
+from .errors import ConfigError
 from .settings import Settings
 
 log = logging.getLogger("dcsm.service")
@@ -20,14 +24,30 @@ def serve(settings: Settings) -> int:
     """Run the service until SIGTERM/SIGINT; the process exit code."""
     import uvicorn
 
-    service = Service(settings)
+    s = settings
+    auth = auth_from_settings(s)
+    access = check_exposure(s.host, auth.tokens, s.insecure_open, tls=bool(s.tls_cert))
+    if s.tls_cert and s.tls_key:
+        check_tls_files(s.tls_cert, s.tls_key)
+    log.info("%s", access)
+    service = Service(s)
     config = uvicorn.Config(
-        create_app(service), host=settings.host, port=settings.port,
-        log_level=settings.log_level, lifespan="on", ws="websockets-sansio",
-        timeout_graceful_shutdown=5,
+        create_app(service, auth), host=s.host, port=s.port,
+        log_level=s.log_level, lifespan="on", ws="websockets-sansio",
+        timeout_graceful_shutdown=5, ssl_certfile=s.tls_cert, ssl_keyfile=s.tls_key,
     )  # fmt: skip
     make_server(config, service).run()
     return 1 if service.fatal else 0
+
+
+def check_tls_files(cert: str, key: str) -> None:
+    """ConfigError (one line) unless ``cert`` and ``key`` load as a server certificate."""
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    try:
+        context.load_cert_chain(cert, key)
+    except (OSError, ssl.SSLError) as exc:
+        why = getattr(exc, "strerror", None) or getattr(exc, "reason", None) or exc
+        raise ConfigError(f"cannot load --tls-cert {cert} with --tls-key {key}: {why}") from None
 
 
 def make_server(config: Any, service: Service) -> Any:

@@ -28,6 +28,8 @@ from typing import Any
 from .errors import ConfigError
 
 ENV_PREFIX = "DCSM_"
+KAFKA_SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+KAFKA_SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 
 
 def _doc(text: str) -> dict[str, str]:
@@ -144,6 +146,71 @@ class Settings:
         default=30.0, metadata=_doc("how long SIGTERM waits for in-flight work")
     )
     log_level: str = field(default="info", metadata=_doc("uvicorn/dcsm log level"))
+    # -- security (service/README.md, "Security") ------------------------------------------
+    token_read: str | None = field(
+        default=None,
+        repr=False,
+        metadata=_doc(
+            "bearer token of the read role (list, status, subscribe); prefer DCSM_TOKEN_READ "
+            "or token_file over a flag, which other users can see in the process list"
+        ),
+    )
+    token_write: str | None = field(
+        default=None,
+        repr=False,
+        metadata=_doc("bearer token of the write role (register, delete, ingest, and all of read)"),
+    )
+    token_file: str | None = field(
+        default=None,
+        metadata=_doc("file of 'ROLE TOKEN' lines (roles: read, write; '#' comments)"),
+    )
+    insecure_open: bool = field(
+        default=False,
+        metadata=_doc("allow a non-loopback host without tokens: anyone who reaches it may write"),
+    )
+    open_health: bool = field(
+        default=True, metadata=_doc("/healthz and /readyz answer without a token")
+    )
+    open_metrics: bool = field(
+        default=False,
+        metadata=_doc("/metrics answers without a token (false: it needs a read token)"),
+    )
+    allowed_origins: str = field(
+        default="",
+        metadata=_doc(
+            "comma-separated Origin values a browser websocket may come from ('*': any); a "
+            "connection without Origin (not a browser) or from the service's own origin passes"
+        ),
+    )
+    tls_cert: str | None = field(
+        default=None, metadata=_doc("PEM certificate chain: serve HTTPS and WSS (with tls_key)")
+    )
+    tls_key: str | None = field(default=None, metadata=_doc("PEM private key of tls_cert"))
+    kafka_security_protocol: str = field(
+        default="PLAINTEXT",
+        metadata=_doc("Kafka security protocol: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL"),
+    )
+    kafka_sasl_mechanism: str = field(
+        default="PLAIN", metadata=_doc("SASL mechanism: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512")
+    )
+    kafka_sasl_username: str | None = field(default=None, metadata=_doc("SASL user name"))
+    kafka_sasl_password: str | None = field(
+        default=None,
+        repr=False,
+        metadata=_doc("SASL password (prefer DCSM_KAFKA_SASL_PASSWORD or the password file)"),
+    )
+    kafka_sasl_password_file: str | None = field(
+        default=None, metadata=_doc("file whose first line is the SASL password")
+    )
+    kafka_ssl_cafile: str | None = field(
+        default=None, metadata=_doc("PEM CA bundle the brokers' certificates must chain to")
+    )
+    kafka_ssl_certfile: str | None = field(
+        default=None, metadata=_doc("PEM client certificate (mutual TLS), with kafka_ssl_keyfile")
+    )
+    kafka_ssl_keyfile: str | None = field(
+        default=None, metadata=_doc("PEM private key of kafka_ssl_certfile (unencrypted)")
+    )
 
     def replace(self, **changes: Any) -> Settings:
         return dataclasses.replace(self, **changes)
@@ -159,6 +226,18 @@ class Settings:
             raise ConfigError(f"kafka_acks={self.kafka_acks!r}: choose all or 1")
         if self.checkpoint_interval_s <= 0 or self.checkpoint_interval_updates <= 0:
             raise ConfigError("checkpoint intervals must be positive")
+        if self.kafka_security_protocol not in KAFKA_SECURITY_PROTOCOLS:
+            raise ConfigError(
+                f"kafka_security_protocol={self.kafka_security_protocol!r}: choose "
+                + ", ".join(KAFKA_SECURITY_PROTOCOLS)
+            )
+        if self.kafka_sasl_mechanism not in KAFKA_SASL_MECHANISMS:
+            raise ConfigError(
+                f"kafka_sasl_mechanism={self.kafka_sasl_mechanism!r}: choose "
+                + ", ".join(KAFKA_SASL_MECHANISMS)
+            )
+        if bool(self.tls_cert) != bool(self.tls_key):
+            raise ConfigError("tls_cert and tls_key go together: give both or neither")
 
     @staticmethod
     def load(
