@@ -498,7 +498,7 @@ class AsyncClient:
         name: str,
         *,
         counts: bool | None = None,
-        encoding: FrameEncoding = "batch",
+        encoding: FrameEncoding | None = None,
         dedupe: bool = True,
         reconnect: bool = True,
         reconnect_timeout_s: float = 60.0,
@@ -507,9 +507,12 @@ class AsyncClient:
         """Query ``name``'s websocket (see :class:`Subscription`). ``counts``: the per-update
         count stream (``/counts``) instead of the deltas (``/matches``); None (default): the
         one of the query's mode, asked of the service on connecting. ``encoding``: the frames
-        on the wire (rows come out the same). ``reconnect``: reconnect when the connection
-        drops (a service restart) for up to ``reconnect_timeout_s``; ``queue_frames``: the
-        service-side frame bound for this client (beyond it, a :class:`Gap`)."""
+        on the wire (rows come out the same); None (default): the query's own, which is what
+        lets the first subscriber get every frame since registration (the service keeps
+        them for a subscriber of the query's kind and encoding). ``reconnect``: reconnect
+        when the connection drops (a service restart) for up to ``reconnect_timeout_s``;
+        ``queue_frames``: the service-side frame bound for this client (beyond it, a
+        :class:`Gap`)."""
         return Subscription(
             self,
             name,
@@ -812,7 +815,7 @@ class Subscription:
         name: str,
         *,
         counts: bool | None,
-        encoding: FrameEncoding,
+        encoding: FrameEncoding | None,
         dedupe: bool,
         reconnect: bool,
         reconnect_timeout_s: float,
@@ -833,8 +836,10 @@ class Subscription:
         self._closed = False
 
     async def _url(self) -> str:
-        if self.counts is None:
-            self.counts = (await self.client.get_query(self.name)).mode == "count"
+        if self.counts is None or self.encoding is None:
+            q = await self.client.get_query(self.name)
+            self.counts = q.mode == "count" if self.counts is None else self.counts
+            self.encoding = self.encoding or q.encoding
         kind = "counts" if self.counts else "matches"
         params = [f"encoding={self.encoding}"]
         if self.queue_frames:
