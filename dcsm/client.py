@@ -834,6 +834,7 @@ class Subscription:
         self.reconnects = 0
         self._ws: Any = None
         self._closed = False
+        self._open = asyncio.Event()
 
     async def _url(self) -> str:
         if self.counts is None or self.encoding is None:
@@ -865,6 +866,7 @@ class Subscription:
                     additional_headers=self.client.ws_headers,
                 ) as ws:
                     self._ws = ws
+                    self._open.set()
                     if down_since is not None:
                         self.reconnects += 1
                     down_since = None
@@ -881,6 +883,7 @@ class Subscription:
                     raise
             finally:
                 self._ws = None
+                self._open.clear()
             if not self.reconnect or self._closed:
                 return
             now = time.monotonic()
@@ -891,6 +894,11 @@ class Subscription:
                     f"{self.reconnect_timeout_s:g} s"
                 )
             await asyncio.sleep(0.2)
+
+    async def wait_open(self, timeout_s: float = 30.0) -> None:
+        """Wait until the websocket is open (an iterator of this subscription must be
+        running); what the service emits from then on reaches it."""
+        await asyncio.wait_for(self._open.wait(), timeout_s)
 
     async def batches(self) -> AsyncIterator[BatchItem]:
         """Whole frames as columns (a json-encoded row comes as a batch of one)."""

@@ -70,6 +70,23 @@ class FrameLatencies:
         elif kind == "gap":
             self.gaps += int(frame.get("dropped", 0))
 
+    def add_batch(self, item: Any) -> None:
+        """A :meth:`dcsm.client.Subscription.batches` item: a ``CountBatch`` or
+        ``DeltaBatch`` (its columns as they are, stamped with its ``received_at``) or a
+        ``Gap``."""
+        from dcsm.client import CountBatch, DeltaBatch, Gap
+
+        if isinstance(item, CountBatch | DeltaBatch):
+            if item.query != self.query or item.backfill:
+                return
+            self._seq.append(item.seq)
+            self._arrival.append(item.arrival_ts)
+            self._recv.append(item.received_at)
+            self._emitted.append(item.emitted_ts)
+            self._rows.append(len(item.seq))
+        elif isinstance(item, Gap):
+            self.gaps += item.dropped
+
     def add_many(self, values: list[bytes], received_at: float) -> None:
         for v in values:
             self.add(v, received_at)

@@ -45,6 +45,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from dcsm.client import ApiError, AsyncClient
 from dcsm.stats import percentiles
 
 from .collect import FrameLatencies, metric_samples
@@ -156,27 +157,31 @@ def _queries(args: argparse.Namespace) -> list[tuple[Any, str, str]]:
     return out
 
 
-async def _register(client: Any, pattern: Any, mode: str, encoding: str) -> str:
+async def _register(client: AsyncClient, pattern: Any, mode: Any, encoding: Any) -> str:
     """Register one query; the encoding it got. A service that predates output encodings
     (422 naming ``encoding``) gets the query without one: per-row JSON frames."""
-    from dcsm.schemas import QuerySpec
-
-    body = QuerySpec.from_pattern(pattern).model_dump() | {"mode": mode}
-    r = await client.post("/api/v1/queries", json=body | {"encoding": encoding})
-    if r.status_code == 422 and "encoding" in r.text:
+    try:
+        await client.register_query(pattern, mode=mode, encoding=encoding)
+    except ApiError as exc:
+        if exc.status == 409:  # registered by an earlier run
+            return str(encoding)
+        if exc.status != 422 or "encoding" not in f"{exc.message} {exc.details}":
+            raise SystemExit(f"loadgen: registering {pattern.name} failed: {exc}") from None
         print(f"loadgen: warning: the service takes no output encoding; {pattern.name} "
               "gets per-row JSON frames", file=sys.stderr, flush=True)  # fmt: skip
-        r = await client.post("/api/v1/queries", json=body)
+        try:
+            await client.register_query(pattern, mode=mode)
+        except ApiError as again:
+            if again.status != 409:
+                raise SystemExit(f"loadgen: registering {pattern.name} failed: {again}") from None
         encoding = "json"
-    if r.status_code not in (201, 409):
-        raise SystemExit(f"loadgen: registering {pattern.name} failed: {r.text}")
-    return encoding
+    return str(encoding)
 
 
 class _Sampler:
     """Polls ``/metrics`` while a step runs: the largest consumer lag, the last RSS."""
 
-    def __init__(self, client: Any, every_s: float = 0.2) -> None:
+    def __init__(self, client: AsyncClient, every_s: float = 0.2) -> None:
         self.client = client
         self.every_s = every_s
         self.max_lag: float | None = None
@@ -186,7 +191,7 @@ class _Sampler:
 
     async def sample(self) -> None:
         try:
-            text = (await self.client.get("/metrics")).text
+            text = await self.client.metrics()
         except Exception:  # a slow or busy service: the next sample will do
             return
         lag = metric_samples(text, "dcsm_consumer_lag")
@@ -210,11 +215,10 @@ class _Sampler:
 
 
 async def _step(
-    args: argparse.Namespace, rate: float, batch: Any, base: int, client: Any,
-    pool: ProducerPool, bootstrap: str, ws_url: str,
+    args: argparse.Namespace, rate: float, batch: Any, base: int, client: AsyncClient,
+    pool: ProducerPool, bootstrap: str, probe_encoding: Any,
 ) -> dict[str, Any]:  # fmt: skip
     from aiokafka import AIOKafkaConsumer
-    from websockets.asyncio.client import connect
 
     n = len(batch)
     kafka_s, ws_s = FrameLatencies(PROBE), FrameLatencies(PROBE)
@@ -237,13 +241,18 @@ async def _step(
             for msgs in got.values():
                 kafka_s.add_many([m.value for m in msgs if m.key == probe_key], recv)
 
-    async def read_ws(ws: Any) -> None:
-        async for text in ws:
-            ws_s.add(text, time.time())
+    # The probe's count frames, read whole: no Python work per update.
+    probe = client.subscribe(PROBE, counts=True, encoding=probe_encoding, dedupe=False,
+                             reconnect=False)  # fmt: skip
+
+    async def read_ws() -> None:
+        async for item in probe.batches():
+            ws_s.add_batch(item)
 
     procs = producers_for(rate, args.encoding, args.producers)
-    async with connect(ws_url, proxy=None, compression=None, max_size=None) as ws:
-        tasks = [asyncio.create_task(t) for t in (read_kafka(), read_ws(ws), sampler.run())]
+    async with probe:
+        tasks = [asyncio.create_task(t) for t in (read_kafka(), read_ws(), sampler.run())]
+        await probe.wait_open()
         offsets = arrival_offsets(n, rate, args.seed + int(rate))
         sent: StepSend = await pool.send_step(batch, offsets, args.encoding, use=procs)
         t0, t_sent = sent.t0, sent.t_done
@@ -251,7 +260,7 @@ async def _step(
         deadline = t_sent + drain_s
         done_at, last = None, base - 1
         while True:
-            last = (await client.get("/api/v1/status")).json()["processed_seq"]
+            last = (await client.status()).processed_seq
             now = time.time()
             if last >= base + n - 1:
                 done_at = now
@@ -303,11 +312,11 @@ async def _step(
     return res
 
 
-async def _settle(client: Any, seq: int, timeout_s: float) -> bool:
+async def _settle(client: AsyncClient, seq: int, timeout_s: float) -> bool:
     """Wait until ``seq`` is processed (a step's backlog, before the next step starts)."""
     deadline = time.time() + timeout_s
     while time.time() < deadline:
-        if (await client.get("/api/v1/status")).json()["processed_seq"] >= seq:
+        if (await client.status()).processed_seq >= seq:
             return True
         await asyncio.sleep(0.05)
     return False
@@ -325,29 +334,23 @@ def _line(res: dict[str, Any]) -> str:
 
 
 async def _run(args: argparse.Namespace) -> dict[str, Any]:
-    import httpx
-
     rates = [float(x) for x in args.rates.split(",") if x.strip()]
     if not rates or min(rates) <= 0:
         raise SystemExit("loadgen: --rates needs positive numbers")
     need = int(sum(r * args.duration for r in rates))
     stream = _load_stream(args, need)
-    async with httpx.AsyncClient(base_url=args.service, trust_env=False, timeout=60) as client:
-        status = (await client.get("/api/v1/status")).json()
-        bootstrap = args.kafka or (status["kafka"] or {}).get("bootstrap")
+    async with AsyncClient(args.service, timeout_s=60) as client:
+        status = await client.status()
+        bootstrap = args.kafka or status.kafka_bootstrap
         if not bootstrap:
             raise SystemExit("loadgen: the service has no Kafka ingest; pass --kafka or --embedded")
-        backend = status["engine"]["backend"]
+        backend = status.backend or args.backend
         encodings = {p.name: await _register(client, p, m, e) for p, m, e in _queries(args)}
-        port = args.service.rsplit(":", 1)[-1].split("/")[0]
-        ws_url = f"ws://127.0.0.1:{port}/api/v1/queries/{PROBE}/counts"
-        if encodings[PROBE] == "batch":
-            ws_url += "?encoding=batch"
         procs = max(producers_for(r, args.encoding, args.producers) for r in rates)
         pool = ProducerPool(bootstrap, args.updates_topic, procs)
         await asyncio.to_thread(pool.start)
         results: list[dict[str, Any]] = []
-        base = (await client.get("/api/v1/status")).json()["next_seq"]
+        base = (await client.status()).next_seq
         pos = 0
         try:
             for rate in rates:
@@ -356,7 +359,9 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
                     print(f"loadgen: stream exhausted before rate {rate:g}", file=sys.stderr)
                     break
                 batch = stream.slice(pos, pos + n)
-                res = await _step(args, rate, batch, base, client, pool, bootstrap, ws_url)
+                res = await _step(
+                    args, rate, batch, base, client, pool, bootstrap, encodings[PROBE]
+                )
                 results.append(res)
                 print(_line(res), flush=True)
                 pos += n

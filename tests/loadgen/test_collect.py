@@ -69,3 +69,29 @@ def test_metric_samples() -> None:
     assert metric_samples(text, "dcsm_consumer_lag") == [12.0, 3.0]
     assert metric_samples(text, "process_resident_memory_bytes") == [1.2e8]
     assert metric_samples(text, "absent") == []
+
+
+def test_client_batches_give_the_same_latencies_as_raw_frames() -> None:
+    """What ``dcsm loadgen`` reads from its websocket (``Subscription.batches()`` items)
+    gives what the raw frames give."""
+    from dcsm.client import parse_frame
+
+    seq = np.arange(10, 30, dtype=np.int64)
+    sign = np.ones(20, np.int8)
+    count = np.ones(20, np.int64)
+    arrival = 100.0 + np.arange(20) / 100
+    raw, via_client = FrameLatencies("_probe"), FrameLatencies("_probe")
+    frames = [
+        count_batch_frame("_probe", sign[:12], seq[:12], count[:12], arrival[:12], 100.5),
+        count_batch_frame("_probe", sign[12:], seq[12:], count[12:], arrival[12:], 100.7),
+        count_batch_frame("other", sign, seq, count, arrival, 100.7),
+        gap_frame(3),
+    ]
+    for i, f in enumerate(frames):
+        raw.add(f, 101.0 + i)
+        via_client.add_batch(parse_frame(f, 101.0 + i))
+    a, b = raw.latencies(10, 20), via_client.latencies(10, 20)
+    np.testing.assert_array_equal(a.seq, b.seq)
+    np.testing.assert_allclose(a.e2e, b.e2e)
+    np.testing.assert_allclose(a.service, b.service)
+    assert raw.gaps == via_client.gaps == 3
