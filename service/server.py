@@ -5,6 +5,7 @@ the exposure rule (:func:`dcsm.service.auth.check_exposure`) and checks the TLS 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import signal
 import ssl
@@ -77,6 +78,14 @@ def make_server(config: Any, service: Service) -> Any:
         async def serve(self, sockets: Any = None) -> None:
             self.loop = asyncio.get_running_loop()
             await super().serve(sockets)
+
+        async def startup(self, sockets: Any = None) -> None:
+            await super().startup(sockets)
+            # ``--port 0`` binds a free port: the ready line (logged once the engine is warm,
+            # well after this) and the status route name the one bound.
+            if service.settings.port == 0 and self.servers and self.servers[0].sockets:
+                port = int(self.servers[0].sockets[0].getsockname()[1])
+                service.settings = dataclasses.replace(service.settings, port=port)
 
     server = DrainingServer(config)
 
