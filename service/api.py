@@ -8,7 +8,8 @@
 ``GET /api/v1/queries/{name}``              definition and stats; 404
 ``DELETE /api/v1/queries/{name}``           unregister; final stats; 404
 ``POST /api/v1/updates``                    JSON array of EdgeUpdate; durable, then applied;
-                                            outcomes; ``?wait=false``: 202 once durable
+                                            outcomes; ``?wait=false``: 202 once durable;
+                                            ``Idempotency-Key``: a retry gets the first answer
 ``GET /api/v1/status``                      sequence position, queues, engine, Kafka
 ``WS /api/v1/queries/{name}/matches``       MatchDelta frames (+ gap/end frames);
                                             ``?encoding=batch``: a frame per engine batch
@@ -35,7 +36,16 @@ from contextlib import asynccontextmanager
 from typing import Annotated, Any, Literal
 
 import numpy as np
-from fastapi import Body, Depends, FastAPI, Query, Request, WebSocket, WebSocketDisconnect
+from fastapi import (
+    Body,
+    Depends,
+    FastAPI,
+    Header,
+    Query,
+    Request,
+    WebSocket,
+    WebSocketDisconnect,
+)
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
@@ -44,7 +54,6 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 import dcsm
 from dcsm.errors import DcsmError
-from dcsm.model import OUTCOME_APPLIED, OUTCOME_NAMES, OUTCOME_NOOP
 from dcsm.schemas import EdgeUpdate, QuerySpec, to_batch
 
 from .app import Service
@@ -52,6 +61,7 @@ from .auth import Auth, auth_from_settings
 from .codec import validation_details
 from .errors import BatchTooLarge, QueryNotFound, ServiceError
 from .frames import Encoding
+from .idempotency import check_key, request_hash, updates_answer
 from .queries import Mode, QueryState
 from .subscribers import Subscriber
 
@@ -190,11 +200,20 @@ def _install_updates(app: FastAPI, service: Service, auth: Auth) -> None:
 
     @app.post("/api/v1/updates", tags=["updates"], dependencies=[Depends(auth.require("write"))])
     async def post_updates(
+        request: Request,
         updates: Annotated[list[EdgeUpdate], Body(description="edge updates in order")],
         wait: Annotated[
             bool,
             Query(description="answer once applied, with outcomes; false: 202 once durable"),
         ] = True,
+        idempotency_key: Annotated[
+            str | None,
+            Header(
+                alias="Idempotency-Key",
+                description="a retry with this key within idempotency_window_s gets the "
+                "first answer and applies nothing",
+            ),
+        ] = None,
     ) -> Any:
         """Updates are made durable first (with Kafka: produced to the input topic like any
         producer's; without: fsynced to the update log), then go through the one global
@@ -206,26 +225,35 @@ def _install_updates(app: FastAPI, service: Service, auth: Auth) -> None:
                 f"{len(updates)} updates in one request; at most {limit}",
                 [{"field": "body", "reason": f"more than {limit} updates; split the batch"}],
             )
-        if not updates:
+        if not updates:  # nothing to apply, with or without a key
             return {"accepted": 0, "first_seq": None, "last_seq": None, "outcomes": {},
                     "rejected": []}  # fmt: skip
+        store = service.idempotency
+        if idempotency_key is not None:
+            check_key(idempotency_key)
+            digest = request_hash(await request.body(), wait)
+            first = await store.lookup(idempotency_key, digest)
+            if first is not None:
+                status, body = first
+                return JSONResponse(body, status, {"Idempotent-Replayed": "true"})
+            store.reserve(idempotency_key, digest, wait)
         ts = np.array([u.ts or arrival for u in updates], np.float64)
-        acc = await service.submit_updates(to_batch(updates, 0, ts), wait)
-        last = acc.first_seq + acc.count - 1 if acc.first_seq is not None else None
-        head = {"accepted": acc.count, "first_seq": acc.first_seq, "last_seq": last,
-                "durable": acc.position}  # fmt: skip
+        try:
+            acc = await service.submit_updates(to_batch(updates, 0, ts), wait, idempotency_key)
+        except BaseException as exc:
+            if idempotency_key is not None:
+                store.release(idempotency_key, exc)  # only if nothing was noted durably
+            raise
         if acc.outcome is None or acc.seq is None:
+            last = acc.first_seq + acc.count - 1 if acc.first_seq is not None else None
+            head = {"accepted": acc.count, "first_seq": acc.first_seq, "last_seq": last,
+                    "durable": acc.position}  # fmt: skip
+            if idempotency_key is not None:
+                await store.complete(idempotency_key, 202, head)
             return JSONResponse(head, status_code=202)
-        seq, outcome = acc.seq, acc.outcome
-        codes, counts = np.unique(outcome, return_counts=True)
-        rejected = np.flatnonzero((outcome != OUTCOME_APPLIED) & (outcome != OUTCOME_NOOP))
-        return head | {
-            "outcomes": {OUTCOME_NAMES[int(c)]: int(k) for c, k in zip(codes, counts, strict=True)},
-            "rejected": [
-                {"index": int(i), "seq": int(seq[i]), "reason": OUTCOME_NAMES[int(outcome[i])]}
-                for i in rejected.tolist()
-            ],
-        }
+        if idempotency_key is not None:  # recorded as the fan-out settled the updates
+            return store.answer(idempotency_key)[1]
+        return updates_answer(acc.count, acc.position, acc.seq, acc.outcome)
 
 
 def _install_websockets(app: FastAPI, service: Service, auth: Auth) -> None:

@@ -50,10 +50,12 @@ from .engine_worker import EngineWorker
 from .errors import NotReady, QueryNotFound
 from .fanout import Fanout
 from .frames import Encoding
+from .idempotency import RECORD_HEADER as IDEMPOTENCY_HEADER
+from .idempotency import IdempotencyStore, updates_answer
 from .ingest import REQUEST_HEADER, KafkaIngest, committed_offsets, source_name
 from .jsonscan import warm as warm_json_scanner
 from .kafka_security import kafka_options_from_settings
-from .messages import Event, Origin, Register, Unregister
+from .messages import Event, Register, Unregister
 from .metrics import Metrics
 from .outputs import KafkaOutput
 from .queries import Mode, QueryCatalog, QueryState
@@ -69,17 +71,25 @@ UPDATE_LOG_SOURCE = "log:updates"
 
 class Reply:
     """Origin of an HTTP request applied without Kafka: resolves its future with
-    (seq, outcome)."""
+    (seq, outcome). With an idempotency ``key`` (``keyed``: the store and the durable
+    position), its answer is recorded first."""
 
-    def __init__(self, fut: asyncio.Future[tuple[np.ndarray, np.ndarray]]) -> None:
+    def __init__(self, fut: asyncio.Future[tuple[np.ndarray, np.ndarray]] | None) -> None:
         self.fut = fut
+        self.keyed: tuple[IdempotencyStore, str, dict[str, Any]] | None = None
 
     async def settle(self, seq: np.ndarray, outcome: np.ndarray) -> None:
-        if not self.fut.done():
+        if self.keyed is not None:
+            store, key, position = self.keyed
+            answer = updates_answer(len(seq), position, seq, outcome)
+            await store.complete(key, 200, answer, settled=True)
+        if self.fut is not None and not self.fut.done():
             self.fut.set_result((seq, outcome))
 
     async def fail(self, error: BaseException) -> None:
-        if not self.fut.done():
+        if self.keyed is not None:
+            await self.keyed[0].abandon(self.keyed[1], error)
+        if self.fut is not None and not self.fut.done():
             self.fut.set_exception(error)
 
 
@@ -130,6 +140,10 @@ class Service:
             RecordLog(self.state_dir / "updates.log") if self.state_dir and not s.kafka else None
         )
         self._replay_query_log(log_entries)
+        self.idempotency = IdempotencyStore(
+            self.state_dir / "idempotency.log" if self.state_dir else None,
+            s.idempotency_window_s,
+        )
         # Security arguments of every Kafka client below (SASL, TLS), built once.
         self.kafka_options = kafka_options_from_settings(s) if s.kafka else {}
         self.output = (
@@ -154,6 +168,7 @@ class Service:
                 s.kafka, s.updates_topic, s.consumer_group, self.sequencer, self.output,
                 self.metrics, positions.get(source_name(s.updates_topic)), s.max_record_updates,
                 s.fetch_max_records, s.fetch_max_wait_ms, client_options=self.kafka_options,
+                on_keyed=self._settle_keyed, on_caught_up=self._ingest_caught_up,
             )  # fmt: skip
         self.ready = False
         self.accepting = False
@@ -333,12 +348,36 @@ class Service:
         for index, payload in self.update_log.read_from(pos):
             dec = decode_record(payload, 1 << 62)
             await self.sequencer.wait_for_room()
+            origin = None
+            key = self.idempotency.key_of_log_entry(index)
+            if key is not None:  # its answer is recorded as the replay settles it
+                origin = Reply(None)
+                position = {"update_log": str(self.update_log.path), "entry": index}
+                origin.keyed = (self.idempotency, key, position)
             self.sequencer.submit_updates(
-                dec.updates, time.time(), None, [(UPDATE_LOG_SOURCE, 0, index + 1)]
+                dec.updates, time.time(), origin, [(UPDATE_LOG_SOURCE, 0, index + 1)]
             )
             n += len(dec)
         if n:
             log.info("update log: %d updates after the checkpoint replayed", n)
+        await self.idempotency.drop_unresolved(len(self.update_log))
+
+    async def _settle_keyed(
+        self, key: str, position: dict[str, Any], seq: np.ndarray, outcome: np.ndarray
+    ) -> None:
+        """Kafka ingest settles a record that carries an idempotency key."""
+        answer = updates_answer(len(seq), position, seq, outcome)
+        await self.idempotency.complete(key, 200, answer, settled=True)
+
+    def _ingest_caught_up(self) -> None:
+        """The ingest has read every record the topic held at start: once those are settled,
+        a key still unresolved never reached the topic."""
+
+        async def resolve() -> None:
+            await self.barrier()
+            await self.idempotency.drop_unresolved()
+
+        self._tasks.append(asyncio.create_task(resolve(), name="dcsm-idempotency-recovery"))
 
     async def _watch_engine(self) -> None:
         """The engine stopped for good: stop consuming, refuse input, and exit without a
@@ -438,6 +477,7 @@ class Service:
         for durable in (self.query_log, self.update_log):
             if durable is not None:
                 durable.close()
+        self.idempotency.close()
 
     # -- what the API asks -----------------------------------------------------------------
 
@@ -491,42 +531,67 @@ class Service:
         if self.query_log is not None:
             await asyncio.to_thread(self.query_log.append, entry)
 
-    async def submit_updates(self, batch: UpdateBatch, wait: bool) -> Accepted:
+    async def submit_updates(
+        self, batch: UpdateBatch, wait: bool, key: str | None = None
+    ) -> Accepted:
         """Make HTTP updates durable (the input topic, or the update log), then apply them
-        in the one global order. ``batch.ts``: arrival times."""
+        in the one global order. ``batch.ts``: arrival times. ``key``: an idempotency key
+        reserved in ``self.idempotency``; it is noted durably before the updates, and their
+        answer is recorded as they are settled (service/idempotency.py)."""
         self.check_accepting()
         s = self.settings
         n = len(batch)
         value = encode_binary(batch, batch.ts)
+        store = self.idempotency
         if self.ingest is not None and self.output is not None:
             request = uuid.uuid4().hex
-            fut = self.ingest.expect(request) if wait else None
+            headers = [(REQUEST_HEADER, request.encode())]
+            if key is not None:
+                headers.append((IDEMPOTENCY_HEADER, key.encode()))
             try:
-                md = await self.output.produce(
-                    s.updates_topic, value, [(REQUEST_HEADER, request.encode())]
-                )
-            except BaseException:
+                if key is not None:
+                    await store.begin(key)
+                fut = self.ingest.expect(request) if wait else None
+                md = await self.output.produce(s.updates_topic, value, headers)
+            except BaseException as exc:
                 self.ingest.forget(request)
+                if key is not None:
+                    await store.abandon(key, exc)
                 raise
             position: dict[str, Any] = {
                 "topic": s.updates_topic, "partition": md.partition, "offset": md.offset,
             }  # fmt: skip
             if fut is None:
                 return Accepted(n, None, position)
-            seq, outcome = await fut
+            try:
+                seq, outcome = await fut
+            except Exception as exc:  # the engine failed on it: nothing applied
+                if key is not None:
+                    await store.abandon(key, exc)
+                raise
             return Accepted(n, int(seq[0]) if n else None, position, seq, outcome)
         await self.sequencer.wait_for_room()
         reply: asyncio.Future[tuple[np.ndarray, np.ndarray]] = (
             asyncio.get_running_loop().create_future()
         )
-        origin: Origin = Reply(reply)
+        origin = Reply(reply)
         async with self._update_log_lock:
             positions: list[tuple[str, int, int]] = []
             position = {}
-            if self.update_log is not None:
-                index = await asyncio.to_thread(self.update_log.append, value)
-                positions.append((UPDATE_LOG_SOURCE, 0, index + 1))
-                position = {"update_log": str(self.update_log.path), "entry": index}
+            try:
+                if key is not None:
+                    log_index = len(self.update_log) if self.update_log is not None else None
+                    await store.begin(key, log_index)
+                if self.update_log is not None:
+                    index = await asyncio.to_thread(self.update_log.append, value)
+                    positions.append((UPDATE_LOG_SOURCE, 0, index + 1))
+                    position = {"update_log": str(self.update_log.path), "entry": index}
+            except BaseException as exc:
+                if key is not None:
+                    await store.abandon(key, exc)
+                raise
+            if key is not None:
+                origin.keyed = (store, key, position)
             first = self.sequencer.submit_updates(batch, time.time(), origin, positions)
         if not wait:
             return Accepted(n, first, position)

@@ -149,7 +149,7 @@ def _fsync_dir(path: Path) -> None:
 def reset_state(state_dir: Path) -> list[str]:
     """Remove checkpoints and logs from ``state_dir`` (``--reset-state``); what was removed."""
     removed = []
-    for name in (NEWEST, PREVIOUS, _TMP, "queries.log", "updates.log"):
+    for name in (NEWEST, PREVIOUS, _TMP, "queries.log", "updates.log", "idempotency.log"):
         path = state_dir / name
         if path.exists():
             path.unlink()

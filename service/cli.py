@@ -57,6 +57,10 @@ def _settings_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dead-letter-topic", help="dead-letter topic (default dcsm.dead-letter)")
     p.add_argument("--consumer-group", help="Kafka consumer group (default dcsm)")
     p.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
+    p.add_argument(
+        "--idempotency-window-s", type=float, metavar="S",
+        help="how long an Idempotency-Key is remembered (default 86400)",
+    )  # fmt: skip
     _security_args(p)
 
 
@@ -118,7 +122,7 @@ _SETTINGS_KEYS = (
     "token_read", "token_write", "token_file", "insecure_open", "open_health", "open_metrics",
     "allowed_origins", "tls_cert", "tls_key", "kafka_security_protocol", "kafka_sasl_mechanism",
     "kafka_sasl_username", "kafka_sasl_password_file", "kafka_ssl_cafile", "kafka_ssl_certfile",
-    "kafka_ssl_keyfile",
+    "kafka_ssl_keyfile", "idempotency_window_s",
 )  # fmt: skip
 
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +38,7 @@ import numpy as np
 from dcsm.model import OUTCOME_LABEL_CONFLICT, OUTCOME_NAMES, OUTCOME_SELF_LOOP
 
 from .codec import decode_record, merge
+from .idempotency import RECORD_HEADER as IDEMPOTENCY_HEADER
 from .metrics import Metrics
 from .outputs import KafkaOutput
 from .sequencer import Sequencer
@@ -60,6 +62,7 @@ class _Record:
     start: int  # first position in the poll's batch
     stop: int
     request: str | None  # dcsm-request header: an HTTP request waits for this record
+    key: str | None = None  # dcsm-idempotency-key header: its answer is recorded
 
 
 class _Poll:
@@ -82,7 +85,14 @@ class _Poll:
                     rec, reason, f"rejected by the engine: {reason} (seq {int(seq[pos])})",
                     int(rec.index[pos - rec.start]),
                 )  # fmt: skip
+        on_keyed = self._ingest.on_keyed
         for rec in self._records:
+            if rec.key is not None and on_keyed is not None:
+                where = {"topic": self._ingest.topic, "partition": rec.partition,
+                         "offset": rec.offset}  # fmt: skip
+                await on_keyed(
+                    rec.key, where, seq[rec.start : rec.stop], outcome[rec.start : rec.stop]
+                )
             if rec.request is not None:
                 self._ingest.answer(
                     rec.request, seq[rec.start : rec.stop], outcome[rec.start : rec.stop]
@@ -113,10 +123,19 @@ class KafkaIngest:
         fetch_max_wait_ms: int,
         from_earliest: bool = False,
         client_options: dict[str, Any] | None = None,
+        on_keyed: Callable[[str, dict[str, Any], np.ndarray, np.ndarray], Awaitable[None]]
+        | None = None,
+        on_caught_up: Callable[[], None] | None = None,
     ) -> None:
-        """``client_options``: security arguments of the consumer (service/kafka_security.py)."""
+        """``client_options``: security arguments of the consumer (service/kafka_security.py).
+        ``on_keyed(key, position, seq, outcome)``: awaited as a record with an idempotency key
+        is settled; ``on_caught_up()``: called once every record the topic held at start has
+        been read."""
         self._bootstrap = bootstrap
         self._client_options = client_options or {}
+        self.on_keyed = on_keyed
+        self._on_caught_up = on_caught_up
+        self._catch_up: dict[int, int] | None = None  # partition -> end offset at start
         self.topic = topic
         self.source = source_name(topic)
         self._group = group
@@ -166,6 +185,10 @@ class KafkaIngest:
                 pos = 0
                 log.info("ingest %s: from the earliest offset", tp)
             self._next[tp.partition] = pos
+        if self._on_caught_up is not None:
+            ends = await c.end_offsets(self._tps)
+            self._catch_up = {tp.partition: off for tp, off in ends.items()}
+            self._check_caught_up()
         self.connected = True
         self._metrics.consumer_lag.set_function(self.lag)
         self._task = asyncio.create_task(self._run(), name="dcsm-ingest")
@@ -211,6 +234,13 @@ class KafkaIngest:
     async def ping(self, timeout_s: float) -> None:
         """A metadata round trip (readiness): raises when the broker does not answer."""
         await asyncio.wait_for(self._consumer.topics(), timeout_s)
+
+    def _check_caught_up(self) -> None:
+        if self._catch_up is None or self._on_caught_up is None:
+            return
+        if all(self._next.get(p, 0) >= end for p, end in self._catch_up.items()):
+            self._catch_up = None
+            self._on_caught_up()
 
     # -- HTTP requests whose updates travel through the topic ----------------------------
 
@@ -264,13 +294,15 @@ class KafkaIngest:
             for msg in msgs:
                 self.records += 1
                 dec = decode_record(msg.value, self._max_record_updates)
-                request = None
+                request = idem = None
                 for key, value in msg.headers or ():
                     if key == REQUEST_HEADER:
                         request = value.decode(errors="replace")
+                    elif key == IDEMPOTENCY_HEADER:
+                        idem = value.decode(errors="replace")
                 rec = _Record(
                     tp.partition, msg.offset, msg.value or b"", dec.index, pos, pos + len(dec),
-                    request,
+                    request, idem,
                 )  # fmt: skip
                 for err in dec.errors:
                     await self.dead_letter(rec, err.reason, err.message, err.index)
@@ -285,6 +317,7 @@ class KafkaIngest:
             self._next[tp.partition] = msgs[-1].offset + 1
             positions.append((self.source, tp.partition, msgs[-1].offset + 1))
         self._sequencer.submit_updates(merge(parts), received, _Poll(self, records), positions)
+        self._check_caught_up()
 
 
 async def partitions(consumer: Any, topic: str) -> set[int]:

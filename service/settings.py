@@ -146,6 +146,13 @@ class Settings:
         default=30.0, metadata=_doc("how long SIGTERM waits for in-flight work")
     )
     log_level: str = field(default="info", metadata=_doc("uvicorn/dcsm log level"))
+    idempotency_window_s: float = field(
+        default=86_400.0,
+        metadata=_doc(
+            "how long an Idempotency-Key of POST /api/v1/updates is remembered (seconds): a "
+            "retry within it gets the first answer"
+        ),
+    )
     # -- security (service/README.md, "Security") ------------------------------------------
     token_read: str | None = field(
         default=None,
@@ -236,6 +243,8 @@ class Settings:
                 f"kafka_sasl_mechanism={self.kafka_sasl_mechanism!r}: choose "
                 + ", ".join(KAFKA_SASL_MECHANISMS)
             )
+        if self.idempotency_window_s <= 0:
+            raise ConfigError("idempotency_window_s must be positive")
         if bool(self.tls_cert) != bool(self.tls_key):
             raise ConfigError("tls_cert and tls_key go together: give both or neither")
 
