@@ -62,6 +62,7 @@ from .codec import validation_details
 from .errors import BatchTooLarge, QueryNotFound, ServiceError
 from .frames import Encoding
 from .idempotency import check_key, request_hash, updates_answer
+from .page import install_page
 from .queries import Mode, QueryState
 from .subscribers import Subscriber
 
@@ -103,6 +104,8 @@ def create_app(service: Service, auth: Auth | None = None) -> FastAPI:
         version=dcsm.__version__,
         summary="Continuous subgraph matching as a streaming service",
         lifespan=lifespan,
+        docs_url=None,  # page.install_page serves /docs
+        redoc_url=None,  # ReDoc fetches from a CDN; /docs works offline
     )
     app.state.service = service
     _install_errors(app)
@@ -110,6 +113,7 @@ def create_app(service: Service, auth: Auth | None = None) -> FastAPI:
     _install_updates(app, service, auth)
     _install_websockets(app, service, auth)
     _install_ops(app, service, auth)
+    install_page(app)
     return app
 
 

@@ -184,6 +184,7 @@ async def _demo(args: argparse.Namespace) -> int:
     progress: dict[str, float] = {"sent": 0}
     try:
         console.print(f"starting the service on {base} (engine warm-up) ...")
+        console.print(f"live page: {base}/ (API docs: {base}/docs)", soft_wrap=True)
         async with AsyncClient(base, timeout_s=30) as c:
             deadline = time.monotonic() + 180
             while True:
