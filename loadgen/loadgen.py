@@ -79,6 +79,10 @@ def add_loadgen_args(p: argparse.ArgumentParser) -> None:
                    help="producer processes: a number, or auto (one per "
                    f"{PRODUCER_CAP['binary']:,} binary / {PRODUCER_CAP['json']:,} JSON "
                    "updates/s of the step's rate)")  # fmt: skip
+    p.add_argument("--linger-ms", type=float, default=5.0,
+                   help="updates due within this many ms share one record, as a producer's "
+                   "linger.ms batches them (default 5, librdkafka's default); latency still "
+                   "counts from each update's own due time")  # fmt: skip
     p.add_argument("--service", default="http://127.0.0.1:8000", help="service base URL")
     p.add_argument("--kafka", metavar="HOST:PORT", help="broker (default: the service's own)")
     p.add_argument("--updates-topic", default="dcsm.updates")
@@ -254,7 +258,9 @@ async def _step(
         tasks = [asyncio.create_task(t) for t in (read_kafka(), read_ws(), sampler.run())]
         await probe.wait_open()
         offsets = arrival_offsets(n, rate, args.seed + int(rate))
-        sent: StepSend = await pool.send_step(batch, offsets, args.encoding, use=procs)
+        sent: StepSend = await pool.send_step(
+            batch, offsets, args.encoding, use=procs, window_s=args.linger_ms / 1000
+        )
         t0, t_sent = sent.t0, sent.t_done
         drain_s = args.drain_s if args.drain_s is not None else max(30.0, 3 * args.duration)
         deadline = t_sent + drain_s
@@ -384,6 +390,7 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
             "output_encoding": args.output_encoding,
             "frame_encodings": encodings,
             "producers": args.producers,
+            "linger_ms": args.linger_ms,
             "duration_s": args.duration,
             "slo_p99_ms": args.slo_ms,
             "service": args.service,
