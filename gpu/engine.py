@@ -36,7 +36,7 @@ from numba import types
 from numba.typed import Dict
 
 from dcsm.engine.cpu import CpuEngine
-from dcsm.engine.interface import NO_END, BatchResult, Counts, Deltas, Engine
+from dcsm.engine.interface import NO_END, BatchResult, Counts, Deltas, Engine, cap_deltas
 from dcsm.engine.intern import ADMITTED, admit, grown
 from dcsm.errors import EngineError, EngineStopped
 from dcsm.model import Graph, Pattern, UpdateBatch
@@ -194,6 +194,7 @@ class GpuEngine(Engine):
         self._slot_count = np.zeros(cfg.qmax, np.bool_)
         self._slot_nverts = np.zeros(cfg.qmax, np.int32)
         self._free_slots = list(range(cfg.qmax))
+        self._caps: dict[int, int] = {}  # qid -> max_deltas, applied on the host result
         self._pending: list[
             tuple[int, int, int, int, int, int]
         ] = []  # (seq, order, kind, slot, b, label)
@@ -339,11 +340,21 @@ class GpuEngine(Engine):
     # -- queries ---------------------------------------------------------------------------
 
     def register(
-        self, qid: int, pattern: Pattern, *, from_seq: int, count_only: bool = False
+        self,
+        qid: int,
+        pattern: Pattern,
+        *,
+        from_seq: int,
+        count_only: bool = False,
+        max_deltas: int | None = None,
     ) -> None:
+        """``max_deltas``: the kernel has no cap, so every match is still materialised (on
+        the device and on the host); ``apply`` then keeps at most ``max_deltas`` rows per
+        update and counts the rest in ``BatchResult.overflow`` (``cap_deltas``, on the host
+        result). It bounds what the service ships, not the engine's work or memory."""
         if not self._free_slots:
             raise EngineError(f"all {self.cfg.qmax} GPU query slots are in use")
-        plan = self.queries.register(qid, pattern, from_seq, count_only)
+        plan = self.queries.register(qid, pattern, from_seq, count_only, max_deltas)
         if plan.num_plans > self.cfg.pmax:
             self.queries.unregister(qid, from_seq)
             raise EngineError(
@@ -359,6 +370,8 @@ class GpuEngine(Engine):
         self._slot_qid[slot] = qid
         self._slot_count[slot] = count_only
         self._slot_nverts[slot] = pattern.num_vertices
+        if max_deltas is not None and not count_only:
+            self._caps[qid] = max_deltas  # kept after unregister: qids are never reused
         self._queue_control(from_seq, L.REC_REGISTER, slot, int(count_only), plan.num_plans)
 
     def unregister(self, qid: int, *, from_seq: int) -> None:
@@ -479,8 +492,8 @@ class GpuEngine(Engine):
     def apply(self, batch: UpdateBatch) -> BatchResult:
         self._check_batch(batch)
         if self._fixed_batch:
-            return self._apply_fixed(batch, paced=False)
-        return self._apply_stream(batch, len(batch))
+            return cap_deltas(self._apply_fixed(batch, paced=False), self._caps)
+        return cap_deltas(self._apply_stream(batch, len(batch)), self._caps)
 
     def apply_paced(self, batch: UpdateBatch) -> BatchResult:
         """Like ``apply``, but each update enters the engine no earlier than its arrival time
@@ -488,8 +501,8 @@ class GpuEngine(Engine):
         time (arrival -> start of matching) can be measured."""
         self._check_batch(batch)
         if self._fixed_batch:
-            return self._apply_fixed(batch, paced=True)
-        return self._apply_stream(batch, len(batch), paced=True)
+            return cap_deltas(self._apply_fixed(batch, paced=True), self._caps)
+        return cap_deltas(self._apply_stream(batch, len(batch), paced=True), self._caps)
 
     def _apply_fixed(self, batch: UpdateBatch, paced: bool) -> BatchResult:
         parts = []

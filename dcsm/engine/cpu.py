@@ -131,8 +131,9 @@ class CpuEngine(Engine):
     # -- matching ------------------------------------------------------------------------
 
     def _plan_table(self) -> tuple:
+        """(plans, qids, from, until, count_only, caps) in slot order, rebuilt on change."""
         if self._table_version != self.queries.version:
-            self._table = self.queries.table()
+            self._table = (*self.queries.table(), self.queries.caps())
             self._table_version = self.queries.version
         return self._table
 
@@ -140,7 +141,7 @@ class CpuEngine(Engine):
         self._check_batch(batch)
         self._started = True
         n = len(batch)
-        plans, qids, qfrom, quntil, qcount = self._plan_table()
+        plans, qids, qfrom, quntil, qcount, qcap = self._plan_table()
         nq = len(qids)
         width = int(plans.nverts.max(initial=0))
         outcome = np.zeros(n, np.int8)
@@ -166,8 +167,8 @@ class CpuEngine(Engine):
                 i, out_m, out_tag, nout, ncnt = kern.apply_updates(
                     i, batch.op[:c1], a_int, b_int, batch.label, batch.seq, self._graph(),
                     self._cap, self._meta, kern.plan_arrays(plans), plans.first, plans.nverts,
-                    qfrom, quntil, qcount, cand, outcome, out_m, out_tag, nout, cnt_tag, cnt_val,
-                    ncnt,
+                    qfrom, quntil, qcount, qcap, cand, outcome, out_m, out_tag, nout, cnt_tag,
+                    cnt_val, ncnt,
                 )  # fmt: skip
                 if i >= c1:
                     break
@@ -176,12 +177,17 @@ class CpuEngine(Engine):
             finished[c0:c1] = time.time()
         if n:
             self.queries.advance(int(batch.seq[-1]))
+        # cnt_tag/cnt_val hold count-mode counts and, for capped embedding-mode queries,
+        # the matches left out; a slot is one or the other.
+        tag, val = cnt_tag[:ncnt], cnt_val[:ncnt]
+        is_count = qcount[tag % max(nq, 1)]
         return BatchResult(
             outcome=outcome,
             deltas=self._decode_deltas(batch, out_m, out_tag, nout, qids, plans.nverts, width),
-            counts=self._decode_counts(batch, cnt_tag, cnt_val, ncnt, qids),
+            counts=self._decode_counts(batch, tag[is_count], val[is_count], qids),
             started=started,
             finished=finished,
+            overflow=self._decode_counts(batch, tag[~is_count], val[~is_count], qids),
         )
 
     def _decode_deltas(
@@ -200,14 +206,14 @@ class CpuEngine(Engine):
 
     @staticmethod
     def _decode_counts(
-        batch: UpdateBatch, tag: np.ndarray, val: np.ndarray, k: int, qids: np.ndarray
+        batch: UpdateBatch, tag: np.ndarray, val: np.ndarray, qids: np.ndarray
     ) -> Counts:
-        if k == 0:
+        if len(tag) == 0:
             return Counts.empty()
-        upd, slot = tag[:k] // len(qids), tag[:k] % len(qids)
+        upd, slot = tag // len(qids), tag % len(qids)
         return Counts(
             query=qids[slot], seq=batch.seq[upd], sign=batch.op[upd].astype(np.int8),
-            count=val[:k].copy(),
+            count=val.copy(),
         )  # fmt: skip
 
     def _static(self, pattern: Pattern, emit: bool) -> tuple[int, np.ndarray]:

@@ -33,6 +33,8 @@ from ..model import MAX_PATTERN_VERTICES as K
 from ..model import OUTCOME_APPLIED as APPLIED
 from ..model import OUTCOME_NOOP as NOOP
 
+NO_STOP = np.iinfo(np.int64).max  # no cap on emitted matches
+
 
 @njit(cache=True, nogil=True, inline="always")
 def _find(nbr, start, length, x):
@@ -195,17 +197,20 @@ def _emit(p, n, m, pos, out_m, out_tag, nout, tag):
 
 
 @njit(cache=True, nogil=True)
-def _extend(p, n, a, b, emit, cand, m, G, P, out_m, out_tag, nout, tag):
+def _extend(p, n, a, b, emit, stop, cand, m, G, P, out_m, out_tag, nout, tag):
     """Enumerate the matches of plan p that map its start edge to (a, b).
 
     Returns (count, out_m, out_tag, nout): when ``emit``, each match is appended to out_m
-    (internal ids, query-vertex order) with ``tag`` in out_tag; the buffers grow as needed.
+    (internal ids, query-vertex order) with ``tag`` in out_tag, as long as the fill level
+    ``nout`` stays below ``stop``; the buffers grow as needed. ``count`` is always exact:
+    once ``stop`` is reached the rest is counted like a count-mode query, the last step
+    never materialised, so the buffers stay bounded (the per-query delta cap).
     """
     pos = P[0]
     m[0] = a
     m[1] = b
     if n == 2:
-        if emit:
+        if emit and nout < stop:
             out_m, out_tag, nout = _emit(p, n, m, pos, out_m, out_tag, nout, tag)
         return 1, out_m, out_tag, nout
     total = 0
@@ -213,7 +218,7 @@ def _extend(p, n, a, b, emit, cand, m, G, P, out_m, out_tag, nout, tag):
     ncand = np.zeros(K, np.int64)
     idx = np.zeros(K, np.int64)
     depth = 2
-    if depth == last and not emit:
+    if depth == last and (not emit or nout >= stop):
         total = _candidates(2, p, m, False, cand, G, P)
         return total, out_m, out_tag, nout
     ncand[2] = _candidates(2, p, m, True, cand, G, P)
@@ -224,12 +229,13 @@ def _extend(p, n, a, b, emit, cand, m, G, P, out_m, out_tag, nout, tag):
             continue
         m[depth] = cand[depth, idx[depth]]
         idx[depth] += 1
-        if depth == last:
+        if depth == last:  # stored last-step candidates: emitting, possibly up to the cap
             total += 1
-            out_m, out_tag, nout = _emit(p, n, m, pos, out_m, out_tag, nout, tag)
+            if nout < stop:
+                out_m, out_tag, nout = _emit(p, n, m, pos, out_m, out_tag, nout, tag)
             continue
         depth += 1
-        if depth == last and not emit:
+        if depth == last and (not emit or nout >= stop):
             total += _candidates(depth, p, m, False, cand, G, P)
             depth -= 1
             continue
@@ -259,14 +265,18 @@ def _start_ok(p, a, b, lab, G, P):
 @njit(cache=True, nogil=True)
 def apply_updates(
     start, op, a_int, b_int, label, seq, G, cap, meta, P, first, nverts, q_from, q_until,
-    q_count, cand, outcome, out_m, out_tag, nout, cnt_tag, cnt_val, ncnt,
+    q_count, q_cap, cand, outcome, out_m, out_tag, nout, cnt_tag, cnt_val, ncnt,
 ):  # fmt: skip
     """Apply the admitted updates of [start:] in order (see :func:`dcsm.engine.intern.admit`,
     which set outcome and the internal ids a_int/b_int), matching each against live queries.
 
     Sets outcome[i] to APPLIED or NOOP for admitted updates; appends (from fill levels nout /
     ncnt) embedding-mode matches to out_m/out_tag (tag = update index * Q + query slot) and
-    count-mode counts to cnt_tag/cnt_val (same tag). Stops early when the pool has no room
+    count-mode counts to cnt_tag/cnt_val (same tag). An embedding-mode query with a cap
+    (``q_cap[q] >= 0``) emits at most that many matches per update and reports how many it
+    did not emit in cnt_tag/cnt_val too (a slot is either count-mode or embedding-mode, so
+    the caller tells the two apart by ``q_count``; each (update, query) has at most one
+    row, so n * Q rows always fit). Stops early when the pool has no room
     for the next insertion, returning its index so the caller can grow the pool and call
     again; otherwise returns len(op). Also returns the possibly regrown output buffers and
     their fill levels.
@@ -307,14 +317,18 @@ def apply_updates(
             emit = not q_count[q]
             tag = i * nq + q
             total = 0
+            nout0 = nout
+            stop = nout + q_cap[q] if q_cap[q] >= 0 else NO_STOP
             for p in range(first[q], first[q + 1]):
                 if not _start_ok(p, a, b, elab_ab, G, P):
                     continue
                 c, out_m, out_tag, nout = _extend(
-                    p, nverts[q], a, b, emit, cand, m, G, P, out_m, out_tag, nout, tag
+                    p, nverts[q], a, b, emit, stop, cand, m, G, P, out_m, out_tag, nout, tag
                 )
                 total += c
-            if not emit and total > 0:
+            if emit:
+                total -= nout - nout0  # now: the matches the cap left out
+            if total > 0:
                 cnt_tag[ncnt] = tag
                 cnt_val[ncnt] = total
                 ncnt += 1
@@ -343,7 +357,7 @@ def static_matches(p, n, emit, G, nv, P, cand, out_m):
             if not _start_ok(p, a, b, elab[t], G, P):
                 continue
             c, out_m, out_tag, nout = _extend(
-                p, n, a, b, emit, cand, m, G, P, out_m, out_tag, nout, 0
+                p, n, a, b, emit, NO_STOP, cand, m, G, P, out_m, out_tag, nout, 0
             )
             total += c
     return total, out_m, nout

@@ -18,6 +18,9 @@ updates into match deltas. Both backends implement exactly the same semantics (s
   (before the next seq the engine expects).
 * A query registered with ``count_only=True`` produces :class:`Counts` rows (one per update
   and sign with a non-zero count) instead of :class:`Deltas` rows.
+* A query registered with ``max_deltas=c`` reports at most ``c`` :class:`Deltas` rows per
+  update; for an update with more matches, ``BatchResult.overflow`` has one row with how
+  many it left out, so rows + overflow is the exact number of matches.
 
 This module holds the contract only; :mod:`dcsm.engine.factory` picks and builds an
 implementation. Usage::
@@ -31,6 +34,7 @@ implementation. Usage::
 from __future__ import annotations
 
 import abc
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -112,6 +116,9 @@ class BatchResult:
     counts: Counts
     started: np.ndarray
     finished: np.ndarray
+    overflow: Counts = field(default_factory=Counts.empty)
+    """Per update and capped query (``max_deltas``) whose matches exceeded the cap: count =
+    the matches not in ``deltas`` (so the shipped rows plus it are exact)."""
 
 
 @dataclass
@@ -121,6 +128,7 @@ class _Registration:
     count_only: bool
     from_seq: int
     until_seq: int = NO_END
+    max_deltas: int = -1  # most delta rows per update; -1: no cap
 
 
 @dataclass
@@ -132,7 +140,16 @@ class QueryRegistry:
     _regs: dict[int, _Registration] = field(default_factory=dict)
     _version: int = 0
 
-    def register(self, qid: int, pattern: Pattern, from_seq: int, count_only: bool) -> QueryPlan:
+    def register(
+        self,
+        qid: int,
+        pattern: Pattern,
+        from_seq: int,
+        count_only: bool,
+        max_deltas: int | None = None,
+    ) -> QueryPlan:
+        if max_deltas is not None and max_deltas < 0:
+            raise EngineError(f"max_deltas must be >= 0 or None, got {max_deltas}")
         if qid in self._regs:
             raise EngineError(f"query id {qid} is already registered")
         if from_seq < self.next_seq:
@@ -141,9 +158,14 @@ class QueryRegistry:
                 f"{self.next_seq - 1} were already applied"
             )
         plan = plan_query(pattern)
-        self._regs[qid] = _Registration(qid, plan, count_only, from_seq)
+        cap = -1 if max_deltas is None else int(max_deltas)
+        self._regs[qid] = _Registration(qid, plan, count_only, from_seq, max_deltas=cap)
         self._version += 1
         return plan
+
+    def caps(self) -> np.ndarray:
+        """int64 (Q,) max_deltas per slot (-1: no cap), in :meth:`table`'s slot order."""
+        return np.array([r.max_deltas for r in self._regs.values()], np.int64)
 
     def unregister(self, qid: int, from_seq: int) -> None:
         reg = self._regs.get(qid)
@@ -201,10 +223,17 @@ class Engine(abc.ABC):
         """Bulk-load an initial graph; only before the first ``apply``."""
 
     def register(
-        self, qid: int, pattern: Pattern, *, from_seq: int, count_only: bool = False
+        self,
+        qid: int,
+        pattern: Pattern,
+        *,
+        from_seq: int,
+        count_only: bool = False,
+        max_deltas: int | None = None,
     ) -> None:
-        """Make query ``qid`` see every update with seq >= ``from_seq``."""
-        self.queries.register(qid, pattern, from_seq, count_only)
+        """Make query ``qid`` see every update with seq >= ``from_seq``; ``max_deltas``: at
+        most that many delta rows per update (the rest counted in ``BatchResult.overflow``)."""
+        self.queries.register(qid, pattern, from_seq, count_only, max_deltas)
 
     def unregister(self, qid: int, *, from_seq: int) -> None:
         """Stop query ``qid`` from seq ``from_seq`` on."""
@@ -244,3 +273,58 @@ class Engine(abc.ABC):
             )
         if len(batch) > 1 and not (np.diff(batch.seq) > 0).all():
             raise EngineError("seqs in a batch must be strictly increasing")
+
+
+def cap_deltas(result: BatchResult, caps: dict[int, int]) -> BatchResult:
+    """``result`` with at most ``caps[qid]`` delta rows per (update, query); the rows cut
+    become :attr:`BatchResult.overflow` counts (added to any already there). For engines
+    whose kernels have no cap: the rows were materialised, this only bounds what goes on.
+    Vectorised; rows keep their order."""
+    d = result.deltas
+    if not caps or not len(d):
+        return result
+    qids = np.fromiter(caps, np.int64, len(caps))
+    limits = np.fromiter(caps.values(), np.int64, len(caps))
+    sorter = np.argsort(qids)
+    at = np.searchsorted(qids, d.query, sorter=sorter).clip(max=len(qids) - 1)
+    known = qids[sorter[at]] == d.query
+    cap = np.where(known, limits[sorter[at]], -1)
+    if not (cap >= 0).any():
+        return result
+    order = np.lexsort((d.seq, d.query))  # stable: rows of one (query, update) keep order
+    qs, ss = d.query[order], d.seq[order]
+    new = np.ones(len(order), np.bool_)
+    new[1:] = (qs[1:] != qs[:-1]) | (ss[1:] != ss[:-1])
+    starts = np.flatnonzero(new)
+    sizes = np.diff(np.append(starts, len(order)))
+    rank = np.arange(len(order)) - np.repeat(starts, sizes)
+    cap_sorted = cap[order]
+    keep = np.empty(len(order), np.bool_)
+    keep[order] = (cap_sorted < 0) | (rank < cap_sorted)
+    if keep.all():
+        return result
+    gcap = cap_sorted[starts]
+    over = (gcap >= 0) & (sizes > gcap)
+    g = starts[over]
+    cut = Counts(
+        query=qs[g].astype(np.int32), seq=ss[g], sign=d.sign[order][g],
+        count=(sizes[over] - gcap[over]).astype(np.int64),
+    )  # fmt: skip
+    o = result.overflow
+    fields = ("query", "seq", "sign", "count")
+    merged = Counts(*(np.concatenate([getattr(o, f), getattr(cut, f)]) for f in fields))
+    if len(o):  # one row per (query, update): sum the engine's and ours
+        key_order = np.lexsort((merged.query, merged.seq))
+        mq, ms = merged.query[key_order], merged.seq[key_order]
+        first = np.ones(len(mq), np.bool_)
+        first[1:] = (mq[1:] != mq[:-1]) | (ms[1:] != ms[:-1])
+        idx = np.flatnonzero(first)
+        merged = Counts(
+            mq[idx], ms[idx], merged.sign[key_order][idx],
+            np.add.reduceat(merged.count[key_order], idx),
+        )  # fmt: skip
+    else:
+        o2 = np.lexsort((merged.query, merged.seq))
+        merged = Counts(*(getattr(merged, f)[o2] for f in fields))
+    deltas = Deltas(d.query[keep], d.sign[keep], d.seq[keep], d.match[keep])
+    return dataclasses.replace(result, deltas=deltas, overflow=merged)
