@@ -18,7 +18,8 @@
 ==========================================  ==================================================
 
 Every error body is ``{"error": {"code", "status", "message", "details": [{"field",
-"reason"}]}}``.
+"reason"}]}}`` (:class:`dcsm.schemas.api.ErrorEnvelope`); :mod:`dcsm.service.openapi` lists it
+for every status each route can answer, and documents the websockets and their frames.
 
 Access (:mod:`dcsm.service.auth`): with tokens configured, every route but ``/docs`` needs
 ``Authorization: Bearer <token>``: a write token to register, delete and ingest, a read (or
@@ -47,7 +48,7 @@ from fastapi import (
     WebSocketDisconnect,
 )
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -55,13 +56,15 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 import dcsm
 from dcsm.errors import DcsmError
 from dcsm.schemas import EdgeUpdate, QuerySpec, to_batch
+from dcsm.schemas.api import Readiness, UpdatesAccepted, UpdatesApplied
 
 from .app import Service
 from .auth import Auth, auth_from_settings
-from .codec import validation_details
+from .codec import json_error_position, validation_details
 from .errors import BatchTooLarge, QueryNotFound, ServiceError
 from .frames import Encoding
 from .idempotency import check_key, request_hash, updates_answer
+from .openapi import body, errors, install_openapi
 from .page import install_page
 from .queries import Mode, QueryState
 from .subscribers import Subscriber
@@ -114,6 +117,7 @@ def create_app(service: Service, auth: Auth | None = None) -> FastAPI:
     _install_websockets(app, service, auth)
     _install_ops(app, service, auth)
     install_page(app)
+    install_openapi(app)
     return app
 
 
@@ -135,13 +139,21 @@ def _install_errors(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
         details = []
-        for d in validation_details(exc.errors()):
-            field = d["field"]
-            if field.startswith("body"):
-                field = field[len("body") :].lstrip(".") or "body"
-            elif field.startswith("query."):
-                field = field[len("query.") :]
-            details.append({"field": field, "reason": d["reason"]})
+        for err in exc.errors():
+            if err.get("type") == "json_invalid" and isinstance(exc.body, str | bytes):
+                # FastAPI locates it as ("body", character offset), which reads like an
+                # array index ("[12]"): name the line and column instead.
+                where = json_error_position(exc.body, int(err["loc"][-1]))
+                reason = f"{where}: {(err.get('ctx') or {}).get('error', 'not valid JSON')}"
+                details.append({"field": "body", "reason": reason})
+                continue
+            for d in validation_details([err]):
+                field = d["field"]
+                if field.startswith("body"):
+                    field = field[len("body") :].lstrip(".") or "body"
+                elif field.startswith("query."):
+                    field = field[len("query.") :]
+                details.append({"field": field, "reason": d["reason"]})
         message = "; ".join(f"{d['field']}: {d['reason']}" for d in details[:5])
         return _error(422, "invalid_argument", f"invalid request: {message}", details)
 
@@ -163,7 +175,10 @@ def _install_queries(app: FastAPI, service: Service, auth: Auth) -> None:
     read = [Depends(auth.require("read"))]
     write = [Depends(auth.require("write"))]
 
-    @app.post("/api/v1/queries", status_code=201, tags=["queries"], dependencies=write)
+    @app.post(
+        "/api/v1/queries", status_code=201, tags=["queries"], dependencies=write,
+        responses=errors(400, 401, 403, 409, 422, 503),
+    )  # fmt: skip
     async def create_query(
         spec: QueryCreate,
         backfill: Annotated[
@@ -180,7 +195,10 @@ def _install_queries(app: FastAPI, service: Service, auth: Auth) -> None:
         out["backfill"] = n_backfill if backfill else None
         return out
 
-    @app.get("/api/v1/queries", tags=["queries"], dependencies=read)
+    @app.get(
+        "/api/v1/queries", tags=["queries"], dependencies=read,
+        responses=errors(400, 401, 403, 422),
+    )  # fmt: skip
     async def list_queries(
         page_size: Annotated[int, Query(alias="pageSize", ge=1, le=1000)] = 100,
         page_token: Annotated[str | None, Query(alias="pageToken")] = None,
@@ -188,11 +206,17 @@ def _install_queries(app: FastAPI, service: Service, auth: Auth) -> None:
         items, nxt = catalog.page(page_size, page_token)
         return {"items": [st.describe() for st in items], "nextPageToken": nxt}
 
-    @app.get("/api/v1/queries/{name}", tags=["queries"], dependencies=read)
+    @app.get(
+        "/api/v1/queries/{name}", tags=["queries"], dependencies=read,
+        responses=errors(401, 403, 404),
+    )  # fmt: skip
     async def get_query(name: str) -> dict[str, Any]:
         return _describe(catalog.get(name))
 
-    @app.delete("/api/v1/queries/{name}", tags=["queries"], dependencies=write)
+    @app.delete(
+        "/api/v1/queries/{name}", tags=["queries"], dependencies=write,
+        responses=errors(401, 403, 404, 503),
+    )  # fmt: skip
     async def delete_query(name: str) -> dict[str, Any]:
         """Unregister; returns the final stats once every delta before it is emitted."""
         st, final = await service.unregister_query(name)
@@ -202,7 +226,13 @@ def _install_queries(app: FastAPI, service: Service, auth: Auth) -> None:
 def _install_updates(app: FastAPI, service: Service, auth: Auth) -> None:
     limit = service.settings.max_record_updates
 
-    @app.post("/api/v1/updates", tags=["updates"], dependencies=[Depends(auth.require("write"))])
+    @app.post(
+        "/api/v1/updates", tags=["updates"], dependencies=[Depends(auth.require("write"))],
+        responses=errors(400, 401, 403, 409, 413, 422, 503, ok={
+            200: body(UpdatesApplied, "applied: outcomes, and the rejected updates"),
+            202: body(UpdatesAccepted, "wait=false: durable, not yet applied"),
+        }),
+    )  # fmt: skip
     async def post_updates(
         request: Request,
         updates: Annotated[list[EdgeUpdate], Body(description="edge updates in order")],
@@ -316,17 +346,20 @@ def _install_websockets(app: FastAPI, service: Service, auth: Auth) -> None:
     async def matches(
         ws: WebSocket, name: str, queue: int | None = None, encoding: Encoding = "json"
     ) -> None:
-        """MatchDelta frames; ``{"type": "gap", "dropped": N}`` when this client fell
-        behind; ``{"type": "end"}`` when the query is deleted. ``queue``: frame bound;
-        ``encoding=batch``: one frame per engine batch."""
+        """DeltaFrame per match delta (``encoding=batch``: DeltasBatchFrame per engine
+        batch); GapFrame ``{"type": "gap", "dropped": N}`` when this client fell behind;
+        EndFrame ``{"type": "end", "reason"}`` when the query is deleted. ``queue``: frame
+        bound. Closes 4404 (no such query), 4409 (count-only query), 1008 (auth). Schemas:
+        ``components.schemas`` and ``x-websockets`` of /openapi.json."""
         await stream(ws, name, "matches", queue, encoding)
 
     @app.websocket("/api/v1/queries/{name}/counts")
     async def counts(
         ws: WebSocket, name: str, queue: int | None = None, encoding: Encoding = "json"
     ) -> None:
-        """Per-update ``{"type": "count", "seq", "sign", "count", ...}`` frames
-        (``encoding=batch``: ``{"type": "counts"}`` per engine batch)."""
+        """CountFrame ``{"type": "count", "seq", "sign", "count", ...}`` per update and sign
+        (``encoding=batch``: CountsBatchFrame ``{"type": "counts"}`` per engine batch), then
+        GapFrame and EndFrame as on /matches. Closes 4404 (no such query), 1008 (auth)."""
         await stream(ws, name, "counts", queue, encoding)
 
 
@@ -334,11 +367,16 @@ def _install_ops(app: FastAPI, service: Service, auth: Auth) -> None:
     health = [Depends(auth.require("read", open_if=auth.open_health))]
     metrics_access = [Depends(auth.require("read", open_if=auth.open_metrics))]
 
-    @app.get("/healthz", tags=["ops"], dependencies=health)
+    @app.get("/healthz", tags=["ops"], dependencies=health, responses=errors(401, 403))
     async def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
-    @app.get("/readyz", tags=["ops"], dependencies=health)
+    @app.get(
+        "/readyz", tags=["ops"], dependencies=health,
+        responses=errors(401, 403, ok={
+            200: body(Readiness, "ready"), 503: body(Readiness, "not ready: why")
+        }),
+    )  # fmt: skip
     async def readyz() -> JSONResponse:
         checks = {
             "engine": service.worker.ready.is_set(),
@@ -352,11 +390,17 @@ def _install_ops(app: FastAPI, service: Service, auth: Auth) -> None:
             body["error"] = service.fatal
         return JSONResponse(body, status_code=200 if ok else 503)
 
-    @app.get("/metrics", tags=["ops"], dependencies=metrics_access)
+    @app.get(
+        "/metrics", tags=["ops"], dependencies=metrics_access, response_class=PlainTextResponse,
+        responses=errors(401, 403, ok={200: {"description": "Prometheus text exposition"}}),
+    )  # fmt: skip
     async def metrics() -> Response:
         return Response(generate_latest(service.metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
-    @app.get("/api/v1/status", tags=["ops"], dependencies=[Depends(auth.require("read"))])
+    @app.get(
+        "/api/v1/status", tags=["ops"], dependencies=[Depends(auth.require("read"))],
+        responses=errors(401, 403),
+    )  # fmt: skip
     async def status() -> dict[str, Any]:
         s = service.settings
         worker = service.worker

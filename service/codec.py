@@ -112,6 +112,15 @@ def validation_details(errors: Sequence[Any]) -> list[dict[str, str]]:
     return rows
 
 
+def json_error_position(doc: str | bytes, pos: int) -> str:
+    """``"line L, column C"`` (both from 1) of character offset ``pos`` in ``doc``."""
+    if isinstance(doc, bytes):
+        doc = doc.decode("utf-8", "replace")
+    pos = max(0, min(pos, len(doc)))
+    line = doc.count("\n", 0, pos) + 1
+    return f"line {line}, column {pos - doc.rfind(chr(10), 0, pos)}"
+
+
 def _element_error(exc: ValidationError, index: int | None) -> RecordError:
     details = validation_details(exc.errors(include_url=False))
     types = {d["type"] for d in details}
@@ -133,7 +142,8 @@ def decode_json(value: bytes, max_updates: int) -> Decoded:
     try:
         obj: Any = orjson.loads(value)
     except orjson.JSONDecodeError as exc:
-        return _empty([RecordError("malformed", f"not valid JSON: {exc}")])
+        where = f"line {exc.lineno}, column {exc.colno}"
+        return _empty([RecordError("malformed", f"not valid JSON: {where}: {exc.msg}")])
     single = isinstance(obj, dict)
     if single:
         items = [obj]
