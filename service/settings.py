@@ -113,14 +113,14 @@ class Settings:
         default=1 << 22, metadata=_doc("GPU engine: vertices the device tables hold")
     )
     max_engine_batch_updates: int = field(
-        default=8192, metadata=_doc("most updates the engine applies in one call")
+        default=32768, metadata=_doc("most updates the engine applies in one call")
     )
     max_record_updates: int = field(
         default=100_000,
         metadata=_doc("most updates in one HTTP request or Kafka record (more: 413/dead letter)"),
     )
     max_queued_updates: int = field(
-        default=200_000,
+        default=1_000_000,
         metadata=_doc("updates admitted but not yet fanned out before ingest waits"),
     )
     ws_queue_frames: int = field(
