@@ -73,7 +73,7 @@ class EngineWorker:
     graph: Graph | None = None
     restore: list[tuple[int, Pattern, bool]] = field(default_factory=list)
     next_seq: int = 0
-    max_batch_updates: int = 8192
+    max_batch_updates: int = 32768
     gpu_options: dict[str, int] = field(default_factory=dict)
     max_events: int = 64
     memory_bytes: int = 0
