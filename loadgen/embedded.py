@@ -33,6 +33,7 @@ class ServiceProcess:
         env: dict[str, str] | None = None,
         workdir: str | Path | None = None,
         port: int | None = None,
+        own_session: bool = False,
     ) -> None:
         self.port = port or free_port()
         self._dir = Path(workdir or tempfile.mkdtemp(prefix="dcsm-svc-"))
@@ -45,6 +46,8 @@ class ServiceProcess:
         self.cmd = cmd + list(args)
         self.env = {**os.environ, **(env or {})}
         self.proc: subprocess.Popen[bytes] | None = None
+        # own_session: a terminal's Ctrl-C reaches only the owner, which then stops it.
+        self.own_session = own_session
 
     @property
     def base_url(self) -> str:
@@ -63,8 +66,9 @@ class ServiceProcess:
 
         log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(
-            self.cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=self.env
-        )
+            self.cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            env=self.env, start_new_session=self.own_session,
+        )  # fmt: skip
         log.close()
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:

@@ -378,7 +378,9 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
                           file=sys.stderr, flush=True)  # fmt: skip
                 await asyncio.sleep(1.0)
         finally:
-            await asyncio.to_thread(pool.stop)
+            task = asyncio.current_task()
+            stopping = task is not None and task.cancelling() > 0  # Ctrl-C: no waiting
+            await asyncio.to_thread(pool.stop, 1.0 if stopping else 10.0)
     sustained = [r["target_rate"] for r in results if r["sustained"]]
     return {
         "config": {
@@ -405,6 +407,34 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run_loadgen(args: argparse.Namespace) -> int:
+    from dcsm.service.logs import configure_logging
+    from dcsm.service.stopping import StopOnSignal
+
+    configure_logging("warning")
+    stopper = StopOnSignal(_interrupt).install()
+    try:
+        return _loadgen(args, stopper)
+    except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C or SIGTERM, all stopped
+        return stopper.exit_code
+    finally:
+        stopper.uninstall()
+
+
+def _interrupt(sig: int) -> None:
+    """The first SIGINT/SIGTERM: cancel the running event loop's main task, or (outside one)
+    raise KeyboardInterrupt here; either way the ``finally`` blocks stop the children."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        raise KeyboardInterrupt from None
+    for task in asyncio.all_tasks(loop):
+        if task.get_coro().__qualname__ == "_run":  # type: ignore[union-attr]
+            loop.call_soon_threadsafe(task.cancel)
+            return
+    raise KeyboardInterrupt
+
+
+def _loadgen(args: argparse.Namespace, stopper: Any) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     broker = svc = None
@@ -414,13 +444,15 @@ def run_loadgen(args: argparse.Namespace) -> int:
 
             from .embedded import ServiceProcess
 
-            broker = TansuBroker().start()
+            broker = TansuBroker()
+            stopper.kills.append(broker.kill)
+            broker.start()
             extra = ["--graph", args.graph] if args.graph else []
             svc = ServiceProcess(
                 *extra, "--log-level", "warning", "--kafka-acks", "1", *args.serve_arg,
-                kafka=broker.bootstrap,
-                backend=args.backend,
+                kafka=broker.bootstrap, backend=args.backend, own_session=True,
             )  # fmt: skip
+            stopper.kills.append(svc.kill)
             print(
                 f"loadgen: embedded broker {broker.bootstrap}; starting dcsm serve ...", flush=True
             )
@@ -429,7 +461,7 @@ def run_loadgen(args: argparse.Namespace) -> int:
         report = asyncio.run(_run(args))
     finally:
         if svc is not None:
-            svc.terminate()
+            svc.terminate(30.0)
         if broker is not None:
             broker.stop()
     (out / "results.json").write_text(json.dumps(report, indent=2))

@@ -183,6 +183,14 @@ async def _recv(conn: Connection, what: str, timeout_s: float = 3600.0) -> tuple
 
 
 def _worker(conn: Connection, bootstrap: str, topic: str, options: dict[str, Any]) -> None:
+    import signal
+
+    from dcsm.service.broker import _die_with_parent
+
+    # The parent stops this process (a terminal's Ctrl-C reaches the whole group), and it
+    # dies with the parent.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent()
     try:
         asyncio.run(_serve(conn, bootstrap, topic, options))
     except Exception:

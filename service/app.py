@@ -55,6 +55,7 @@ from .idempotency import IdempotencyStore, updates_answer
 from .ingest import REQUEST_HEADER, KafkaIngest, committed_offsets, source_name
 from .jsonscan import warm as warm_json_scanner
 from .kafka_security import kafka_options_from_settings
+from .logs import ConnectionState
 from .messages import Event, Register, Unregister
 from .metrics import Metrics
 from .outputs import KafkaOutput
@@ -399,14 +400,15 @@ class Service:
     async def _watch_kafka(self) -> None:
         """Whether the broker answers (readiness), every second."""
         assert self.ingest is not None
+        state = ConnectionState("kafka", log)
         while True:
             await asyncio.sleep(1.0)
             try:
                 await self.ingest.ping(3.0)
                 self.ingest.connected = True
+                state.ok()
             except Exception as exc:
-                if self.ingest.connected:
-                    log.warning("kafka unreachable (%s); retrying", exc or type(exc).__name__)
+                state.failed(exc)
                 self.ingest.connected = False
 
     def check_accepting(self) -> None:
@@ -469,7 +471,15 @@ class Service:
     async def stop(self) -> None:
         await self.drain()
         if self.ingest is not None:
-            await self.ingest.close()
+            try:
+                await asyncio.wait_for(self.ingest.close(), 10)
+            except (Exception, asyncio.CancelledError) as exc:
+                # aiokafka's consumer.stop() re-raises the CancelledError of its own fetch
+                # task when the broker is gone; only a cancel of this task goes on up.
+                task = asyncio.current_task()
+                if task is not None and task.cancelling():
+                    raise
+                log.warning("kafka consumer stopped uncleanly: %s", exc or type(exc).__name__)
         await self.fanout.stop()
         if self.output is not None:
             await self.output.stop()

@@ -102,6 +102,9 @@ class TansuBroker:
             ],
             stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT, env=env,
             preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
+            # Its own session: a terminal's Ctrl-C reaches only its owner, which stops the
+            # broker after its Kafka clients (a broker gone first makes them log each retry).
+            start_new_session=True,
         )  # fmt: skip
         if not wait_for_port(self.host, self.port, timeout_s) or not self.running:
             out = self.output()
@@ -128,6 +131,13 @@ class TansuBroker:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait(5)
+
+    def kill(self) -> None:
+        """SIGKILL, and reap (any thread; for an exit that cannot wait)."""
+        proc = self._proc
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait(5)
 
     def __enter__(self) -> TansuBroker:
         return self.start()

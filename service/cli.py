@@ -5,7 +5,6 @@ command functions, so ``dcsm --help`` stays fast."""
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 from typing import Any
 
@@ -57,6 +56,10 @@ def _settings_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dead-letter-topic", help="dead-letter topic (default dcsm.dead-letter)")
     p.add_argument("--consumer-group", help="Kafka consumer group (default dcsm)")
     p.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
+    p.add_argument(
+        "--log-format", choices=["text", "json"],
+        help="log lines as text (default) or one JSON object each, uvicorn's included",
+    )  # fmt: skip
     p.add_argument(
         "--idempotency-window-s", type=float, metavar="S",
         help="how long an Idempotency-Key is remembered (default 86400)",
@@ -118,7 +121,7 @@ _SETTINGS_KEYS = (
     "host", "port", "kafka", "backend", "graph", "state_dir", "reset_state",
     "checkpoint_interval_s", "checkpoint_interval_updates", "matches_encoding", "kafka_acks",
     "updates_topic", "matches_topic", "dead_letter_topic", "consumer_group", "log_level",
-    "gpu_pool_slabs", "gpu_max_versions", "gpu_max_vertices",
+    "gpu_pool_slabs", "gpu_max_versions", "gpu_max_vertices", "log_format",
     "token_read", "token_write", "token_file", "insecure_open", "open_health", "open_metrics",
     "allowed_origins", "tls_cert", "tls_key", "kafka_security_protocol", "kafka_sasl_mechanism",
     "kafka_sasl_username", "kafka_sasl_password_file", "kafka_ssl_cafile", "kafka_ssl_certfile",
@@ -131,10 +134,10 @@ def _fail(message: str) -> int:
     return 2
 
 
-def _logging(level: str) -> None:
-    logging.basicConfig(
-        level=level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+def _logging(level: str, log_format: str = "text") -> None:
+    from .logs import configure_logging
+
+    configure_logging(level, log_format)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -144,7 +147,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     try:
         settings = Settings.load({k: getattr(args, k) for k in _SETTINGS_KEYS}, None, args.config)
-        _logging(settings.log_level)
+        _logging(settings.log_level, settings.log_format)
         from .server import serve
 
         return serve(settings)

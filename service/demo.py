@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import time
 from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,7 +33,9 @@ from dcsm.stats import percentiles
 
 from .broker import TansuBroker, free_port
 from .errors import ConfigError
+from .logs import configure_logging, uvicorn_log_config
 from .settings import Settings
+from .stopping import StopOnSignal
 
 
 def _edges(*pairs: tuple[int, int]) -> list[tuple[int, int, int | None]]:
@@ -139,10 +143,39 @@ def _render(views: list[QueryView], status: dict[str, Any], progress: dict[str, 
 
 
 def run_demo(args: argparse.Namespace) -> int:
-    return asyncio.run(_demo(args))
+    configure_logging("warning")
+    stopper = StopOnSignal(lambda sig: None)
+    try:
+        return asyncio.run(_demo(args, stopper))
+    except asyncio.CancelledError:  # Ctrl-C or SIGTERM, everything stopped
+        return stopper.exit_code
+    finally:
+        stopper.uninstall()
 
 
-async def _demo(args: argparse.Namespace) -> int:
+async def _demo(args: argparse.Namespace, stopper: StopOnSignal) -> int:
+    """The demo, after SIGINT/SIGTERM handlers that cancel it (and, should that not end it
+    within the grace period, kill the broker and exit)."""
+    loop = asyncio.get_running_loop()
+    main = asyncio.current_task()
+    assert main is not None
+
+    def cancel(sig: int) -> None:
+        loop.call_soon_threadsafe(main.cancel)
+
+    stopper.on_first = cancel
+    stopper.install()
+    broker = None if args.broker else TansuBroker()
+    if broker is not None:
+        stopper.kills.append(broker.kill)
+    try:
+        return await _demo_with(args, broker)
+    finally:
+        if broker is not None:  # after the service's Kafka clients have stopped
+            broker.stop()
+
+
+async def _demo_with(args: argparse.Namespace, broker: TansuBroker | None) -> int:
     import uvicorn
     from rich.console import Console
     from rich.live import Live
@@ -154,14 +187,13 @@ async def _demo(args: argparse.Namespace) -> int:
     if args.rate <= 0 or args.duration <= 0:
         raise ConfigError("--rate and --duration must be positive")
     batch = demo_stream(args)
-    broker = None
     prefix = "dcsm"
-    if args.broker:
+    if broker is None:
         bootstrap = args.broker
         prefix = f"dcsm.demo-{int(time.time())}"  # fresh topics on a shared broker
     else:
         console.print("starting a loopback Kafka broker (tansu, in memory) ...")
-        broker = await asyncio.to_thread(TansuBroker().start)
+        await asyncio.to_thread(broker.start)
         bootstrap = broker.bootstrap
     port = args.port or free_port()
     settings = Settings(
@@ -173,9 +205,16 @@ async def _demo(args: argparse.Namespace) -> int:
     service = Service(settings)
     config = uvicorn.Config(
         create_app(service), host="127.0.0.1", port=port, log_level="warning",
-        lifespan="on", ws="websockets-sansio",
+        log_config=uvicorn_log_config("warning"), lifespan="on", ws="websockets-sansio",
+        timeout_graceful_shutdown=3,
     )  # fmt: skip
-    server = uvicorn.Server(config)
+
+    class Server(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            yield  # SIGINT and SIGTERM are StopOnSignal's
+
+    server = Server(config)
     server_task = asyncio.create_task(server.serve())
     base = f"http://127.0.0.1:{port}"
     tasks: list[asyncio.Task] = []
@@ -257,8 +296,6 @@ async def _demo(args: argparse.Namespace) -> int:
         await asyncio.gather(*tasks, return_exceptions=True)
         server.should_exit = True
         await asyncio.gather(server_task, return_exceptions=True)
-        if broker is not None:
-            broker.stop()
 
 
 def _print_plain(console: Any, views: list[QueryView], status: dict[str, Any],

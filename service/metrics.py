@@ -24,7 +24,7 @@ from prometheus_client import (
     ProcessCollector,
     disable_created_metrics,
 )
-from prometheus_client.core import HistogramMetricFamily
+from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import Collector
 
 LATENCY_BUCKETS_S = (
@@ -75,6 +75,22 @@ class BulkHistogram(Collector):
         yield fam
 
 
+class KafkaErrors(Collector):
+    """``dcsm_kafka_errors_total{kind}``: the process-wide Kafka error counts of
+    :mod:`dcsm.service.logs` (aiokafka's loggers are process-wide too)."""
+
+    def collect(self) -> Iterable[CounterMetricFamily]:
+        from .logs import kafka_error_counts
+
+        family = CounterMetricFamily(
+            "dcsm_kafka_errors", "Kafka client errors (failed connects, fetches, ...), by kind.",
+            labels=["kind"],
+        )  # fmt: skip
+        for kind, n in sorted(kafka_error_counts().items()):
+            family.add_metric([kind], n)
+        yield family
+
+
 class Metrics:
     """The service's metrics on their own registry (``registry`` is what /metrics renders)."""
 
@@ -98,6 +114,7 @@ class Metrics:
         )
         r.register(self.response_seconds)
         r.register(self.match_latency_seconds)
+        r.register(KafkaErrors())
         self.updates_total = Counter(
             "dcsm_updates_total", "Edge updates processed, by op and engine outcome.",
             ["op", "outcome"], registry=r,

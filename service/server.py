@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import os
 import signal
 import ssl
 from types import FrameType
@@ -16,6 +17,7 @@ from .api import create_app
 from .app import Service
 from .auth import auth_from_settings, check_exposure
 from .errors import ConfigError
+from .logs import uvicorn_log_config
 from .settings import Settings
 
 log = logging.getLogger("dcsm.service")
@@ -34,7 +36,8 @@ def serve(settings: Settings) -> int:
     service = Service(s)
     config = uvicorn.Config(
         create_app(service, auth), host=s.host, port=s.port,
-        log_level=s.log_level, lifespan="on", ws="websockets-sansio",
+        log_level=s.log_level, log_config=uvicorn_log_config(s.log_level), lifespan="on",
+        ws="websockets-sansio",
         timeout_graceful_shutdown=5, ssl_certfile=s.tls_cert, ssl_keyfile=s.tls_key,
     )  # fmt: skip
     make_server(config, service).run()
@@ -61,7 +64,13 @@ def make_server(config: Any, service: Service) -> Any:
         loop: asyncio.AbstractEventLoop | None = None
 
         def handle_exit(self, sig: int, frame: FrameType | None) -> None:
-            if self.draining or self.loop is None:
+            if self.draining:
+                # A second signal: no final checkpoint (the last one and the committed offsets
+                # stand, as after a crash).
+                log.warning("%s again: exiting now", signal.Signals(sig).name)
+                logging.shutdown()
+                os._exit(128 + sig)
+            if self.loop is None:
                 super().handle_exit(sig, frame)
                 return
             self.draining = True

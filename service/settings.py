@@ -146,6 +146,10 @@ class Settings:
         default=30.0, metadata=_doc("how long SIGTERM waits for in-flight work")
     )
     log_level: str = field(default="info", metadata=_doc("uvicorn/dcsm log level"))
+    log_format: str = field(
+        default="text",
+        metadata=_doc("log lines: text, or json (one object per line: time, level, logger, ...)"),
+    )
     idempotency_window_s: float = field(
         default=86_400.0,
         metadata=_doc(
@@ -229,6 +233,8 @@ class Settings:
     def __post_init__(self) -> None:
         if self.matches_encoding not in ("json", "batch"):
             raise ConfigError(f"matches_encoding={self.matches_encoding!r}: choose json or batch")
+        if self.log_format not in ("text", "json"):
+            raise ConfigError(f"log_format={self.log_format!r}: choose text or json")
         if self.kafka_acks not in ("all", "1"):
             raise ConfigError(f"kafka_acks={self.kafka_acks!r}: choose all or 1")
         if self.checkpoint_interval_s <= 0 or self.checkpoint_interval_updates <= 0:
