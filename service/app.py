@@ -127,7 +127,10 @@ class Service:
         self.events: asyncio.Queue[Event] = asyncio.Queue()
         self.worker = EngineWorker(
             s.backend, self.events, graph,
-            [(st.qid, st.spec.to_pattern(), st.mode == "count") for st in self.catalog.live()],
+            [
+                (st.qid, st.spec.to_pattern(), st.mode == "count", st.max_deltas)
+                for st in self.catalog.live()
+            ],
             next_seq, s.max_engine_batch_updates, max_events=EVENTS_QUEUE_SIZE,
             gpu_options={"pool_slabs": s.gpu_pool_slabs, "max_versions": s.gpu_max_versions,
                          "max_vertices": s.gpu_max_vertices},
@@ -227,7 +230,7 @@ class Service:
                 spec = QuerySpec.model_validate(e["spec"])
                 st = QueryState(
                     e["name"], int(e["qid"]), spec, e["mode"], e.get("encoding", "json"),
-                    int(e["from_seq"]), float(e["created_at"]),
+                    int(e["from_seq"]), float(e["created_at"]), max_deltas=e.get("max_deltas"),
                 )  # fmt: skip
                 self.catalog.adopt(st, self.on_drop)
                 self.sequencer.schedule(
@@ -237,6 +240,7 @@ class Service:
                         st.from_seq,
                         st.mode == "count",
                         bool(e["backfill"]),
+                        max_deltas=st.max_deltas,
                     )  # fmt: skip
                 )
             else:
@@ -492,18 +496,28 @@ class Service:
     # -- what the API asks -----------------------------------------------------------------
 
     async def register_query(
-        self, spec: QuerySpec, mode: Mode, encoding: Encoding, backfill: bool
+        self,
+        spec: QuerySpec,
+        mode: Mode,
+        encoding: Encoding,
+        backfill: bool,
+        max_deltas: int | None = None,
     ) -> tuple[QueryState, int]:
-        """Log the registration durably, then register it at its seq; (state, backfill)."""
+        """Log the registration durably, then register it at its seq; (state, backfill).
+        ``max_deltas``: deltas shipped per update (None: the service's default)."""
         self.check_accepting()
+        if max_deltas is None and mode == "embeddings":
+            max_deltas = self.settings.max_deltas_per_update or None
+        if mode == "count":
+            max_deltas = None  # counts are exact and small: nothing to cap
         async with self._control_lock:
-            st = self.catalog.reserve(spec, mode, encoding, self.on_drop)
+            st = self.catalog.reserve(spec, mode, encoding, self.on_drop, max_deltas)
             slot = self.sequencer.reserve()
             st.from_seq = slot.seq
             entry = {
                 "op": "register", "name": st.name, "qid": st.qid, "spec": spec.model_dump(),
                 "mode": mode, "encoding": encoding, "from_seq": st.from_seq,
-                "backfill": backfill, "created_at": st.created_at,
+                "backfill": backfill, "created_at": st.created_at, "max_deltas": max_deltas,
             }  # fmt: skip
             try:
                 await self._log_control(entry)
@@ -512,7 +526,10 @@ class Service:
                 self.catalog.remove(st)
                 raise
             fut: asyncio.Future[int] = asyncio.get_running_loop().create_future()
-            cmd = Register(st.qid, spec.to_pattern(), st.from_seq, mode == "count", backfill, fut)
+            cmd = Register(
+                st.qid, spec.to_pattern(), st.from_seq, mode == "count", backfill, fut,
+                max_deltas=max_deltas,
+            )  # fmt: skip
             self.sequencer.fill(slot, cmd)
         return st, await fut
 

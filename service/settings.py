@@ -123,6 +123,14 @@ class Settings:
         default=1_000_000,
         metadata=_doc("updates admitted but not yet fanned out before ingest waits"),
     )
+    max_deltas_per_update: int = field(
+        default=10_000,
+        metadata=_doc(
+            "default cap on the deltas an embeddings-mode query ships per update (a query's "
+            "own max_deltas_per_update wins); past it, one overflow frame says how many were "
+            "not shipped; 0: no cap"
+        ),
+    )
     ws_queue_frames: int = field(
         default=65_536, metadata=_doc("per-websocket bound on queued frames before gap frames")
     )
@@ -235,6 +243,8 @@ class Settings:
             raise ConfigError(f"matches_encoding={self.matches_encoding!r}: choose json or batch")
         if self.log_format not in ("text", "json"):
             raise ConfigError(f"log_format={self.log_format!r}: choose text or json")
+        if self.max_deltas_per_update < 0:
+            raise ConfigError("max_deltas_per_update must be >= 0 (0: no cap)")
         if self.kafka_acks not in ("all", "1"):
             raise ConfigError(f"kafka_acks={self.kafka_acks!r}: choose all or 1")
         if self.checkpoint_interval_s <= 0 or self.checkpoint_interval_updates <= 0:
