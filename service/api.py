@@ -85,6 +85,13 @@ class QueryCreate(QuerySpec):
         description="frames on the matches topic: json (one per delta or count) or batch "
         "(one per engine batch); default: the service's matches_encoding",
     )
+    max_deltas_per_update: int | None = Field(
+        default=None,
+        ge=1,
+        description="embeddings mode: most deltas shipped per update; past it one overflow "
+        "frame says how many were not shipped (counts stay exact); default: the service's "
+        "max_deltas_per_update",
+    )
 
 
 def _error(status: int, code: str, message: str, details: list[dict[str, str]]) -> JSONResponse:
@@ -189,8 +196,12 @@ def _install_queries(app: FastAPI, service: Service, auth: Auth) -> None:
         """Register a query; it sees every update from the returned ``from_seq`` on."""
         chosen: Mode = mode or spec.mode
         encoding: Encoding = spec.encoding or service.settings.matches_encoding  # type: ignore[assignment]
-        base = QuerySpec.model_validate(spec.model_dump(exclude={"mode", "encoding"}))
-        st, n_backfill = await service.register_query(base, chosen, encoding, backfill)
+        base = QuerySpec.model_validate(
+            spec.model_dump(exclude={"mode", "encoding", "max_deltas_per_update"})
+        )
+        st, n_backfill = await service.register_query(
+            base, chosen, encoding, backfill, spec.max_deltas_per_update
+        )
         out = st.describe()
         out["backfill"] = n_backfill if backfill else None
         return out
@@ -320,6 +331,10 @@ def _install_websockets(app: FastAPI, service: Service, auth: Auth) -> None:
             sub.max_frames = bound
         else:
             sub = Subscriber(bound, service.on_drop, encoding)
+            if own_kind and st.pending is not None:
+                # Nobody claims it now: filling it (to its bound, then dropping) would cost
+                # the fan-out encoding work for every update, for ever.
+                st.pending = None
         subs = st.subscribers if kind == "matches" else st.count_subscribers
         subs.add(sub)
 
@@ -333,8 +348,15 @@ def _install_websockets(app: FastAPI, service: Service, auth: Auth) -> None:
 
         watcher = asyncio.create_task(watch_client())
         try:
+            sent = 0
             while (frame := await sub.next()) is not None:
                 await ws.send_text(frame)
+                sent += 1
+                if sent % 64 == 0:
+                    # Neither next() nor a send to a writable socket yields: without this a
+                    # long queue would be sent in one go, holding the loop from the fan-out
+                    # and the API.
+                    await asyncio.sleep(0)
             await ws.close(1000)
         except (WebSocketDisconnect, RuntimeError, OSError):
             pass

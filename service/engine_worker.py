@@ -59,7 +59,8 @@ class EngineWorker:
         backend: make_engine backend name.
         events: loop-side queue the events go to (unbounded; ``max_events`` bounds it).
         graph: initial graph to bulk-load (a restored snapshot or --graph), or None.
-        restore: (qid, pattern, count_only) of queries to re-register at ``next_seq``.
+        restore: (qid, pattern, count_only, max_deltas) of queries to re-register at
+            ``next_seq``.
         next_seq: seq of the first update this engine will see.
         max_batch_updates: most updates per engine.apply call.
         gpu_options: capacities for the GPU engine (``GpuEngine`` keyword arguments).
@@ -71,7 +72,7 @@ class EngineWorker:
     backend: str
     events: asyncio.Queue[Event]
     graph: Graph | None = None
-    restore: list[tuple[int, Pattern, bool]] = field(default_factory=list)
+    restore: list[tuple[int, Pattern, bool, int | None]] = field(default_factory=list)
     next_seq: int = 0
     max_batch_updates: int = 32768
     gpu_options: dict[str, int] = field(default_factory=dict)
@@ -148,8 +149,11 @@ class EngineWorker:
             engine = make_engine(self.backend, gpu_options=self.gpu_options)
             if self.graph is not None and self.graph.num_vertices + self.graph.num_edges:
                 engine.load_graph(self.graph)
-            for qid, pattern, count_only in self.restore:
-                engine.register(qid, pattern, from_seq=self.next_seq, count_only=count_only)
+            for qid, pattern, count_only, max_deltas in self.restore:
+                engine.register(
+                    qid, pattern, from_seq=self.next_seq, count_only=count_only,
+                    max_deltas=max_deltas,
+                )  # fmt: skip
             self.graph = None  # the engine holds it now
             self.memory_bytes = engine.memory_bytes()
             self.backend_name = engine.backend
@@ -230,7 +234,7 @@ class EngineWorker:
                 elif cmd.backfill:
                     event.backfill_matches = engine.match_static(cmd.pattern)
                 engine.register(cmd.qid, cmd.pattern, from_seq=cmd.from_seq,
-                                count_only=cmd.count_only)  # fmt: skip
+                                count_only=cmd.count_only, max_deltas=cmd.max_deltas)  # fmt: skip
                 return event
             if isinstance(cmd, Unregister):
                 engine.unregister(cmd.qid, from_seq=cmd.from_seq)

@@ -25,12 +25,15 @@ import numpy as np
 from dcsm.model import OP_INSERT, OUTCOME_NAMES, UpdateBatch
 
 from .frames import (
+    FRAME_ROWS,
     Encoding,
     count_batch_frame,
     count_frames,
     delta_batch_frame,
     delta_frames,
     end_frame,
+    overflow_batch_frame,
+    overflow_frames,
 )
 from .messages import (
     Applied,
@@ -52,6 +55,7 @@ from .subscribers import Subscriber
 log = logging.getLogger("dcsm.service.fanout")
 
 PUBLISH_CHUNK_FRAMES = 1024
+Encoder = Callable[[Encoding], tuple[list[str], list[str] | None]]
 
 
 def _resolve(fut: asyncio.Future | None, value: Any = None) -> None:
@@ -62,6 +66,18 @@ def _resolve(fut: asyncio.Future | None, value: Any = None) -> None:
 def _reject(fut: asyncio.Future | None, error: BaseException) -> None:
     if fut is not None and not fut.done():
         fut.set_exception(error)
+
+
+def _delta_encoder(
+    name: str, sign: np.ndarray, seq: np.ndarray, match: np.ndarray, arrival: np.ndarray,
+    now: float, backfill: bool,
+) -> Encoder:  # fmt: skip
+    def encode(enc: Encoding) -> tuple[list[str], list[str] | None]:
+        if enc == "batch":
+            return [delta_batch_frame(name, sign, seq, match, arrival, now, backfill)], None
+        return delta_frames(name, sign, seq, match, arrival, now, backfill)
+
+    return encode
 
 
 class Fanout:
@@ -146,9 +162,15 @@ class Fanout:
         if n:
             self._observe(ev)
         d = res.deltas
+        over = dict((st.qid, rows) for st, rows in self._by_query(res.overflow.query))
+        o = res.overflow
         for target, rows in self._by_query(d.query):
             match = d.match[rows, : target.num_vertices]
-            await self._emit_deltas(target, d.sign[rows], d.seq[rows], match, batch)
+            orows = over.get(target.qid, rows[:0])
+            await self._emit_deltas(
+                target, d.sign[rows], d.seq[rows], match, batch,
+                overflow=(o.seq[orows], o.count[orows]),
+            )  # fmt: skip
         c = res.counts
         for target, rows in self._by_query(c.query):
             await self._emit_counts(target, c.sign[rows], c.seq[rows], c.count[rows], batch)
@@ -208,8 +230,13 @@ class Fanout:
         match: np.ndarray,
         batch: UpdateBatch | None,
         backfill: bool = False,
+        overflow: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> None:
-        """``batch`` None: backfill (arrival is the registration time; not in the stats)."""
+        """``batch`` None: backfill (arrival is the registration time; not in the stats).
+        ``overflow``: (seq int64 (j,), not shipped int64 (j,)) of the updates whose deltas
+        the engine capped (each seq also has rows here): an overflow row each, after the
+        deltas. Rows go out FRAME_ROWS at a time with a loop turn between: one update with
+        a million matches must not hold the event loop (the API, /healthz) for seconds."""
         now = time.time()
         if batch is None:
             arrival = np.full(len(seq), st.created_at)
@@ -217,16 +244,36 @@ class Fanout:
             arrival = self._arrival(batch, seq)
             plus = int((sign > 0).sum())
             self._account(st, plus, len(sign) - plus, now - arrival)
+        for i in range(0, len(seq), FRAME_ROWS):
+            part = slice(i, i + FRAME_ROWS)
+            args = (st.name, sign[part], seq[part], match[part], arrival[part], now, backfill)
+            await self._publish(st, _delta_encoder(*args), st.subscribers, len(seq[part]))
+            if i + FRAME_ROWS < len(seq):
+                await asyncio.sleep(0)
+        oseq, onot = overflow if overflow is not None else (seq[:0], seq[:0])
+        if len(oseq):
+            st.stats.not_shipped += int(onot.sum())
+            # seq is sorted (engine order): the rows of each capped update are one run.
+            shipped = np.searchsorted(seq, oseq, "right") - np.searchsorted(seq, oseq, "left")
+            at = np.searchsorted(seq, oseq)
+            osign, oarr = sign[at], arrival[at]
 
-        def encode(enc: Encoding) -> tuple[list[str], list[str] | None]:
-            if enc == "batch":
-                return [delta_batch_frame(st.name, sign, seq, match, arrival, now, backfill)], None
-            return delta_frames(st.name, sign, seq, match, arrival, now, backfill)
+            def encode_over(enc: Encoding) -> tuple[list[str], list[str] | None]:
+                if enc == "batch":
+                    return [
+                        overflow_batch_frame(
+                            st.name, osign, oseq, shipped, onot, oarr, now, backfill
+                        )  # fmt: skip
+                    ], None
+                return overflow_frames(st.name, osign, oseq, shipped, onot, oarr, now, backfill)
 
-        await self._publish(st, encode, st.subscribers)
+            await self._publish(st, encode_over, st.subscribers, len(oseq))
         if st.count_subscribers and not backfill:
-            # An embedding-mode query watched through /counts: derive per-update counts.
+            # An embedding-mode query watched through /counts: derive per-update counts,
+            # exact (what the cap left out included).
             useq, first, cnt = np.unique(seq, return_index=True, return_counts=True)
+            if len(oseq):
+                cnt[np.searchsorted(useq, oseq)] += onot
             csign, carr = sign[first], arrival[first]
 
             def encode_counts(enc: Encoding) -> tuple[list[str], list[str] | None]:
@@ -234,7 +281,7 @@ class Fanout:
                     return [count_batch_frame(st.name, csign, useq, cnt, carr, now)], None
                 return count_frames(st.name, csign, useq, cnt, carr, now)
 
-            self._offer(encode_counts, st.count_subscribers)
+            self._offer(encode_counts, st.count_subscribers, len(useq))
 
     async def _emit_counts(
         self,
@@ -258,7 +305,7 @@ class Fanout:
                 return [count_batch_frame(st.name, sign, seq, count, arrival, now, backfill)], None
             return count_frames(st.name, sign, seq, count, arrival, now, backfill)
 
-        await self._publish(st, encode, st.count_subscribers)
+        await self._publish(st, encode, st.count_subscribers, len(seq))
 
     def _account(self, st: QueryState, plus: int, minus: int, latency: np.ndarray) -> None:
         st.stats.plus += plus
@@ -272,14 +319,13 @@ class Fanout:
         m.match_latency_seconds.observe_many(st.name, latency)
 
     async def _publish(
-        self,
-        st: QueryState,
-        encode: Callable[[Encoding], tuple[list[str], list[str] | None]],
-        subs: set[Subscriber],
+        self, st: QueryState, encode: Encoder, subs: set[Subscriber], rows: int
     ) -> None:
         """To Kafka in the query's encoding, then to the query's own-kind subscribers and the
-        unclaimed pending queue in theirs (each encoding built once, only if read)."""
-        cache = self._offer(encode, subs | ({st.pending} if st.pending is not None else set()))
+        unclaimed pending queue in theirs (each encoding built once, only if read; ``rows``:
+        how many rows ``encode`` covers)."""
+        pending = {st.pending} if st.pending is not None else set()
+        cache = self._offer(encode, subs | pending, rows)
         if self._output is not None:
             texts, ids = cache.get(st.encoding) or encode(st.encoding)
             for i in range(0, len(texts), PUBLISH_CHUNK_FRAMES):
@@ -290,10 +336,15 @@ class Fanout:
 
     @staticmethod
     def _offer(
-        encode: Callable[[Encoding], tuple[list[str], list[str] | None]], subs: set[Subscriber]
+        encode: Encoder, subs: set[Subscriber], rows: int
     ) -> dict[Encoding, tuple[list[str], list[str] | None]]:
+        """Offer to each subscriber; one that is full (a slow client) only counts the drop:
+        no frame is built for it, so it costs the fan-out nothing per frame."""
         cache: dict[Encoding, tuple[list[str], list[str] | None]] = {}
         for sub in subs:
+            if sub.room == 0 and sub.encoding not in cache:
+                sub.drop(1 if sub.encoding == "batch" else rows)
+                continue
             frames = cache.get(sub.encoding)
             if frames is None:
                 frames = cache[sub.encoding] = encode(sub.encoding)
@@ -314,10 +365,13 @@ class Fanout:
         at = np.array([cmd.from_seq], np.int64)
         if ev.backfill_matches is not None and len(ev.backfill_matches):
             k = n_backfill = len(ev.backfill_matches)
-            seq = np.full(k, cmd.from_seq, np.int64)
+            cap = k if st.max_deltas is None else min(k, st.max_deltas)
+            seq = np.full(cap, cmd.from_seq, np.int64)
+            over = (at, np.array([k - cap], np.int64)) if cap < k else None
             await self._emit_deltas(
-                st, np.ones(k, np.int8), seq, ev.backfill_matches, None, backfill=True
-            )
+                st, np.ones(cap, np.int8), seq, ev.backfill_matches[:cap], None, backfill=True,
+                overflow=over,
+            )  # fmt: skip
         elif ev.backfill_count:
             n_backfill = ev.backfill_count
             count = np.array([n_backfill], np.int64)

@@ -18,6 +18,21 @@ websocket subscriber (``?encoding=``):
   million rows cost one string, not a million. A batch covers whatever the engine applied
   in one call, so its boundaries depend on load: deduplicate by row id, never by frame.
 
+  A batch frame holds at most ``FRAME_ROWS`` (8,192) rows; a larger batch is several frames.
+
+**Overflow.** An embeddings-mode query ships at most ``max_deltas_per_update`` deltas per
+update (its registration's, else the service's ``--max-deltas-per-update``). For an update
+with more, the deltas of the engine batch that carried it are followed by one overflow row
+saying how many were left out (``shipped`` + ``not_shipped`` is the exact number of matches)::
+
+      {"type": "overflow", "query": "p7", "seq": 42, "sign": 1, "shipped": 10000,
+       "not_shipped": 928186, "arrival_ts": .., "emitted_ts": .., "id": "9c1e..."}    (json)
+      {"type": "overflows", "query": "p7", "seq": [..], "sign": [..], "shipped": [..],
+       "not_shipped": [..], "ids": "9c1e...", "arrival_ts": [..], "emitted_ts": ..}  (batch)
+
+Count-mode queries and ``/counts`` are never capped: their counts include what was not
+shipped. Backfill is capped the same way (one overflow row at ``from_seq``).
+
 Backfill frames add ``"backfill": true``; ``{"type": "gap" | "end"}`` frames are control.
 
 Stable ids
@@ -43,6 +58,8 @@ ENCODINGS: tuple[Encoding, ...] = ("json", "batch")
 
 _KIND_DELTA = np.uint64(0x64656C7461)  # "delta"
 _KIND_COUNT = np.uint64(0x636F756E74)  # "count"
+_KIND_OVERFLOW = np.uint64(0x6F766572666C6F77)  # "overflow"
+FRAME_ROWS = 8192  # most rows in one batch frame (and deltas encoded between two yields)
 _BACKFILL = np.uint64(0x6261636B66696C6C)  # "backfill"
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
@@ -81,6 +98,14 @@ def count_ids(name: str, seq: np.ndarray, sign: np.ndarray, backfill: bool = Fal
     """uint64 (k,) ids of per-update counts."""
     with np.errstate(over="ignore"):
         return _fold(_fold(_seed(name, _KIND_COUNT, len(seq), backfill), seq), sign)
+
+
+def overflow_ids(
+    name: str, seq: np.ndarray, sign: np.ndarray, backfill: bool = False
+) -> np.ndarray:
+    """uint64 (k,) ids of overflow rows (one per update and query at most)."""
+    with np.errstate(over="ignore"):
+        return _fold(_fold(_seed(name, _KIND_OVERFLOW, len(seq), backfill), seq), sign)
 
 
 def hex_ids(ids: np.ndarray) -> str:
@@ -143,6 +168,37 @@ def count_frames(
     return texts, ids
 
 
+def overflow_frames(
+    name: str,
+    sign: np.ndarray,
+    seq: np.ndarray,
+    shipped: np.ndarray,
+    not_shipped: np.ndarray,
+    arrival: np.ndarray,
+    emitted: float,
+    backfill: bool = False,
+) -> tuple[list[str], list[str]]:
+    """Overflow texts and their ids: sign int8 (k,), seq / shipped / not_shipped int64 (k,),
+    arrival float64 (k,)."""
+    ids = split_ids(hex_ids(overflow_ids(name, seq, sign, backfill)))
+    qn = json.dumps(name)
+    extra = ',"backfill":true' if backfill else ""
+    texts = [
+        f'{{"type":"overflow","query":{qn},"sign":{s},"seq":{q},"shipped":{k},'
+        f'"not_shipped":{n}{extra},"arrival_ts":{a:.6f},"emitted_ts":{emitted:.6f},"id":"{i}"}}'
+        for s, q, k, n, a, i in zip(
+            sign.tolist(),
+            seq.tolist(),
+            shipped.tolist(),
+            not_shipped.tolist(),
+            arrival.tolist(),
+            ids,
+            strict=True,
+        )  # fmt: skip
+    ]
+    return texts, ids
+
+
 # -- batch encoding: one frame per engine batch and query -----------------------------------
 
 
@@ -189,6 +245,25 @@ def count_batch_frame(
     return _batch(body, backfill)
 
 
+def overflow_batch_frame(
+    name: str,
+    sign: np.ndarray,
+    seq: np.ndarray,
+    shipped: np.ndarray,
+    not_shipped: np.ndarray,
+    arrival: np.ndarray,
+    emitted: float,
+    backfill: bool = False,
+) -> str:
+    """One ``{"type": "overflows", ...}`` text for all the rows."""
+    ids = hex_ids(overflow_ids(name, seq, sign, backfill))
+    body = {
+        "type": "overflows", "query": name, "seq": seq, "sign": sign, "shipped": shipped,
+        "not_shipped": not_shipped, "ids": ids, "arrival_ts": arrival, "emitted_ts": emitted,
+    }  # fmt: skip
+    return _batch(body, backfill)
+
+
 # -- control frames -------------------------------------------------------------------------
 
 
@@ -204,9 +279,10 @@ def rows(frame: dict[str, Any]) -> list[dict[str, Any]]:
     """A frame of either encoding as per-row dicts in the json encoding's shape (tests,
     small clients); control frames come back as they are."""
     kind = frame.get("type")
-    if kind not in ("deltas", "counts"):
+    if kind not in ("deltas", "counts", "overflows"):
         return [frame]
-    keys = ["seq", "sign", "arrival_ts", "match" if kind == "deltas" else "count", "id"]
+    payload = {"deltas": ["match"], "counts": ["count"], "overflows": ["shipped", "not_shipped"]}
+    keys = ["seq", "sign", "arrival_ts", *payload[kind], "id"]
     columns = [frame[k] for k in keys[:-1]] + [split_ids(frame["ids"])]
     extra = {"backfill": True} if frame.get("backfill") else {}
     out = []
@@ -214,7 +290,7 @@ def rows(frame: dict[str, Any]) -> list[dict[str, Any]]:
         row = dict(zip(keys, values, strict=True)) | extra
         row["query"] = frame["query"]
         row["emitted_ts"] = frame["emitted_ts"]
-        if kind == "counts":
-            row["type"] = "count"
+        if kind != "deltas":
+            row["type"] = kind[:-1]
         out.append(row)
     return out

@@ -55,6 +55,7 @@ class Register:
     count_only: bool
     backfill: bool
     reply: asyncio.Future[int] | None = None
+    max_deltas: int | None = None  # delta rows per update; None: no cap
 
 
 @dataclass(slots=True)

@@ -31,6 +31,7 @@ class QueryStats:
 
     plus: int = 0
     minus: int = 0
+    not_shipped: int = 0  # deltas past the query's max_deltas_per_update (overflow frames)
     updates_seen: int = 0
     backfill: int = 0
     latency: np.ndarray = field(default_factory=lambda: np.zeros(LATENCY_WINDOW))
@@ -55,6 +56,7 @@ class QueryStats:
         pct["window"] = pct.pop("n")
         return {
             "deltas": {"+": self.plus, "-": self.minus},
+            "not_shipped": self.not_shipped,
             "backfill": self.backfill,
             "updates_seen": self.updates_seen,
             "match_latency_seconds": pct,
@@ -78,6 +80,9 @@ class QueryState:
     # Collects frames from registration until the first subscriber of the query's own kind
     # claims it, so "register, then connect" misses nothing (backfill included).
     pending: Subscriber | None = None
+    # Most deltas shipped per update (embeddings mode); None: no cap. Past it the engine
+    # counts the rest and the fan-out sends an overflow frame instead.
+    max_deltas: int | None = None
 
     @property
     def num_vertices(self) -> int:
@@ -89,6 +94,7 @@ class QueryState:
             "query": self.spec.model_dump(),
             "mode": self.mode,
             "encoding": self.encoding,
+            "max_deltas_per_update": self.max_deltas,
             "from_seq": self.from_seq,
             "created_at": self.created_at,
             "state": "deleting" if self.closing else ("live" if self.live else "registering"),
@@ -104,8 +110,9 @@ class QueryState:
         return {
             "name": self.name, "qid": self.qid, "spec": self.spec.model_dump(), "mode": self.mode,
             "encoding": self.encoding, "from_seq": self.from_seq, "created_at": self.created_at,
+            "max_deltas": self.max_deltas,
             "stats": {"plus": s.plus, "minus": s.minus, "updates_seen": s.updates_seen,
-                      "backfill": s.backfill},
+                      "backfill": s.backfill, "not_shipped": s.not_shipped},
         }  # fmt: skip
 
     @staticmethod
@@ -113,7 +120,7 @@ class QueryState:
         st = QueryState(
             name=row["name"], qid=int(row["qid"]), spec=QuerySpec.model_validate(row["spec"]),
             mode=row["mode"], encoding=row.get("encoding", "json"), from_seq=int(row["from_seq"]),
-            created_at=float(row["created_at"]), live=True,
+            created_at=float(row["created_at"]), live=True, max_deltas=row.get("max_deltas"),
         )  # fmt: skip
         for k, v in row.get("stats", {}).items():
             setattr(st.stats, k, int(v))
@@ -131,7 +138,12 @@ class QueryCatalog:
         return len(self._by_name)
 
     def reserve(
-        self, spec: QuerySpec, mode: Mode, encoding: Encoding, on_drop: Any = None
+        self,
+        spec: QuerySpec,
+        mode: Mode,
+        encoding: Encoding,
+        on_drop: Any = None,
+        max_deltas: int | None = None,
     ) -> QueryState:
         """A new query (not live until the engine has registered it); 409 if the name is
         taken."""
@@ -140,7 +152,7 @@ class QueryCatalog:
                 f"a query named {spec.name!r} already exists",
                 [{"field": "name", "reason": "already exists; DELETE it first or pick another"}],
             )
-        st = QueryState(spec.name, self._next_qid, spec, mode, encoding)
+        st = QueryState(spec.name, self._next_qid, spec, mode, encoding, max_deltas=max_deltas)
         st.pending = Subscriber(self._pending_frames, on_drop, encoding)
         self._add(st)
         return st

@@ -60,16 +60,37 @@ class Subscriber:
         self._data += 1
         self._wake.set()
 
+    @property
+    def room(self) -> int:
+        """Data frames it would take now (0: closed or full, the next ones are dropped)."""
+        return 0 if self._closed else max(0, self.max_frames - self._data)
+
     def offer_many(self, frames: list[str]) -> None:
-        """Queue ``frames`` in order (whole when they fit, one by one at the bound)."""
-        if not self._closed and not self._dropped and self._data + len(frames) <= self.max_frames:
-            self._queue.extend(zip(itertools.repeat(True), frames))
-            self._data += len(frames)
-            if frames:
-                self._wake.set()
+        """Queue ``frames`` in order: those that fit, the rest counted as dropped at once
+        (nothing here is per dropped frame: a full subscriber costs the fan-out nothing)."""
+        self.drop_or_take(len(frames), frames)
+
+    def drop(self, n: int) -> None:
+        """``n`` frames this subscriber has no room for (the fan-out did not build them)."""
+        self.drop_or_take(n, [])
+
+    def drop_or_take(self, n: int, frames: list[str]) -> None:
+        if self._closed or n <= 0:
             return
-        for f in frames:
-            self.offer(f)
+        take = min(self.room, len(frames))
+        if take:
+            if self._dropped:
+                self._queue.append((False, gap_frame(self._dropped)))
+                self._dropped = 0
+            self._queue.extend(zip(itertools.repeat(True), frames[:take]))
+            self._data += take
+            self._wake.set()
+        lost = n - take
+        if lost:
+            self._dropped += lost
+            self.dropped_total += lost
+            if self._on_drop is not None:
+                self._on_drop(lost)
 
     def close(self, last_frame: str | None = None) -> None:
         """No more frames after ``last_frame`` (and any pending gap)."""
