@@ -116,11 +116,16 @@ def install_openapi(app: FastAPI) -> None:
             schemas[model.__name__] = js
         # FastAPI adds its own 422 to every route with parameters; the routes that can
         # answer 422 list the envelope instead, so what is left is a status they never send.
+        # Errors are JSON whatever the route's own media type (/metrics is text/plain).
+        envelope = {"$ref": "#/components/schemas/ErrorEnvelope"}
         for ops in doc.get("paths", {}).values():
             for op in ops.values():
-                default = op.get("responses", {}).get("422", {})
-                if "HTTPValidationError" in str(default):
-                    del op["responses"]["422"]
+                responses = op.get("responses", {})
+                if "HTTPValidationError" in str(responses.get("422", {})):
+                    del responses["422"]
+                for answer in responses.values():
+                    if "ErrorEnvelope" in str(answer.get("content", {})):
+                        answer["content"] = {"application/json": {"schema": envelope}}
         for unused in ("HTTPValidationError", "ValidationError"):
             schemas.pop(unused, None)
         components["securitySchemes"] = {
