@@ -439,8 +439,8 @@ class GpuEngine(Engine):
             for k in ("slabs_in_use", "versions_in_use", "gc_ptr", "completed", "gc_freed")
         }
         out |= {
-            "gc_queue": int(s["pad"][0]),
-            "donated": int(s["pad"][1]),
+            "gc_queue": int(s["gc_queue"]),
+            "donated": int(s["donated"]),
             "pool_slabs": self._nslabs,
             "max_versions": self._maxver,
         }

@@ -1,4 +1,4 @@
-"""Host mirrors of the structures in dcsm_kernel.cu (same field order, sizes, alignment).
+"""Host mirrors of the structures in gpu/layout.cuh (same field order, sizes, alignment).
 
 Each dtype below must match its C struct byte for byte; ``GpuEngine`` checks them against
 the sizes the kernel reports (``dcsm_sizes``) when it starts.
@@ -54,7 +54,7 @@ DEV_STATUS = np.dtype(
         ("in_consumed", np.uint64), ("gc_ptr", np.uint64), ("slabs_in_use", np.uint64),
         ("versions_in_use", np.uint64), ("clock_ns", np.uint64), ("running", np.uint64),
         ("error", np.uint64), ("completed", np.uint64), ("gc_freed", np.uint64),
-        ("pad", np.uint64, 7),
+        ("gc_queue", np.uint64), ("donated", np.uint64), ("pad", np.uint64, 5),
     ]
 )  # fmt: skip
 
@@ -84,7 +84,7 @@ def state_dtype(cfg: KernelConfig) -> np.dtype:
     return np.dtype(fields)
 
 
-# Self-check codes (dcsm_kernel.cu, enum CheckCode): what each violated invariant means.
+# Self-check codes (checks.cuh, enum CheckCode): what each violated invariant means.
 CHECKS = {
     1: "a slab run was handed out while another version owned it (slab, owner, version)",
     2: "a recycled version id was still current (version, vertex, dt_max)",

@@ -8,15 +8,24 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 SOURCE = Path(__file__).with_name("dcsm_kernel.cu")
+_INCLUDE = re.compile(r'^#include "([a-z_]+\.cuh)"$', re.MULTILINE)
+
+
+def kernel_source(path: Path = SOURCE) -> str:
+    """The kernel as one text: each ``#include "part.cuh"`` line of the main file replaced by
+    that part (CuPy compiles a string and keys its kernel cache on it, so included headers
+    would be neither found nor seen when they change)."""
+    return _INCLUDE.sub(lambda m: path.with_name(m.group(1)).read_text(), path.read_text())
 
 
 @dataclass(frozen=True)
 class KernelConfig:
-    """Compile-time sizes of dcsm_kernel.cu (its #ifndef defaults name the same values)."""
+    """Compile-time sizes of the kernel (layout.cuh's #ifndef defaults name the same values)."""
 
     n_updaters: int = 4
     batch_b: int = 64
@@ -67,7 +76,7 @@ def load_kernel(config: KernelConfig):  # type: ignore[no-untyped-def]
 
     config.validate()
     module = cp.RawModule(
-        code=SOURCE.read_text(),
+        code=kernel_source(),
         options=("-std=c++17", *config.defines()),
         enable_cooperative_groups=True,
     )

@@ -1,0 +1,306 @@
+// layout.cuh -- compile-time knobs, constants and every structure the kernel shares with
+// the host (gpu/layout.py mirrors them byte for byte; dcsm_sizes reports their sizes).
+//
+// Shared structures (dtype, layout; who allocates; who writes / reads):
+//   vlab   int32[maxv]         vertex labels; host allocates; updater jobs write (from input
+//                              records), executors read.
+//   ext    int64[maxv]         external vertex ids (symmetry breaking compares them); as vlab.
+//   head   int32[maxv]         newest version of each vertex's neighbour array, -1 if none;
+//                              updater jobs write (after the version is complete), all read.
+//   vmark, vseg int32[maxv]    batch number that last touched the vertex, and its segment
+//                              in that batch; updater jobs only.
+//   entries Entry[nslabs*32]   slab pool, 32 entries a slab, 16 B an entry {nbr, elab, ct,
+//                              dt}; a version owns a run of 2^cls consecutive slabs, entries
+//                              sorted by (nbr, ct). Updater jobs write new runs and dt edits;
+//                              executors read through L2 (__ldcg: L1 is not coherent).
+//   vers   Version[maxver]     {slab, len, cls, ct_min, dt_max, prev, ndead, x}; updater
+//                              jobs write, executors and GC read.
+//   slab_owner int32[nslabs]   version owning the slab run that starts there, -1 if free;
+//                              written only with CHECK=1 (J_ALLOC claims, GC releases).
+//   task_mark u64[MAXCHUNK]    CHECK=1 only: job seq of the last run of each task index;
+//                              the warp that ran the task writes, updater w0 reads.
+//   slab_free int32[sum_c nslabs>>c]  per-class free rings of slab-run starts: GC pushes,
+//                              updater w0 pops (single producer, single consumer).
+//   ver_free int32[maxver]     free ring of version ids (GC pushes, updater pops).
+//   gcq    int32[gcq_cap]      retired versions (the GC graph's frontier, dt_max order up to
+//                              a batch): updater jobs append, GC consumes.
+//   upd    Upd[MAXU]           per-update record, slot tau % MAXU: updater jobs write,
+//                              executors change `pending`, the finishing warp sets `done`.
+//   upd_count u64[MAXU*QMAX]   match counts per (update, query slot): executors atomicAdd.
+//   items  Item[MAXI]          work item ring, a multi-producer multi-consumer queue:
+//                              producers (updater jobs, donating executors) reserve an index
+//                              with atomicAdd on st.item_reserve, wait until item_free says
+//                              the slot was read, write the item, then item_stamp = index;
+//                              the consumer holding that ticket reads it and sets item_free.
+//   plans  int32[QMAX*PMAX*PLAN_INTS]  plan blobs (layout below): host uploads before the
+//                              REGISTER command; executors and updater jobs read.
+//   chunkmask u32, chunkoff int32, chunkseg int32 [MAXCHUNK]  the multi-array copy's 32-entry
+//                              chunks: live mask, live entries before it, its segment.
+//   batch  Batch               the batch being applied (records, half edges, segments);
+//                              updater w0 writes its control fields, jobs write the rest.
+//   st     State               counters (below); mixed writers as commented per field.
+//   Host-mapped (pinned):
+//   in_ring InRec[in_cap]      host writes records then hctl->in_tail; updater w0 reads.
+//   hctl   HostCtl             host writes; updater w0 reads (relays into st).
+//   dstat  DevStatus           device writes (w0: in_consumed; GC: pool stats); host reads.
+//   out    int32[out_cap]      match records [stamp, tau, slot, v0..v(n-1)]; executors write
+//                              the body, then the stamp; host reads in order.
+//   done   Done[MAXU], done_counts u64[MAXU*QMAX]: per-update completion records; the
+//                              finishing warp writes counts and times, then the stamp tau.
+//
+
+#ifndef N_UPDATERS
+#define N_UPDATERS 4
+#endif
+#ifndef BATCH_B
+#define BATCH_B 64
+#endif
+#ifndef BATCH_CAP
+#define BATCH_CAP 4096
+#endif
+#ifndef QMAX
+#define QMAX 32
+#endif
+#ifndef PMAX
+#define PMAX 64
+#endif
+#ifndef MAXU
+#define MAXU 65536
+#endif
+#ifndef MAXI
+#define MAXI 524288
+#endif
+#ifndef MAXCHUNK
+#define MAXCHUNK 2097152
+#endif
+#ifndef NCLASS
+#define NCLASS 24
+#endif
+#ifndef CHUNK
+#define CHUNK 1024
+#endif
+#ifndef BATCH_TIMEOUT_NS
+#define BATCH_TIMEOUT_NS 125000
+#endif
+// CHECK=1 compiles in self-checks of the invariants the design rests on (below, "Self-checks").
+#ifndef CHECK
+#define CHECK 0
+#endif
+
+// Work donation: an executor offers the rest of a level every DONATE_EVERY steps.
+#ifndef DONATE_EVERY
+#define DONATE_EVERY 16
+#endif
+// Job kinds executor warps help with (all; a bit mask so that a suspected race can be
+// bisected by job, as bench/results/gpu/NOTES.md describes).
+#ifndef HELP_MASK
+#define HELP_MASK 0xffffffffu
+#endif
+
+#if QMAX > 32
+#error "QMAX must be at most 32 (one lane per query slot in finalize_update)"
+#endif
+#if BATCH_CAP > 32768
+#error "BATCH_CAP must be at most 32768 (15 bits of update index in a half edge)"
+#endif
+
+#define KMAX 16
+#define INF_TS 0x7fffffff
+#define ANY (-1)
+#define HMAX (2 * BATCH_CAP)
+#define MAXQP (QMAX * PMAX)
+
+// Input record kinds.
+#define REC_INSERT 1
+#define REC_DELETE 2
+#define REC_REGISTER 3
+#define REC_UNREGISTER 4
+#define REC_STOP 5
+
+// Outcomes (dcsm.model.OUTCOME_*).
+#define OUT_APPLIED 0
+#define OUT_NOOP 1
+
+// Errors reported in dstat->error.
+#define ERR_POOL_EXHAUSTED 1
+#define ERR_VERSIONS_EXHAUSTED 2
+#define ERR_CHUNKS 3
+
+// Plan blob: int32 fields of one (slot, plan).
+#define PL_N 0
+#define PL_ELAB 1
+#define PL_VLABEL 2
+#define PL_POS (PL_VLABEL + KMAX)
+#define PL_BNCNT (PL_POS + KMAX)
+#define PL_BNPOS (PL_BNCNT + KMAX)
+#define PL_BNELAB (PL_BNPOS + KMAX * KMAX)
+#define PL_SYMLT (PL_BNELAB + KMAX * KMAX)
+#define PL_SYMGT (PL_SYMLT + KMAX)
+#define PLAN_INTS (PL_SYMGT + KMAX)
+
+typedef unsigned long long u64;
+typedef long long i64;
+
+struct Entry { int nbr; int elab; int ct; int dt; };
+// ndead counts the version's dead entries (dt != INF): a copy of a version without any skips
+// the compaction scan. x is the vertex whose neighbour array it is (self-checks read it).
+struct Version { int slab; int len; int cls; int ct_min; int dt_max; int prev; int ndead; int x; };
+
+struct InRec {
+    int kind;      // REC_*
+    int a, b;      // internal ids (REGISTER/UNREGISTER: a = slot, b = count_only)
+    int label;     // edge label (REGISTER: number of plans)
+    int a_label, b_label;
+    i64 ext_a, ext_b;
+    i64 arrival_ns;
+};
+
+struct Upd {
+    int a, b, elab, op;
+    int outcome, pending;
+    i64 tau;           // which tau occupies the slot
+    i64 done;          // == tau once complete (GC and slot reuse read it)
+    u64 t_taken, t_start;
+};
+
+// A work item: enumerate the matches of update tau for (slot, plan) whose first `level`
+// query vertices are m[0] = a, m[1] = b, m[2..level-1] = pre[...], taking level's candidates
+// from positions [pos, end) of its scan list (end < 0: pos + CHUNK, clipped to the list).
+#define ITEM_INTS 20
+struct __align__(16) Item { int tau; int slot_plan; int level; int pos; int end; int pad; int pre[KMAX - 2]; };
+
+struct Done {
+    i64 tau;           // written last: the record is valid once it equals the tau expected
+    int outcome, nitems;
+    u64 t_taken, t_start, t_finish;
+    i64 pad;
+};
+
+struct HostCtl { u64 in_tail; u64 out_consumed; u64 done_consumed; u64 pad; };
+
+struct DevStatus {
+    u64 in_consumed;      // updater w0
+    u64 gc_ptr;           // GC
+    u64 slabs_in_use;     // GC (snapshot of st)
+    u64 versions_in_use;  // GC
+    u64 clock_ns;         // w0 at launch: %globaltimer, for host clock calibration
+    u64 running;          // w0: 1 while running, 0 after a clean stop
+    u64 error;            // ERR_* (fatal; the kernel stops)
+    u64 completed;        // GC: number of completed updates
+    u64 gc_freed;         // GC: versions returned so far
+    u64 gc_queue;         // GC: retired versions still waiting in the GC queue
+    u64 donated;          // GC (snapshot of st): work items donated so far
+    u64 pad[5];
+};
+
+struct State {
+    u64 in_head;          // w0: input records consumed
+    u64 next_tau;         // w0: next tau to assign
+    u64 item_reserve;     // item producers atomicAdd
+    u64 item_ticket;      // executors atomicAdd
+    u64 out_reserve;      // executors atomicAdd (int32 units)
+    u64 out_consumed;     // w0 relays from host
+    u64 done_consumed;    // w0 relays from host
+    u64 completed;        // finishing warps atomicAdd
+    u64 gc_ptr;           // GC writes; updater reads
+    u64 gcq_head;         // GC
+    u64 gcq_tail;         // w0
+    u64 slab_bump;        // w0 (host sets after bulk load)
+    u64 ver_bump;         // w0
+    u64 ver_free_head;    // w0
+    u64 ver_free_tail;    // GC
+    u64 slabs_in_use;     // w0 and GC atomicAdd
+    u64 versions_in_use;  // w0 and GC atomicAdd
+    u64 stop;             // w0 sets when draining is over; all roles exit
+    u64 hold;             // host: fixed-batch baseline, a batch closes only at STOP
+    u64 batch_no;         // w0: batches applied (vmark stamps)
+    u64 job_word;         // w0: current job (seq << 40 | kind << 32 | tasks)
+    u64 job_cursor;       // w0 resets, every helper atomicAdds (seq << 40 | next task)
+    u64 job_done;         // w0 resets, helpers atomicAdd finished tasks
+    u64 donated;          // executors: items handed to waiting warps
+    u64 free_head[NCLASS];
+    u64 free_tail[NCLASS];
+    i64 q_from[QMAX];     // w0 (REGISTER): first tau the slot sees
+    i64 q_until[QMAX];    // w0 (UNREGISTER): first tau it no longer sees
+    int q_count[QMAX];    // w0: 1 = count only
+    int q_nplans[QMAX];   // w0
+    // w0 lane 0: %globaltimer ns spent per updater phase, summed over batches: forming
+    // (first record seen -> batch closed), classify+allocate, copy, publish versions,
+    // publish items; then the number of batches and of updates they held.
+    u64 phase_ns[5];
+    u64 batches, batched_updates;
+    u64 check_count[32];     // CHECK=1: violations per CHK_* code
+    i64 check_first[32][3];  // the first violation of each code: three values that locate it
+};
+
+// The batch being applied. Half edge h = 2i + side of record i is the endpoint x = a
+// (side 0) or b (side 1) of its update; key (x << 32 | i << 1 | side). A segment is one
+// vertex whose neighbour array the batch touches; its half edges sit in half[h0, h0 + cnt)
+// in update order. Written by updater w0 (ctl.nb, tau0, stop, the allocation ranges) and by
+// job tasks (everything else, each element by exactly one lane); read by job tasks.
+struct BatchCtl {
+    int nb, tau0;
+    int nseg, hcur, nchunks, nins, nver, npush, gcpos, nqp, ncompact, nitems;
+    int class_cnt[NCLASS];
+    int ring_n[NCLASS];
+    u64 ring_h[NCLASS];
+    u64 bump0[NCLASS];
+    u64 ver_ring_h, ver_bump0;
+    int ver_ring_n, pad1;
+    u64 gcq_base;
+};
+
+struct Batch {
+    BatchCtl ctl;
+    __align__(16) InRec rec[BATCH_CAP];
+    u64 taken[BATCH_CAP];
+    int outcome[BATCH_CAP], elab[BATCH_CAP], nitems[BATCH_CAP], len_a[BATCH_CAP], len_b[BATCH_CAP];
+    u64 hkey[HMAX];             // by half edge index
+    int hseg[HMAX], hrank[HMAX], hsorted[HMAX];
+    u64 tmp[HMAX];
+    int tmp_y[HMAX];            // other endpoint of tmp[]'s half edge
+    u64 half[HMAX];             // by segment, then update index
+    u64 hpair[HMAX];            // by segment, then (other endpoint, update index)
+    int hpair_y[HMAX], hpair_pos[HMAX];  // other endpoint; position of half edge h in hpair
+    int seg_x[HMAX], seg_cnt[HMAX], seg_h0[HMAX], seg_cur[HMAX], seg_new[HMAX];
+    int seg_first_ins[HMAX];    // position in half[] of the first applied insertion, -1 if none
+    int seg_nins[HMAX], seg_oldlen[HMAX], seg_dead[HMAX], seg_off[HMAX], seg_noff[HMAX];
+    int seg_cls[HMAX], seg_chunk0[HMAX], seg_live[HMAX], seg_ins0[HMAX];
+    int seg_crank[HMAX], seg_vrank[HMAX];
+    int ins_y[HMAX], ins_i[HMAX], ins_seg[HMAX];  // applied insertions by segment, (y, i) order
+    int qp[MAXQP];              // (slot << 16 | plan) live somewhere in the batch
+    int outcome_shadow[BATCH_CAP];  // CHECK=1: batch_no << 4 | outcome, written beside outcome
+};
+
+// Every pointer and size the kernel needs; all fields 8 bytes so the host can fill it as
+// a uint64 array (gpu/engine.py: CTX_FIELDS, same order).
+struct Ctx {
+    int* vlab; i64* ext; int* head; u64 maxv;
+    int* vmark; int* vseg;
+    Entry* entries; u64 nslabs;
+    Version* vers; u64 maxver;
+    int* slab_free; int* ver_free;
+    int* gcq; u64 gcq_cap;
+    Upd* upd; u64* upd_count;
+    Item* items; i64* item_free; i64* item_stamp;
+    int* plans;
+    unsigned* chunkmask; int* chunkoff; int* chunkseg;
+    Batch* batch;
+    State* st;
+    InRec* in_ring; u64 in_cap;
+    HostCtl* hctl; DevStatus* dstat;
+    int* out; u64 out_cap;
+    Done* done; u64* done_counts;
+    int* slab_owner;
+    u64* task_mark;   // CHECK=1: job seq of the last run of each task index
+};
+
+// Sizes of the structures the host allocates or mirrors (checked by gpu/engine.py).
+extern "C" __global__ void dcsm_sizes(u64* out) {
+    out[0] = sizeof(State);
+    out[1] = sizeof(Batch);
+    out[2] = sizeof(Item);
+    out[3] = sizeof(Upd);
+    out[4] = sizeof(Done);
+    out[5] = sizeof(InRec);
+}

@@ -1,0 +1,101 @@
+// mvg_read.cuh -- reading the multi-version graph as update tau sees it (Property 1),
+// and the plan blobs. Buffers read: head, vers, entries (through L2), plans; written:
+// none.
+
+// The version of x's neighbour array that update tau reads (Property 1), -1 if none.
+// Returns its entries' start and length through off/len.
+__device__ __forceinline__ int find_version(const Ctx& C, int x, int tau, int& off, int& len) {
+    int v = __ldcg(C.head + x);
+    while (v >= 0) {
+        Version ver = load_version(C.vers + v);
+        if (CHECK && ver.x != x) check_fail(C, CHK_WALK_FOREIGN, tau, x, v);
+        if (ver.ct_min <= tau) {
+            if (CHECK && ver.dt_max < tau) check_fail(C, CHK_WALK_EXPIRED, tau, x, v);
+            off = ver.slab * 32; len = ver.len;
+            return v;
+        }
+        v = ver.prev;
+    }
+    off = 0; len = 0;
+    return -1;
+}
+
+// First index in entries [off, off+len) whose neighbour is >= c (> c when `upper`).
+__device__ __forceinline__ int lower_nbr(const Ctx& C, int off, int len, int c, bool upper = false) {
+    int lo = 0, hi = len;
+    while (lo < hi) {
+        int mid = (lo + hi) >> 1;
+        int v = __ldcg(&C.entries[off + mid].nbr);
+        if (v < c || (upper && v == c)) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+// Is an entry with neighbour c and a label matching `want` visible to tau in entries
+// [off, off+len)? Re-insertions within one batch leave several entries of one neighbour,
+// each with its own lifetime.
+__device__ __forceinline__ bool has_edge(const Ctx& C, int off, int len, int c, int tau, int want) {
+    for (int k = lower_nbr(C, off, len, c); k < len; ++k) {
+        Entry e = load_entry(C.entries + off + k);
+        if (e.nbr != c) return false;
+        if (e.ct <= tau && tau <= e.dt && (want == ANY || e.elab == want)) return true;
+    }
+    return false;
+}
+
+// The entry of neighbour y alive at tau (the last one with ct <= tau), as an index into
+// entries, or -1: the entry a deletion at tau ends.
+__device__ int find_at(const Ctx& C, int off, int len, int y, int tau) {
+    int found = -1;
+    for (int k = lower_nbr(C, off, len, y); k < len; ++k) {
+        Entry e = load_entry(C.entries + off + k);
+        if (e.nbr != y || e.ct > tau) break;
+        found = off + k;
+    }
+    return found;
+}
+
+// Live entry of neighbour y in version v (dt == INF), or -1.
+__device__ int find_live(const Ctx& C, int v, int y) {
+    if (v < 0) return -1;
+    Version ver = load_version(C.vers + v);
+    int off = ver.slab * 32;
+    for (int k = lower_nbr(C, off, ver.len, y); k < ver.len; ++k) {
+        Entry e = load_entry(C.entries + off + k);
+        if (e.nbr != y) return -1;
+        if (e.dt == INF_TS) return off + k;
+    }
+    return -1;
+}
+
+__device__ __forceinline__ const int* plan_ptr(const Ctx& C, int slot, int p) {
+    return C.plans + ((size_t)slot * PMAX + p) * PLAN_INTS;
+}
+
+// Can plan p's start edge map onto (a, b) with edge label elab? (labels and symmetry)
+__device__ bool start_ok(const Ctx& C, const int* pl, int a, int b, int elab) {
+    int la = __ldcg(pl + PL_VLABEL), lb = __ldcg(pl + PL_VLABEL + 1), le = __ldcg(pl + PL_ELAB);
+    if (la != ANY && __ldcg(C.vlab + a) != la) return false;
+    if (lb != ANY && __ldcg(C.vlab + b) != lb) return false;
+    if (le != ANY && elab != le) return false;
+    int lt = __ldcg(pl + PL_SYMLT + 1), gt = __ldcg(pl + PL_SYMGT + 1);
+    if ((lt | gt) & 1) {
+        i64 ea = __ldcg(C.ext + a), eb = __ldcg(C.ext + b);
+        if ((lt & 1) && !(eb < ea)) return false;
+        if ((gt & 1) && !(eb > ea)) return false;
+    }
+    return true;
+}
+
+// Which backward neighbour's list level i scans: the first shortest. The updater (to cut
+// level-2 chunks) and the executors (to run items) both use it, so they agree on what an
+// item's positions index.
+__device__ __forceinline__ int pick_base(const int* pl, int i, const int* mlen) {
+    int nb = __ldcg(pl + PL_BNCNT + i);
+    int best = 0, bl = 0x7fffffff;
+    for (int k = 0; k < nb; ++k) {
+        int l = mlen[__ldcg(pl + PL_BNPOS + i * KMAX + k)];
+        if (l < bl) { bl = l; best = k; }
+    }
+    return best;
+}

@@ -1,0 +1,168 @@
+// updater.cuh -- the graph-updater warps' main loop: take each batch through its jobs,
+// allocate versions and slab runs from the pools (warp 0, lane 0), publish, stop.
+// Buffers: slab_free/ver_free (pops), st pool counters, batch control fields, dstat.
+
+// Take k units from a free ring [head, tail) and, for the rest, from a bump region; waits
+// for the collector while both together hold too few. Returns false when that can never
+// end. (updater w0, lane 0)
+__device__ bool pop_units(const Ctx& C, int k, u64* head, const u64* tail, u64* bump, u64 bump_cap,
+                          u64 unit, u64& ring_h, int& ring_n, u64& bump0) {
+    u64 spins = 0;
+    while (true) {
+        u64 h = *head, avail = vload(tail) - h;
+        u64 a = min((u64)k, avail);
+        u64 rest = (u64)k - a;
+        if ((bump_cap - *bump) / unit >= rest) {
+            ring_h = h; ring_n = (int)a; bump0 = *bump;
+            *head = h + a;
+            *bump += rest * unit;
+            return true;
+        }
+        relay(C);
+        if (pool_stuck(C) && ++spins > 100000) return false;
+        __nanosleep(1000);  // backpressure: wait for the collector
+    }
+}
+
+// Take every new version's id and slab run from the pools (updater w0, lane 0; the
+// segments then pick theirs by rank in J_ALLOC).
+__device__ bool allocate(const Ctx& C) {
+    BatchCtl& K = C.batch->ctl;
+    int nver = vload(&K.nver);
+    if (nver == 0) return true;
+    if (!pop_units(C, nver, &C.st->ver_free_head, &C.st->ver_free_tail, &C.st->ver_bump, C.maxver, 1,
+                   K.ver_ring_h, K.ver_ring_n, K.ver_bump0)) {
+        vstore(&C.dstat->error, (u64)ERR_VERSIONS_EXHAUSTED);
+        return false;
+    }
+    atomicAdd(&C.st->versions_in_use, (u64)nver);
+    for (int c = 0; c < NCLASS; ++c) {
+        int k = vload(&K.class_cnt[c]);
+        if (k == 0) continue;
+        if (!pop_units(C, k, &C.st->free_head[c], &C.st->free_tail[c], &C.st->slab_bump, C.nslabs,
+                       1ULL << c, K.ring_h[c], K.ring_n[c], K.bump0[c])) {
+            vstore(&C.dstat->error, (u64)ERR_POOL_EXHAUSTED);
+            return false;
+        }
+        atomicAdd(&C.st->slabs_in_use, (u64)k << c);
+    }
+    if (vload(&K.nchunks) > MAXCHUNK) { vstore(&C.dstat->error, (u64)ERR_CHUNKS); return false; }
+    return true;
+}
+
+// (slot, plan) pairs of query slots live somewhere in [tau0, tau0 + nb) (updater w0).
+__device__ void live_plans(const Ctx& C, int tau0, int nb, int lane) {
+    Batch& B = *C.batch;
+    int q = lane, np = 0;
+    if (q < QMAX) {
+        int n = vload(&C.st->q_nplans[q]);
+        if (n > 0 && vload(&C.st->q_from[q]) < (i64)tau0 + nb && vload(&C.st->q_until[q]) > (i64)tau0) np = n;
+    }
+    int incl = np;
+    for (int d = 1; d < 32; d <<= 1) {
+        int v = __shfl_up_sync(0xffffffffu, incl, d);
+        if (lane >= d) incl += v;
+    }
+    for (int p = 0; p < np; ++p) B.qp[incl - np + p] = (q << 16) | p;
+    if (lane == 31) B.ctl.nqp = incl;
+    warp_join();
+}
+
+__device__ void reset_batch_counters(Batch& B, int lane) {
+    if (lane < NCLASS) B.ctl.class_cnt[lane] = 0;
+    if (lane == 0) {
+        BatchCtl& K = B.ctl;
+        K.nseg = 0; K.hcur = 0; K.nchunks = 0; K.nins = 0; K.nver = 0; K.npush = 0;
+        K.gcpos = 0; K.nqp = 0; K.ncompact = 0; K.nitems = 0;
+    }
+}
+
+__device__ void updater(const Ctx& C, int w, int lane) {
+    __shared__ UpdShared S;
+    Batch& B = *C.batch;
+    if (w == 0 && lane == 0) {
+        S.fatal = 0;
+        C.dstat->clock_ns = gtime();
+        C.dstat->running = 1;
+        __threadfence_system();
+    }
+    const bool clock = w == 0 && lane == 0;
+    while (true) {
+        if (w == 0) {
+            reset_batch_counters(B, lane);
+            form_batch(C, S, lane);
+            if (lane == 0 && S.nb > 0) vstore(&C.st->batch_no, vload(&C.st->batch_no) + 1);
+        }
+        named_barrier_updaters();
+        int nb = S.nb, stop = S.stop;
+        if (nb > 0) {
+            u64 t[5];
+            t[0] = clock ? gtime() : 0;
+            int nht = cdiv(2 * nb, 32);
+            job(C, J_HALVES, cdiv(nb, 32), w, lane);
+            job(C, J_SEGCOUNT, nht, w, lane);
+            int nseg = vload(&B.ctl.nseg), nst = cdiv(nseg, 32);
+            job(C, J_SEGSTART, nst, w, lane);
+            job(C, J_PLACE, nht, w, lane);
+            job(C, J_ORDER, nht, w, lane);
+            job(C, J_CLASSIFY, cdiv(nb, 32), w, lane);
+            job(C, J_SEGINFO, nst, w, lane);
+            job(C, J_SEGEDIT, nht, w, lane);
+            if (clock) S.fatal = !allocate(C);
+            named_barrier_updaters();
+            if (S.fatal) break;
+            job(C, J_ALLOC, nst, w, lane);
+            t[1] = clock ? gtime() : 0;
+            int nchunks = vload(&B.ctl.nchunks);
+            if (vload(&B.ctl.ncompact) > 0) job(C, J_MASK, nchunks, w, lane);
+            job(C, J_SCAN, nst, w, lane);
+            job(C, J_COPY, cdiv(nchunks, COPY_UNROLL) + cdiv(vload(&B.ctl.nins), 32), w, lane);
+            t[2] = clock ? gtime() : 0;
+            if (clock) {
+                u64 tl = C.st->gcq_tail, np = (u64)vload(&B.ctl.npush);
+                while (tl + np - vload(&C.st->gcq_head) > C.gcq_cap) { relay(C); __nanosleep(1000); }
+                B.ctl.gcq_base = tl;
+            }
+            job(C, J_PUBLISH, nht + nst, w, lane);
+            if (CHECK) job(C, J_VERIFY, nst, w, lane);
+            if (clock) vstore(&C.st->gcq_tail, C.st->gcq_tail + (u64)vload(&B.ctl.npush));
+            t[3] = clock ? gtime() : 0;
+            if (w == 0) live_plans(C, S.tau0, nb, lane);
+            job(C, J_COUNT, cdiv(nb, 32), w, lane);
+            if (clock) {
+                // Room in the item ring for the whole batch, so that no helper waits inside
+                // J_ITEMS on a slot whose reader is itself helping.
+                u64 end = vload(&C.st->item_reserve) + (u64)vload(&B.ctl.nitems);
+                while (end > 0 && vload(&C.item_free[(end - 1) % MAXI]) < (i64)(end - 1)) __nanosleep(500);
+            }
+            job(C, J_ITEMS, cdiv(nb, 32), w, lane);
+            if (w == 0) {
+                relay(C);
+                if (lane == 0) vstore(&C.st->next_tau, (u64)(S.tau0 + nb));
+            }
+            if (clock) {
+                t[4] = gtime();
+                C.st->phase_ns[0] += t[0] - S.first_seen;
+                for (int k = 1; k < 5; ++k) C.st->phase_ns[k] += t[k] - t[k - 1];
+                C.st->batches += 1;
+                C.st->batched_updates += nb;
+            }
+        }
+        named_barrier_updaters();
+        if (stop) break;
+    }
+    if (w == 0) {
+        // Drain: every published update completes before the others are told to stop.
+        if (lane == 0) {
+            while (!S.fatal && vload(&C.st->completed) < vload(&C.st->next_tau) - 1) {
+                relay(C);
+                __nanosleep(1000);
+            }
+            __threadfence();
+            vstore(&C.st->stop, 1ULL);
+            C.dstat->running = 0;
+            __threadfence_system();
+        }
+        warp_join();
+    }
+}

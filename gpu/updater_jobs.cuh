@@ -1,0 +1,655 @@
+// updater_jobs.cuh -- the graph updater's data-parallel jobs (section 5), one task
+// function per job kind, and the job protocol that hands their tasks to any warp.
+//
+// Jobs. The updater posts one job at a time in st.job_word = (seq << 40 | kind << 32 | n
+// tasks) and st.job_cursor = (seq << 40 | next task); any warp claims a task with one
+// atomicAdd on the cursor (the seq in the value it gets back names the job the task belongs
+// to), runs it, and adds to st.job_done; the updater waits for job_done == n before the next
+// job. Element jobs give a task 32 consecutive elements, one per lane. A task writes only
+// elements it owns (its own records, half edges, segments, chunks, or slots it claimed with
+// an atomic): tasks of one job never write each other's data. A job of at most N_UPDATERS
+// tasks runs on the updater warps directly.
+//
+// Buffers: batch (half edges, segments, chunks: each task writes only elements it owns),
+// vlab/ext/vmark/vseg, entries and vers (new runs, dt edits), chunkmask/chunkoff/
+// chunkseg, gcq (appends), upd/upd_count (J_HALVES, J_ITEMS), items (J_ITEMS).
+
+// Job kinds, in the order the updater runs them for a batch.
+enum JobKind {
+    J_HALVES = 1,   // per record: labels, half edges, segments (vertex claims)
+    J_SEGCOUNT,     // per half edge: its segment, arrival rank in it
+    J_SEGSTART,     // per segment: where its half edges go
+    J_PLACE,        // per half edge: into its segment
+    J_ORDER,        // per half edge: update order within the segment
+    J_CLASSIFY,     // per record: outcome (per endpoint pair, in order, from the graph)
+    J_SEGINFO,      // per segment: current version, first insertion, sizes, ranks
+    J_SEGEDIT,      // per half edge: in-place deletions; insertions sorted per segment
+    J_ALLOC,        // per segment: new version, slab run, chunk table
+    J_MASK,         // per chunk: live masks of versions with dead entries
+    J_SCAN,         // per segment: live counts per chunk; new version length
+    J_COPY,         // per chunk of old entries, then per inserted entry: the merge
+    J_PUBLISH,      // per half edge: deletions after the first insertion; per segment: head,
+                    //   retire the old version to the GC queue
+    J_COUNT,        // per record: version lengths, work items per (slot, plan)
+    J_ITEMS,        // per record: update record, then its items
+    J_VERIFY,       // CHECK=1 only, after J_PUBLISH: per segment, the new version is whole
+};
+
+#define COPY_UNROLL 4
+
+// Live entries of segment g's current version before index j (from the chunk masks and
+// offsets of J_MASK and J_SCAN; every entry is live when the version has no dead entry).
+__device__ __forceinline__ int live_before(const Ctx& C, const Batch& B, int g, int j) {
+    if (ld(B.seg_dead[g]) == 0) return j;
+    int oldlen = ld(B.seg_oldlen[g]);
+    if (j >= oldlen) return ld(B.seg_live[g]);
+    int c = ld(B.seg_chunk0[g]) + j / 32;
+    return ld(C.chunkoff[c]) + __popc(ld(C.chunkmask[c]) & ((1u << (j % 32)) - 1u));
+}
+
+// Number of inserted neighbours of segment g below y (its sorted insertion list).
+__device__ __forceinline__ int ins_below(const Batch& B, int g, int y) {
+    int lo = ld(B.seg_ins0[g]), hi = lo + ld(B.seg_nins[g]), base = lo;
+    while (lo < hi) {
+        int mid = (lo + hi) >> 1;
+        if (ld(B.ins_y[mid]) < y) lo = mid + 1; else hi = mid;
+    }
+    return lo - base;
+}
+
+__device__ void task_copy_chunks(const Ctx& C, const Batch& B, int t, int lane) {
+    int nchunks = ld(B.ctl.nchunks);
+    Entry e[COPY_UNROLL];
+    int g[COPY_UNROLL], j[COPY_UNROLL];
+    bool valid[COPY_UNROLL];
+#pragma unroll
+    for (int u = 0; u < COPY_UNROLL; ++u) {
+        int c = t * COPY_UNROLL + u;
+        valid[u] = c < nchunks;
+        g[u] = valid[u] ? ld(C.chunkseg[c]) : 0;
+        j[u] = valid[u] ? (c - ld(B.seg_chunk0[g[u]])) * 32 + lane : 0;
+        valid[u] = valid[u] && j[u] < ld(B.seg_oldlen[g[u]]);
+        if (valid[u]) e[u] = load_entry(C.entries + ld(B.seg_off[g[u]]) + j[u]);
+    }
+#pragma unroll
+    for (int u = 0; u < COPY_UNROLL; ++u) {
+        if (!valid[u] || e[u].dt != INF_TS) continue;
+        int pos = live_before(C, B, g[u], j[u]) + ins_below(B, g[u], e[u].nbr);
+        *reinterpret_cast<int4*>(C.entries + ld(B.seg_noff[g[u]]) + pos) =
+            make_int4(e[u].nbr, e[u].elab, e[u].ct, e[u].dt);
+    }
+}
+
+// Level-2 chunks (work items) of an update (a, b, elab) at tau for one (slot, plan) pair: 0
+// when the slot does not see tau or the start edge does not fit the plan. mlen: the
+// version lengths of a and b at tau.
+__device__ int chunks_of(const Ctx& C, int qp, int tau, int a, int b, int elab, const int* mlen) {
+    int q = qp >> 16;
+    if (!(ld(C.st->q_from[q]) <= tau && tau < ld(C.st->q_until[q]))) return 0;
+    const int* pl = plan_ptr(C, q, qp & 0xffff);
+    if (!start_ok(C, pl, a, b, elab)) return 0;
+    if (__ldcg(pl + PL_N) == 2) return 1;
+    int len = mlen[__ldcg(pl + PL_BNPOS + 2 * KMAX + pick_base(pl, 2, mlen))];
+    return max(1, (len + CHUNK - 1) / CHUNK);
+}
+
+// Work items of applied update e (tau); records the version lengths of its endpoints.
+__device__ int count_items(const Ctx& C, Batch& B, int e, int tau) {
+    int a = ld(B.rec[e].a), b = ld(B.rec[e].b), elab = ld(B.elab[e]);
+    int off, mlen[2];
+    find_version(C, a, tau, off, mlen[0]);
+    find_version(C, b, tau, off, mlen[1]);
+    B.len_a[e] = mlen[0];
+    B.len_b[e] = mlen[1];
+    int nqp = ld(B.ctl.nqp), items = 0;
+    for (int k = 0; k < nqp; ++k) items += chunks_of(C, ld(B.qp[k]), tau, a, b, elab, mlen);
+    B.nitems[e] = items;
+    return items;
+}
+
+// J_HALVES: per record: labels, half edges, segments (vertex claims)
+__device__ __forceinline__ void task_halves(const Ctx& C, Batch& B, int nb, int tau0, int t, int lane) {
+    const int e = t * 32 + lane;  // element of an element job
+    if (e >= nb) return;
+    InRec r = load_rec(B.rec + e);
+    C.vlab[r.a] = r.a_label;  // first-seen labels were fixed by the host
+    C.vlab[r.b] = r.b_label;
+    C.ext[r.a] = r.ext_a;
+    C.ext[r.b] = r.ext_b;
+    B.nitems[e] = 0;
+    size_t slot = (size_t)((tau0 + e) % MAXU) * QMAX;
+    for (int q = 0; q < QMAX; ++q) C.upd_count[slot + q] = 0;
+    int bno = (int)vload(&C.st->batch_no);
+    for (int side = 0; side < 2; ++side) {
+        int x = side ? r.b : r.a;
+        B.hkey[2 * e + side] = ((u64)x << 32) | ((u64)e << 1) | (u64)side;
+        if (atomicMax(&C.vmark[x], bno) < bno) {  // first half edge of x in this batch
+            int g = atomicAdd(&B.ctl.nseg, 1);
+            C.vseg[x] = g;
+            B.seg_x[g] = x;
+            B.seg_cnt[g] = 0;
+        }
+    }
+}
+
+// J_SEGCOUNT: per half edge: its segment, arrival rank in it
+__device__ __forceinline__ void task_segcount(const Ctx& C, Batch& B, int nb, int tau0, int t, int lane) {
+    const int e = t * 32 + lane;  // element of an element job
+    if (e >= 2 * nb) return;
+    int g = ld(C.vseg[half_x(ld(B.hkey[e]))]);
+    if (CHECK && (g >= ld(B.ctl.nseg) || ld(B.seg_x[g]) != half_x(ld(B.hkey[e]))))
+        check_fail(C, CHK_SEGMENT, tau0 + e / 2, half_x(ld(B.hkey[e])), g);
+    B.hseg[e] = g;
+    B.hrank[e] = atomicAdd(&B.seg_cnt[g], 1);
+}
+
+// J_SEGSTART: per segment: where its half edges go
+__device__ __forceinline__ void task_segstart(const Ctx& C, Batch& B, int nb, int tau0, int t, int lane) {
+    const int e = t * 32 + lane;  // element of an element job
+    int ns = ld(B.ctl.nseg);
+    int cnt = e < ns ? ld(B.seg_cnt[e]) : 0;
+    int base = warp_claim(&B.ctl.hcur, cnt, lane);
+    if (e < ns) B.seg_h0[e] = base;
+}
+
+// J_PLACE: per half edge: into its segment
+__device__ __forceinline__ void task_place(const Ctx& C, Batch& B, int nb, int tau0, int t, int lane) {
+    const int e = t * 32 + lane;  // element of an element job
+    if (e >= 2 * nb) return;
+    int at = ld(B.seg_h0[ld(B.hseg[e])]) + ld(B.hrank[e]);
+    u64 key = ld(B.hkey[e]);
+    B.tmp[at] = key;
+    B.tmp_y[at] = half_y(B, key);
+}
+
+// J_ORDER: per half edge: update order within the segment
+__device__ __forceinline__ void task_order(const Ctx& C, Batch& B, int nb, int tau0, int t, int lane) {
+    const int e = t * 32 + lane;  // element of an element job
+    if (e >= 2 * nb) return;
+    int g = ld(B.hseg[e]);
+    int h0 = ld(B.seg_h0[g]), cnt = ld(B.seg_cnt[g]);
+    u64 key = ld(B.hkey[e]);
+    int y = half_y(B, key), i = half_i(key);
+    int r = 0, rp = 0;  // ranks by update index, and by (other endpoint, update index)
+    for (int k = h0; k < h0 + cnt; ++k) {
+        u64 o = ld(B.tmp[k]);
+        int yo = ld(B.tmp_y[k]);
+        r += o < key;
+        rp += yo < y || (yo == y && half_i(o) < i);
+    }
+    B.half[h0 + r] = key;
+    B.hsorted[e] = h0 + r;
+    B.hpair[h0 + rp] = key;
+    B.hpair_y[h0 + rp] = y;
+    B.hpair_pos[e] = h0 + rp;
+}
+
+// J_CLASSIFY: per record: outcome (per endpoint pair, in order, from the graph)
+__device__ __forceinline__ void task_classify(const Ctx& C, Batch& B, int nb, int tau0, int t, int lane) {
+    const int e = t * 32 + lane;  // element of an element job
+    // Outcome of update e: replay its endpoint pair's updates in this batch, in order,
+    // from the pair's state in the graph (insert of a present edge / delete of an
+    // absent one is a no-op). They sit next to each other in the (other endpoint,
+    // update) order of the smaller endpoint's segment. Each lane writes its own update.
+    if (e >= nb) return;
+    int a = ld(B.rec[e].a), b = ld(B.rec[e].b);
+    int lo = min(a, b), hi = max(a, b);
+    int h = 2 * e + (a == lo ? 0 : 1);
+    int p = ld(B.hpair_pos[h]), q = p, h0 = ld(B.seg_h0[ld(B.hseg[h])]);
+    while (q > h0 && ld(B.hpair_y[q - 1]) == hi) --q;
+    const int chain = p - q + 1;
+    int ent = find_live(C, __ldcg(C.head + lo), hi);
+    bool exists = ent >= 0, mine = false;
+    if (CHECK && (find_live(C, __ldcg(C.head + hi), lo) >= 0) != exists)
+        check_fail(C, CHK_ASYMMETRIC, tau0 + e, lo, hi);
+    int lab = exists ? __ldcg(&C.entries[ent].elab) : 0;
+    for (; q <= p; ++q) {
+        int k = half_i(ld(B.hpair[q]));
+        bool ins = is_insert(B, k);
+        mine = ins != exists;
+        if (mine) {
+            if (ins) lab = ld(B.rec[k].label);
+            exists = ins;
+        }
+    }
+    if (CHECK) {
+        bool ex = ent >= 0, mine2 = false;
+        int cnt = 0;
+        for (int k = 0; k <= e; ++k) {
+            int ka = ld(B.rec[k].a), kb = ld(B.rec[k].b);
+            if (min(ka, kb) != lo || max(ka, kb) != hi) continue;
+            ++cnt;
+            bool ins = is_insert(B, k);
+            mine2 = ins != ex;
+            if (mine2) ex = ins;
+        }
+        if (mine2 != mine || cnt != chain)
+            check_fail(C, CHK_CHAIN, tau0 + e, lo, hi + 1000LL * cnt + 1000000LL * chain);
+    }
+    const int outcome = mine ? OUT_APPLIED : OUT_NOOP;
+    B.outcome[e] = outcome;
+    B.elab[e] = lab;
+    if (CHECK) B.outcome_shadow[e] = ((int)vload(&C.st->batch_no) << 4) | outcome;
+}
+
+// J_SEGINFO: per segment: current version, first insertion, sizes, ranks
+__device__ __forceinline__ void task_seginfo(const Ctx& C, Batch& B, int nb, int tau0, int t, int lane) {
+    const int e = t * 32 + lane;  // element of an element job
+    int ns = ld(B.ctl.nseg);
+    bool on = e < ns;
+    int first_ins = -1, nins = 0, ndel = 0, oldlen = 0, dead = 0, off = 0, cur = -1, cls = -1;
+    if (on) {
+        int x = ld(B.seg_x[e]);
+        int h0 = ld(B.seg_h0[e]), h1 = h0 + ld(B.seg_cnt[e]);
+        cur = __ldcg(C.head + x);
+        for (int q = h0; q < h1; ++q) {
+            int i = half_i(ld(B.half[q]));
+            if (!applied(C, B, i, J_SEGINFO)) continue;
+            if (is_insert(B, i)) { if (first_ins < 0) first_ins = q; ++nins; }
+            else if (first_ins < 0) ++ndel;
+        }
+        if (cur >= 0) {
+            Version ver = load_version(C.vers + cur);
+            if (CHECK && ver.x != x) check_fail(C, CHK_WRONG_VERTEX, tau0, x, cur);
+            for (int k = 1; CHECK && k < ver.len; ++k) {
+                Entry p = load_entry(C.entries + ver.slab * 32 + k - 1);
+                Entry q = load_entry(C.entries + ver.slab * 32 + k);
+                if (p.nbr > q.nbr || (p.nbr == q.nbr && (p.ct > q.ct || (p.dt == INF_TS && q.dt == INF_TS)))) {
+                    check_fail(C, CHK_UNSORTED, cur, x, k);
+                    break;
+                }
+            }
+            oldlen = ver.len; off = ver.slab * 32;
+            dead = ver.ndead + ndel;
+            // Dead-entry count (the in-place deletions of J_SEGEDIT count here).
+            if (ndel) C.vers[cur].ndead = dead;
+        }
+        cls = first_ins >= 0 ? ceil_log2((unsigned)((oldlen + nins + 31) / 32)) : -1;
+        B.seg_cur[e] = cur;
+        B.seg_first_ins[e] = first_ins;
+        B.seg_nins[e] = nins;
+        B.seg_oldlen[e] = oldlen;
+        B.seg_dead[e] = dead;
+        B.seg_off[e] = off;
+        B.seg_cls[e] = cls;
+        B.seg_new[e] = -1;
+    }
+    bool fresh = cls >= 0;
+    int vr = warp_claim(&B.ctl.nver, (int)fresh, lane);
+    int ch = warp_claim(&B.ctl.nchunks, fresh ? (oldlen + 31) / 32 : 0, lane);
+    int i0 = warp_claim(&B.ctl.nins, fresh ? nins : 0, lane);
+    warp_claim(&B.ctl.npush, (int)(fresh && cur >= 0), lane);
+    warp_claim(&B.ctl.ncompact, (int)(fresh && dead > 0), lane);
+    if (fresh) {
+        B.seg_vrank[e] = vr;
+        B.seg_chunk0[e] = ch;
+        B.seg_ins0[e] = i0;
+        // Rank among the batch's new versions of the same size class.
+        unsigned peers = __match_any_sync(__activemask(), cls);
+        int leader = __ffs(peers) - 1, base = 0;
+        if (lane == leader) base = atomicAdd(&B.ctl.class_cnt[cls], __popc(peers));
+        base = __shfl_sync(peers, base, leader);
+        B.seg_crank[e] = base + __popc(peers & lanemask_lt());
+    }
+}
+
+// J_SEGEDIT: per half edge: in-place deletions; insertions sorted per segment
+__device__ __forceinline__ void task_segedit(const Ctx& C, Batch& B, int nb, int tau0, int t, int lane) {
+    const int e = t * 32 + lane;  // element of an element job
+    if (e >= 2 * nb) return;
+    u64 key = ld(B.half[e]);
+    int i = half_i(key);
+    if (!applied(C, B, i, J_SEGEDIT)) return;
+    int g = ld(C.vseg[half_x(key)]);
+    int first_ins = ld(B.seg_first_ins[g]);
+    int y = half_y(B, key);
+    if (CHECK) {
+        int f = -1, n = 0;
+        for (int q = ld(B.seg_h0[g]), q1 = q + ld(B.seg_cnt[g]); q < q1; ++q) {
+            int iq = half_i(ld(B.half[q]));
+            if (!applied(C, B, iq, J_SEGEDIT) || !is_insert(B, iq)) continue;
+            if (f < 0) f = q;
+            ++n;
+        }
+        if (f != first_ins || n != ld(B.seg_nins[g]))
+            check_fail(C, CHK_SEG_DRIFT, tau0, half_x(key),
+                       (f - first_ins) + 1000LL * (n - ld(B.seg_nins[g])));
+    }
+    if (!is_insert(B, i)) {
+        if (first_ins < 0 || e < first_ins) {
+            // Deleted before the batch's first insertion into this array: edit in place.
+            int ent = find_live(C, ld(B.seg_cur[g]), y);
+            if (ent >= 0) C.entries[ent].dt = tau0 + i;
+            else if (CHECK) check_fail(C, CHK_DELETE_MISSING, tau0 + i, half_x(key), y);
+        }
+        return;
+    }
+    int h1 = ld(B.seg_h0[g]) + ld(B.seg_cnt[g]), r = 0;
+    for (int q = first_ins; q < h1; ++q) {
+        u64 hq = ld(B.half[q]);
+        int iq = half_i(hq);
+        if (!applied(C, B, iq, J_SEGEDIT) || !is_insert(B, iq)) continue;
+        int yq = half_y(B, hq);
+        r += yq < y || (yq == y && q < e);
+    }
+    int at = ld(B.seg_ins0[g]) + r;
+    B.ins_y[at] = y;
+    B.ins_i[at] = i;
+    B.ins_seg[at] = g;
+}
+
+// J_ALLOC: per segment: new version, slab run, chunk table
+__device__ __forceinline__ void task_alloc(const Ctx& C, Batch& B, int nb, int tau0, int t, int lane) {
+    const int e = t * 32 + lane;  // element of an element job
+    if (e >= ld(B.ctl.nseg)) return;
+    int cls = ld(B.seg_cls[e]);
+    if (cls < 0) return;
+    int r = ld(B.seg_crank[e]), rn = ld(B.ctl.ring_n[cls]);
+    int slab = r < rn
+        ? ld(C.slab_free[class_base(C, cls) + (ld(B.ctl.ring_h[cls]) + r) % (C.nslabs >> cls)])
+        : (int)(ld(B.ctl.bump0[cls]) + (u64)(r - rn) * (1ULL << cls));
+    int vr = ld(B.seg_vrank[e]), vn = ld(B.ctl.ver_ring_n);
+    int v = vr < vn ? ld(C.ver_free[(ld(B.ctl.ver_ring_h) + vr) % C.maxver])
+                    : (int)(ld(B.ctl.ver_bump0) + vr - vn);
+    int cur = ld(B.seg_cur[e]);
+    int first_tau = tau0 + half_i(ld(B.half[ld(B.seg_first_ins[e])]));
+    int x = ld(B.seg_x[e]);
+    if (CHECK) {
+        int owner = atomicExch(&C.slab_owner[slab], v);
+        if (owner != -1) check_fail(C, CHK_SLAB_TWICE, slab, owner, v);
+        Version pv = load_version(C.vers + v);
+        if (vr < vn && (pv.dt_max == INF_TS || __ldcg(C.head + pv.x) == v))
+            check_fail(C, CHK_VERSION_LIVE, v, pv.x, pv.dt_max);
+    }
+    if (CHECK) {
+        int n = ld(B.seg_oldlen[e]) + ld(B.seg_nins[e]);
+        for (int k = 0; k < n; ++k)
+            *reinterpret_cast<int4*>(C.entries + slab * 32 + k) =
+                make_int4(CHECK_SENTINEL, 0, 0, 0);
+    }
+    int4* nv = reinterpret_cast<int4*>(C.vers + v);
+    nv[0] = make_int4(slab, 0, cls, first_tau);
+    nv[1] = make_int4(INF_TS, cur, 0, x);
+    if (cur >= 0) C.vers[cur].dt_max = first_tau - 1;
+    B.seg_new[e] = v;
+    B.seg_noff[e] = slab * 32;
+    int c0 = ld(B.seg_chunk0[e]), nch = (ld(B.seg_oldlen[e]) + 31) / 32;
+    for (int k = 0; k < nch; ++k) C.chunkseg[c0 + k] = e;
+}
+
+// J_MASK: per chunk: live masks of versions with dead entries
+__device__ __forceinline__ void task_mask(const Ctx& C, Batch& B, int nb, int tau0, int t, int lane) {
+    int g = ld(C.chunkseg[t]);
+    if (ld(B.seg_dead[g]) == 0) return;
+    int j = (t - ld(B.seg_chunk0[g])) * 32 + lane;
+    bool live = j < ld(B.seg_oldlen[g]) &&
+                __ldcg(&C.entries[ld(B.seg_off[g]) + j].dt) == INF_TS;
+    unsigned mask = __ballot_sync(0xffffffffu, live);
+    if (lane == 0) C.chunkmask[t] = mask;
+}
+
+// J_SCAN: per segment: live counts per chunk; new version length
+__device__ __forceinline__ void task_scan(const Ctx& C, Batch& B, int nb, int tau0, int t, int lane) {
+    const int e = t * 32 + lane;  // element of an element job
+    int ns = ld(B.ctl.nseg);
+    bool mine = e < ns && ld(B.seg_cls[e]) >= 0;
+    int oldlen = mine ? ld(B.seg_oldlen[e]) : 0;
+    bool dead = mine && ld(B.seg_dead[e]) > 0;
+    int live = oldlen;
+    if (dead && oldlen <= 32) {
+        int c0 = ld(B.seg_chunk0[e]);
+        live = __popc(ld(C.chunkmask[c0]));
+        C.chunkoff[c0] = 0;
+    }
+    // Arrays of several chunks: the whole warp scans each in turn.
+    unsigned big = __ballot_sync(0xffffffffu, dead && oldlen > 32);
+    while (big) {
+        int src = __ffs(big) - 1;
+        big &= big - 1;
+        int g = t * 32 + src;
+        int c0 = ld(B.seg_chunk0[g]), c1 = c0 + (ld(B.seg_oldlen[g]) + 31) / 32;
+        int carry = 0;
+        for (int base = c0; base < c1; base += 32) {
+            int c = base + lane;
+            int cnt = c < c1 ? __popc(ld(C.chunkmask[c])) : 0;
+            int incl = cnt;
+            for (int d = 1; d < 32; d <<= 1) {
+                int v = __shfl_up_sync(0xffffffffu, incl, d);
+                if (lane >= d) incl += v;
+            }
+            if (c < c1) C.chunkoff[c] = carry + incl - cnt;
+            carry += __shfl_sync(0xffffffffu, incl, 31);
+        }
+        if (lane == src) live = carry;
+    }
+    if (mine) {
+        B.seg_live[e] = live;
+        C.vers[ld(B.seg_new[e])].len = live + ld(B.seg_nins[e]);
+    }
+}
+
+// J_COPY: per chunk of old entries, then per inserted entry: the merge
+__device__ __forceinline__ void task_copy(const Ctx& C, Batch& B, int nb, int tau0, int t, int lane) {
+    int nct = cdiv(ld(B.ctl.nchunks), COPY_UNROLL);
+    if (t < nct) { task_copy_chunks(C, B, t, lane); return; }
+    // Inserted entries: after live old entries of the same neighbour, among themselves
+    // by tau.
+    int k = (t - nct) * 32 + lane;
+    if (k >= ld(B.ctl.nins)) return;
+    int g = ld(B.ins_seg[k]), y = ld(B.ins_y[k]), i = ld(B.ins_i[k]);
+    int above = lower_nbr(C, ld(B.seg_off[g]), ld(B.seg_oldlen[g]), y, true);
+    int pos = (k - ld(B.seg_ins0[g])) + live_before(C, B, g, above);
+    *reinterpret_cast<int4*>(C.entries + ld(B.seg_noff[g]) + pos) =
+        make_int4(y, ld(B.rec[i].label), tau0 + i, INF_TS);
+}
+
+// J_PUBLISH: per half edge: deletions after the first insertion; per segment: head,
+__device__ __forceinline__ void task_publish(const Ctx& C, Batch& B, int nb, int tau0, int t, int lane) {
+    const int e = t * 32 + lane;  // element of an element job
+    int nht = cdiv(2 * nb, 32);
+    if (t < nht) {
+        // Deletions after the first insertion end the entry alive at their tau in the
+        // new version.
+        if (e >= 2 * nb) return;
+        u64 key = ld(B.half[e]);
+        int i = half_i(key);
+        if (!applied(C, B, i, J_PUBLISH) || is_insert(B, i)) return;
+        int g = ld(C.vseg[half_x(key)]);
+        int first_ins = ld(B.seg_first_ins[g]);
+        if (first_ins < 0 || e < first_ins) return;
+        int v = ld(B.seg_new[g]);
+        int ent = find_at(C, ld(B.seg_noff[g]), ld(C.vers[v].len), half_y(B, key), tau0 + i);
+        if (CHECK) {
+            int len = ld(C.vers[v].len);
+            if (len != ld(B.seg_live[g]) + ld(B.seg_nins[g]))
+                check_fail(C, CHK_LEN, tau0 + i, half_x(key), len);
+            int x = half_x(key), y = half_y(B, key);
+            if (ent < 0) check_fail(C, CHK_DELETE_MISSING, tau0 + i, x, y);
+            else if (ld(C.entries[ent].dt) != INF_TS)
+                check_fail(C, CHK_DELETE_DEAD, tau0 + i, x,
+                           y + 1000LL * (ent - ld(B.seg_noff[g])));
+        }
+        if (ent >= 0) C.entries[ent].dt = tau0 + i;
+        atomicAdd(&C.vers[v].ndead, 1);
+        return;
+    }
+    // Publish the new versions and retire their predecessors into the GC queue.
+    int g = (t - nht) * 32 + lane;
+    bool on = g < ld(B.ctl.nseg);
+    int v = on ? ld(B.seg_new[g]) : -1;
+    int cur = v >= 0 ? ld(B.seg_cur[g]) : -1;
+    if (v >= 0) vstore(C.head + ld(B.seg_x[g]), v);
+    int at = warp_claim(&B.ctl.gcpos, (int)(cur >= 0), lane);
+    if (cur >= 0) C.gcq[(ld(B.ctl.gcq_base) + at) % C.gcq_cap] = cur;
+}
+
+// J_COUNT: per record: version lengths, work items per (slot, plan)
+__device__ __forceinline__ void task_count(const Ctx& C, Batch& B, int nb, int tau0, int t, int lane) {
+    const int e = t * 32 + lane;  // element of an element job
+    int items = 0;
+    if (e < nb && applied(C, B, e, J_COUNT)) items = count_items(C, B, e, tau0 + e);
+    warp_claim(&B.ctl.nitems, items, lane);
+}
+
+// J_ITEMS: per record: update record, then its items
+__device__ __forceinline__ void task_items(const Ctx& C, Batch& B, int nb, int tau0, int t, int lane) {
+    const int e = t * 32 + lane;  // element of an element job
+    bool on = e < nb;
+    int tau = tau0 + e, items = on ? ld(B.nitems[e]) : 0;
+    if (on) {
+        Upd* u = C.upd + (tau % MAXU);
+        InRec r = load_rec(B.rec + e);
+        u->a = r.a; u->b = r.b; u->elab = ld(B.elab[e]); u->op = r.kind == REC_INSERT ? 1 : -1;
+        u->outcome = ld(B.outcome[e]);
+        u->pending = items;
+        u->tau = tau;
+        u->t_taken = ld(B.taken[e]);
+        u->t_start = 0;
+        __threadfence();
+        if (items == 0) finalize_empty(C, tau);
+    }
+    u64 idx = warp_claim(&C.st->item_reserve, (u64)items, lane);
+    if (items == 0) return;
+    int a = ld(B.rec[e].a), b = ld(B.rec[e].b), elab = ld(B.elab[e]);
+    int mlen[2] = {ld(B.len_a[e]), ld(B.len_b[e])};
+    int nqp = ld(B.ctl.nqp);
+    for (int k = 0; k < nqp; ++k) {
+        int qp = ld(B.qp[k]);
+        int nchunk = chunks_of(C, qp, tau, a, b, elab, mlen);
+        for (int c = 0; c < nchunk; ++c, ++idx) {
+            Item it;
+            it.tau = tau; it.slot_plan = qp; it.level = 2; it.pos = c * CHUNK; it.end = -1;
+            it.pad = 0;
+            for (int x = 0; x < KMAX - 2; ++x) it.pre[x] = -1;
+            write_item(C, reserve_item_slot(C, idx), it);
+        }
+    }
+}
+
+// J_VERIFY: CHECK=1 only, after J_PUBLISH: per segment, the new version is whole
+__device__ __forceinline__ void task_verify(const Ctx& C, Batch& B, int nb, int tau0, int t, int lane) {
+    const int e = t * 32 + lane;  // element of an element job
+    if (e >= ld(B.ctl.nseg) || ld(B.seg_new[e]) < 0) return;
+    int v = ld(B.seg_new[e]), off = ld(B.seg_noff[e]), len = ld(C.vers[v].len);
+    i64 x = ld(B.seg_x[e]);
+    // Where: the batch's first tau, the vertex, and k + 1000 * old length + 1e6 * insertions.
+    i64 shape = 1000LL * ld(B.seg_oldlen[e]) + 1000000LL * ld(B.seg_nins[e]);
+    if (len != ld(B.seg_live[e]) + ld(B.seg_nins[e]))
+        check_fail(C, CHK_LEN, tau0, x, len + shape);
+    for (int k = ld(B.seg_ins0[e]), k1 = k + ld(B.seg_nins[e]); k < k1; ++k) {
+        int y = ld(B.ins_y[k]), ct = tau0 + ld(B.ins_i[k]);
+        bool found = false;
+        for (int j = lower_nbr(C, off, len, y); j < len && !found; ++j) {
+            Entry q = load_entry(C.entries + off + j);
+            if (q.nbr != y) break;
+            found = q.ct == ct;
+        }
+        if (!found) check_fail(C, CHK_INSERT_MISSING, ct, x, y);
+    }
+    for (int k = 0; k < len; ++k) {
+        Entry q = load_entry(C.entries + off + k);
+        if (q.nbr == CHECK_SENTINEL) { check_fail(C, CHK_HOLE, tau0, x, k + shape); break; }
+        if (k == 0) continue;
+        Entry p = load_entry(C.entries + off + k - 1);
+        int bad = p.nbr > q.nbr || (p.nbr == q.nbr && p.ct > q.ct) ? CHK_ORDER
+                : p.nbr == q.nbr && p.dt == INF_TS && q.dt == INF_TS ? CHK_TWO_LIVE : 0;
+        if (bad) { check_fail(C, bad, tau0, x, k + shape); break; }
+    }
+}
+
+// Run task t of job `kind` (whole warp): one function per job kind (above).
+__device__ __noinline__ void run_task(const Ctx& C, int kind, int t, int lane) {
+    Batch& B = *C.batch;
+    const int nb = ld(B.ctl.nb), tau0 = ld(B.ctl.tau0);
+    switch (kind) {
+    case J_HALVES: task_halves(C, B, nb, tau0, t, lane); break;
+    case J_SEGCOUNT: task_segcount(C, B, nb, tau0, t, lane); break;
+    case J_SEGSTART: task_segstart(C, B, nb, tau0, t, lane); break;
+    case J_PLACE: task_place(C, B, nb, tau0, t, lane); break;
+    case J_ORDER: task_order(C, B, nb, tau0, t, lane); break;
+    case J_CLASSIFY: task_classify(C, B, nb, tau0, t, lane); break;
+    case J_SEGINFO: task_seginfo(C, B, nb, tau0, t, lane); break;
+    case J_SEGEDIT: task_segedit(C, B, nb, tau0, t, lane); break;
+    case J_ALLOC: task_alloc(C, B, nb, tau0, t, lane); break;
+    case J_MASK: task_mask(C, B, nb, tau0, t, lane); break;
+    case J_SCAN: task_scan(C, B, nb, tau0, t, lane); break;
+    case J_COPY: task_copy(C, B, nb, tau0, t, lane); break;
+    case J_PUBLISH: task_publish(C, B, nb, tau0, t, lane); break;
+    case J_COUNT: task_count(C, B, nb, tau0, t, lane); break;
+    case J_ITEMS: task_items(C, B, nb, tau0, t, lane); break;
+    case J_VERIFY: task_verify(C, B, nb, tau0, t, lane); break;
+    }
+}
+
+// Claim and run tasks of the current job until none is left (whole warp).
+__device__ __noinline__ void help(const Ctx& C, int lane, bool updater = false) {
+    while (true) {
+        u64 old = 0, w = 0;
+        if (lane == 0) {
+            u64 c = vload(&C.st->job_cursor);
+            w = vload(&C.st->job_word);
+            bool allowed = updater || ((HELP_MASK >> ((w >> 32) & 0xff)) & 1);
+            if (allowed && (c >> 40) == (w >> 40) && (c & MASK40) < (w & 0xffffffffULL)) {
+                old = atomicAdd(&C.st->job_cursor, 1ULL);
+                __threadfence();
+                w = vload(&C.st->job_word);  // the job the claimed task belongs to, if current
+            } else {
+                old = ~0ULL;
+            }
+        }
+        old = __shfl_sync(0xffffffffu, old, 0);
+        w = __shfl_sync(0xffffffffu, w, 0);
+        if (old == ~0ULL || (old >> 40) != (w >> 40) || (old & MASK40) >= (w & 0xffffffffULL)) return;
+        __threadfence();  // every lane acquires what earlier jobs wrote, not only lane 0
+        run_task(C, (int)((w >> 32) & 0xff), (int)(old & MASK40), lane);
+        __threadfence();
+        warp_join();  // every lane's writes, not only lane 0's, before the task counts as done
+        if (CHECK && lane == 0) {
+            u64 t = old & MASK40, seq = w >> 40;
+            if (atomicExch(&C.task_mark[t], seq) == seq)
+                check_fail(C, CHK_TASK_TWICE, (w >> 32) & 0xff, t, seq);
+            __threadfence();
+        }
+        if (lane == 0) atomicAdd(&C.st->job_done, 1ULL);
+    }
+}
+
+// Post a job of n tasks, work on it, and return once every task has finished (all updater
+// warps call it together).
+__device__ void job(const Ctx& C, int kind, int n, int w, int lane) {
+    if (n <= 0) return;
+    __threadfence();
+    named_barrier_updaters();
+    if (n <= N_UPDATERS) {
+        // A small job (small batches at low update rates): one task per updater warp,
+        // without the round trip through the helpers.
+        if (w < n) run_task(C, kind, w, lane);
+        __threadfence();
+        named_barrier_updaters();
+        return;
+    }
+    if (w == 0 && lane == 0) {
+        State* st = C.st;
+        u64 seq = ((vload(&st->job_word) >> 40) + 1) & 0xffffffULL;
+        vstore(&st->job_done, 0ULL);
+        __threadfence();
+        vstore(&st->job_word, (seq << 40) | ((u64)kind << 32) | (u64)n);
+        __threadfence();
+        vstore(&st->job_cursor, seq << 40);
+    }
+    named_barrier_updaters();
+    help(C, lane, true);
+    if (w == 0 && lane == 0) {
+        while (vload(&C.st->job_done) < (u64)n) __nanosleep(64);
+        __threadfence();
+    }
+    if (CHECK && w == 0) {
+        warp_join();
+        __threadfence();
+        u64 seq = vload(&C.st->job_word) >> 40;
+        for (int t = lane; t < n; t += 32)
+            if (vload(&C.task_mark[t]) != seq) check_fail(C, CHK_JOB_EARLY, kind, t, n);
+    }
+    named_barrier_updaters();
+    __threadfence();
+}
