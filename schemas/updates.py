@@ -25,14 +25,16 @@ class EdgeUpdate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     op: Literal["insert", "delete"]
-    u: int = Field(ge=0, le=MAX_VERTEX_ID)
-    v: int = Field(ge=0, le=MAX_VERTEX_ID)
-    label: int = Field(default=0, ge=0, le=MAX_LABEL)
-    u_label: int | None = Field(default=None, ge=0, le=MAX_LABEL)
-    v_label: int | None = Field(default=None, ge=0, le=MAX_LABEL)
+    # strict: JSON true, "17" or 17.0 is a wrong type for an id or label, not a coercion.
+    u: int = Field(ge=0, le=MAX_VERTEX_ID, strict=True)
+    v: int = Field(ge=0, le=MAX_VERTEX_ID, strict=True)
+    label: int = Field(default=0, ge=0, le=MAX_LABEL, strict=True)
+    u_label: int | None = Field(default=None, ge=0, le=MAX_LABEL, strict=True)
+    v_label: int | None = Field(default=None, ge=0, le=MAX_LABEL, strict=True)
     ts: float | None = Field(
-        default=None, allow_inf_nan=False, description="producer timestamp, seconds since epoch"
-    )
+        default=None, allow_inf_nan=False, strict=True,
+        description="producer timestamp, seconds since epoch",
+    )  # fmt: skip
 
     @model_validator(mode="after")
     def _no_self_loop(self) -> EdgeUpdate:
