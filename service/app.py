@@ -59,6 +59,7 @@ from .logs import ConnectionState
 from .messages import Event, Register, Unregister
 from .metrics import Metrics
 from .outputs import KafkaOutput
+from .ownership import InputLease
 from .queries import Mode, QueryCatalog, QueryState
 from .sequencer import Sequencer
 from .settings import Settings
@@ -173,7 +174,9 @@ class Service:
                 self.metrics, positions.get(source_name(s.updates_topic)), s.max_record_updates,
                 s.fetch_max_records, s.fetch_max_wait_ms, client_options=self.kafka_options,
                 on_keyed=self._settle_keyed, on_caught_up=self._ingest_caught_up,
+                on_offset_reset=s.on_offset_reset, on_input_error=self._input_lost,
             )  # fmt: skip
+        self.lease: InputLease | None = None
         self.ready = False
         self.accepting = False
         self.fatal: str | None = None
@@ -302,6 +305,12 @@ class Service:
                     s.kafka, [s.updates_topic, s.matches_topic, s.dead_letter_topic],
                     client_options=self.kafka_options,
                 )  # fmt: skip
+            # Before anything is read or published: one service owns the input.
+            self.lease = InputLease(
+                s.kafka, s.updates_topic, s.consumer_group, s.input_lease_session_ms,
+                self.kafka_options,
+            )  # fmt: skip
+            await self.lease.acquire(timeout_s=max(60.0, 3 * s.input_lease_session_ms / 1000))
             await self._refuse_empty_start()
         await asyncio.to_thread(warm_json_scanner)
         await self.worker.start()
@@ -414,6 +423,17 @@ class Service:
             except Exception as exc:
                 state.failed(exc)
                 self.ingest.connected = False
+                continue
+            try:
+                await asyncio.wait_for(self.ingest.check_position(), 3.0)
+            except Exception as exc:  # e.g. the topic is gone for now: the next round tells
+                log.debug("input position check: %s", exc)
+
+    def _input_lost(self, reason: str) -> None:
+        """The ingest stopped consuming (on_offset_reset=stop): not ready, input refused
+        (it would never be read), the reason on /readyz; the process stays up to say so."""
+        self.fatal = reason
+        self.accepting = False
 
     def check_accepting(self) -> None:
         if not self.accepting:
@@ -484,6 +504,8 @@ class Service:
                 if task is not None and task.cancelling():
                     raise
                 log.warning("kafka consumer stopped uncleanly: %s", exc or type(exc).__name__)
+        if self.lease is not None:
+            await self.lease.release()
         await self.fanout.stop()
         if self.output is not None:
             await self.output.stop()

@@ -25,6 +25,15 @@ def _settings_args(p: argparse.ArgumentParser) -> None:
         help="discard the state directory and start empty from the earliest input offset",
     )  # fmt: skip
     p.add_argument(
+        "--on-offset-reset", choices=["stop", "earliest"],
+        help="the input topic no longer holds the ingest's position (recreated, truncated): "
+        "stop consuming and report it (default), or go on from its earliest offset",
+    )  # fmt: skip
+    p.add_argument(
+        "--input-lease-session-ms", type=int, metavar="MS",
+        help="how long a killed owner of the input topic keeps it (default 10000)",
+    )  # fmt: skip
+    p.add_argument(
         "--checkpoint-interval-s", type=float, metavar="S",
         help="longest time between checkpoints (default 30)",
     )  # fmt: skip
@@ -125,7 +134,7 @@ _SETTINGS_KEYS = (
     "token_read", "token_write", "token_file", "insecure_open", "open_health", "open_metrics",
     "allowed_origins", "tls_cert", "tls_key", "kafka_security_protocol", "kafka_sasl_mechanism",
     "kafka_sasl_username", "kafka_sasl_password_file", "kafka_ssl_cafile", "kafka_ssl_certfile",
-    "kafka_ssl_keyfile", "idempotency_window_s",
+    "kafka_ssl_keyfile", "idempotency_window_s", "on_offset_reset", "input_lease_session_ms",
 )  # fmt: skip
 
 

@@ -20,8 +20,21 @@ what tells a service without its checkpoint that it must not start empty (see
 Backpressure: fetching waits while the sequencer's admission bound is full, so memory stays
 bounded; the records wait in Kafka, and ``dcsm_consumer_lag`` shows how many.
 
-The partitions are assigned explicitly (one service instance owns the topic); the consumer
-group only stores offsets.
+The partition is assigned explicitly, so a start seeks exactly to its checkpoint's offset;
+the consumer group only stores offsets. One service owns the topic: the input lease
+(:mod:`dcsm.service.ownership`) makes sure of it, and a topic of more than one partition is
+refused at start (their records would interleave in no defined order).
+
+Out of range
+------------
+When the position is no longer in the topic (the broker lost the topic and it was created
+again, or retention truncated it), the consumer notices: a fetch says so
+(``OffsetOutOfRangeError``: the client never resets by itself), or the topic's end offset
+(the high watermark of a fetch) is below the position
+(:meth:`KafkaIngest.check_position`, every second). Then
+``on_offset_reset`` decides: ``stop`` (default) stops consuming and reports the reason
+(:attr:`KafkaIngest.input_error`, shown by ``/readyz``); ``earliest`` goes on from the
+earliest offset the topic holds. Either way one log line says what happened.
 """
 
 from __future__ import annotations
@@ -38,6 +51,7 @@ import numpy as np
 from dcsm.model import OUTCOME_LABEL_CONFLICT, OUTCOME_NAMES, OUTCOME_SELF_LOOP
 
 from .codec import decode_record, merge
+from .errors import ConfigError
 from .idempotency import RECORD_HEADER as IDEMPOTENCY_HEADER
 from .metrics import Metrics
 from .outputs import KafkaOutput
@@ -126,11 +140,14 @@ class KafkaIngest:
         on_keyed: Callable[[str, dict[str, Any], np.ndarray, np.ndarray], Awaitable[None]]
         | None = None,
         on_caught_up: Callable[[], None] | None = None,
+        on_offset_reset: str = "stop",
+        on_input_error: Callable[[str], None] | None = None,
     ) -> None:
         """``client_options``: security arguments of the consumer (service/kafka_security.py).
         ``on_keyed(key, position, seq, outcome)``: awaited as a record with an idempotency key
         is settled; ``on_caught_up()``: called once every record the topic held at start has
-        been read."""
+        been read. ``on_offset_reset``: ``stop`` or ``earliest`` (see Out of range);
+        ``on_input_error(reason)``: called once the ``stop`` policy stopped consuming."""
         self._bootstrap = bootstrap
         self._client_options = client_options or {}
         self.on_keyed = on_keyed
@@ -154,6 +171,10 @@ class KafkaIngest:
         self._stopping = False
         self._requests: dict[str, asyncio.Future[tuple[np.ndarray, np.ndarray]]] = {}
         self._next: dict[int, int] = {}  # partition -> next offset to read
+        self._on_offset_reset = on_offset_reset
+        self._on_input_error = on_input_error
+        self.input_error: str | None = None  # why consuming stopped (on_offset_reset=stop)
+        self.offset_resets = 0
         self.connected = False
         self.records = 0
 
@@ -164,7 +185,7 @@ class KafkaIngest:
             bootstrap_servers=self._bootstrap,
             group_id=self._group,
             enable_auto_commit=False,
-            auto_offset_reset="earliest",
+            auto_offset_reset="none",  # an out-of-range position is ours to handle
             fetch_max_wait_ms=self._fetch_max_wait_ms,
             max_partition_fetch_bytes=16 * 1024 * 1024,
             fetch_max_bytes=64 * 1024 * 1024,
@@ -173,6 +194,14 @@ class KafkaIngest:
         await c.start()
         self._consumer = c
         parts = await partitions(c, self.topic)
+        if len(parts) > 1:
+            await c.stop()
+            self._consumer = None
+            raise ConfigError(
+                f"input topic {self.topic} has {len(parts)} partitions: dcsm consumes one "
+                "(records of several partitions would interleave in no defined order); "
+                "recreate it with one partition"
+            )
         self._tps = [TopicPartition(self.topic, p) for p in sorted(parts)]
         c.assign(self._tps)
         for tp in self._tps:
@@ -189,6 +218,7 @@ class KafkaIngest:
             ends = await c.end_offsets(self._tps)
             self._catch_up = {tp.partition: off for tp, off in ends.items()}
             self._check_caught_up()
+        await self.check_position()
         self.connected = True
         self._metrics.consumer_lag.set_function(self.lag)
         self._task = asyncio.create_task(self._run(), name="dcsm-ingest")
@@ -235,6 +265,43 @@ class KafkaIngest:
         """A metadata round trip (readiness): raises when the broker does not answer."""
         await asyncio.wait_for(self._consumer.topics(), timeout_s)
 
+    async def check_position(self) -> None:
+        """The topic's end below the position: it was recreated or truncated. The end is the
+        high watermark of the last fetch response (tansu's ListOffsets answers a wrong end
+        once records came in one batch); it never lags the records already read."""
+        c = self._consumer
+        if c is None or self.input_error is not None:
+            return
+        for tp in self._tps:
+            end = c.highwater(tp)
+            pos = self._next.get(tp.partition, 0)
+            if end is not None and end < pos:
+                await self._out_of_range(tp, pos, f"the topic ends at offset {end}")
+
+    async def _out_of_range(self, tp: Any, pos: int, why: str) -> None:
+        """Follow ``on_offset_reset`` for partition ``tp`` whose position ``pos`` is gone."""
+        c = self._consumer
+        what = (
+            f"input {tp.topic}/{tp.partition}: position {pos} is no longer in the topic ({why}; "
+            "recreated or truncated?)"
+        )
+        if self._on_offset_reset == "earliest":
+            start = (await c.beginning_offsets([tp]))[tp]
+            c.seek(tp, start)
+            self._next[tp.partition] = start
+            self._committed.pop(tp.partition, None)  # the next checkpoint commits lower
+            self.offset_resets += 1
+            log.warning("%s: on_offset_reset=earliest, going on from offset %d", what, start)
+            return
+        self.input_error = (
+            f"{what}: consuming stopped (on_offset_reset=stop); restart with --reset-state "
+            "or --on-offset-reset earliest"
+        )
+        self._stopping = True
+        log.error("%s", self.input_error)
+        if self._on_input_error is not None:
+            self._on_input_error(self.input_error)
+
     def _check_caught_up(self) -> None:
         if self._catch_up is None or self._on_caught_up is None:
             return
@@ -272,11 +339,21 @@ class KafkaIngest:
         )
 
     async def _run(self) -> None:
+        from aiokafka.errors import OffsetOutOfRangeError
+
         c = self._consumer
         while not self._stopping:
             await self._sequencer.wait_for_room()
             try:
                 polled = await c.getmany(timeout_ms=100, max_records=self._fetch_max_records)
+            except OffsetOutOfRangeError as exc:
+                gone = exc.args[0] if exc.args and isinstance(exc.args[0], dict) else {}
+                for tp, pos in gone.items():
+                    await self._out_of_range(tp, pos, "the broker says out of range")
+                if not gone:
+                    log.warning("kafka poll: %s", exc)
+                    await asyncio.sleep(0.5)
+                continue
             except Exception as exc:  # broker hiccups: aiokafka reconnects; keep polling
                 log.warning("kafka poll failed: %s", exc)
                 await asyncio.sleep(0.5)

@@ -70,6 +70,22 @@ class Settings:
             "earliest input offset"
         ),
     )
+    on_offset_reset: str = field(
+        default="stop",
+        metadata=_doc(
+            "what the Kafka ingest does when its position is no longer in the input topic "
+            "(the topic was recreated or truncated): stop (stop consuming, /readyz not ready, "
+            "until restarted with --reset-state or this set to earliest) or earliest (go on "
+            "from the earliest offset the topic holds)"
+        ),
+    )
+    input_lease_session_ms: int = field(
+        default=10_000,
+        metadata=_doc(
+            "session timeout of the input lease (ms): how long a killed owner of the input "
+            "topic keeps it before another service may take it"
+        ),
+    )
     checkpoint_interval_s: float = field(
         default=30.0, metadata=_doc("longest time between checkpoints (seconds)")
     )
@@ -241,6 +257,10 @@ class Settings:
     def __post_init__(self) -> None:
         if self.matches_encoding not in ("json", "batch"):
             raise ConfigError(f"matches_encoding={self.matches_encoding!r}: choose json or batch")
+        if self.on_offset_reset not in ("stop", "earliest"):
+            raise ConfigError(f"on_offset_reset={self.on_offset_reset!r}: choose stop or earliest")
+        if self.input_lease_session_ms < 1000:
+            raise ConfigError("input_lease_session_ms must be at least 1000")
         if self.log_format not in ("text", "json"):
             raise ConfigError(f"log_format={self.log_format!r}: choose text or json")
         if self.max_deltas_per_update < 0:

@@ -1,0 +1,208 @@
+"""One owner of the input: a lease on ``dcsm.updates`` through the Kafka group protocol.
+
+Records are consumed with an explicit assignment (so a restart seeks exactly to its
+checkpoint's offsets), which by itself lets any number of services read the same topic. The
+lease closes that gap: every service joins the group ``<consumer group>.owner`` subscribed
+to the input topic, and the group's leader assigns the topic's partition to the member that
+joined first (each member's subscription carries its start time). Exactly one live member is
+the owner; the others get nothing. A member that gets nothing refuses to start, naming the
+owner (its host, pid and client id) in one line. A member killed with ``kill -9`` stays in the
+group until its session times out (``session_timeout_ms``): a restart waits for that, then
+owns the input.
+
+The lease group holds no offsets: the consumer group proper keeps them, committed at
+checkpoints (see :mod:`dcsm.service.ingest`). A group apart because a broker rejects offset
+commits outside a group's generation while that group has members.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import socket
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from .errors import ConfigError
+
+log = logging.getLogger("dcsm.service.ownership")
+
+
+class InputOwned(ConfigError):
+    """Another service owns the input topic."""
+
+
+def _lease_assignor(identity: dict[str, Any]) -> type:
+    """An assignor class (aiokafka calls assignors as classes) that gives every partition to
+    the member that started first and tells every other member who that is."""
+    from aiokafka.coordinator.assignors.abstract import AbstractPartitionAssignor
+    from aiokafka.coordinator.protocol import (
+        ConsumerProtocolMemberAssignment,
+        ConsumerProtocolMemberMetadata,
+    )
+
+    me = json.dumps(identity).encode()
+
+    class LeaseAssignor(AbstractPartitionAssignor):
+        name = "dcsm-lease"
+        version = 0
+        received: dict[str, Any] | None = None
+
+        @classmethod
+        def metadata(cls, topics: Iterable[str]) -> ConsumerProtocolMemberMetadata:
+            return ConsumerProtocolMemberMetadata(cls.version, list(topics), me)
+
+        @classmethod
+        def assign(
+            cls, cluster: Any, members: Mapping[str, ConsumerProtocolMemberMetadata]
+        ) -> dict[str, ConsumerProtocolMemberAssignment]:
+            def started(member: str) -> tuple[float, str]:
+                try:
+                    return float(json.loads(members[member].user_data)["started"]), member
+                except (ValueError, KeyError, TypeError):
+                    return float("inf"), member
+
+            owner = min(members, key=started)
+            try:
+                who = json.loads(members[owner].user_data)
+            except ValueError:
+                who = {}
+            who["member"] = owner
+            note = json.dumps(who).encode()
+            out = {}
+            for member, meta in members.items():
+                parts = []
+                if member == owner:
+                    for topic in meta.subscription:
+                        ps = cluster.partitions_for_topic(topic) or ()
+                        parts.append((topic, sorted(ps)))
+                out[member] = ConsumerProtocolMemberAssignment(cls.version, parts, note)
+            return out
+
+        @classmethod
+        def on_assignment(cls, assignment: ConsumerProtocolMemberAssignment) -> None:
+            try:
+                cls.received = json.loads(assignment.user_data)
+            except ValueError:
+                cls.received = None
+
+    return LeaseAssignor
+
+
+class InputLease:
+    """Membership of the lease group; :meth:`acquire` returns once this service owns the
+    input topic, or raises :class:`InputOwned`."""
+
+    def __init__(
+        self,
+        bootstrap: str,
+        topic: str,
+        group: str,
+        session_timeout_ms: int = 10_000,
+        client_options: dict[str, Any] | None = None,
+    ) -> None:
+        self.topic = topic
+        self.group = f"{group}.owner"
+        self.identity = {
+            "host": socket.gethostname(), "pid": os.getpid(), "started": time.time(),
+        }  # fmt: skip
+        self._bootstrap = bootstrap
+        self._session_timeout_ms = session_timeout_ms
+        self._client_options = client_options or {}
+        self._assignor = _lease_assignor(self.identity)
+        self._consumer: Any = None
+        self._keep: asyncio.Task[None] | None = None
+        self.owner = False
+
+    async def acquire(self, timeout_s: float = 120.0) -> None:
+        from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener
+
+        lease = self
+
+        class Listener(ConsumerRebalanceListener):  # type: ignore[misc]
+            async def on_partitions_revoked(self, revoked: Any) -> None:
+                pass
+
+            async def on_partitions_assigned(self, assigned: Any) -> None:
+                owner = bool(assigned)
+                if lease.owner and not owner:
+                    log.error(
+                        "input lease on %s lost to %s: another service may be consuming it",
+                        lease.topic, lease.describe_owner(),
+                    )  # fmt: skip
+                lease.owner = owner
+                decided.set()
+
+        decided = asyncio.Event()
+        c = AIOKafkaConsumer(
+            bootstrap_servers=self._bootstrap,
+            group_id=self.group,
+            client_id=f"dcsm-{self.identity['host']}-{self.identity['pid']}",
+            enable_auto_commit=False,
+            partition_assignment_strategy=(self._assignor,),
+            session_timeout_ms=self._session_timeout_ms,
+            heartbeat_interval_ms=max(100, self._session_timeout_ms // 5),
+            rebalance_timeout_ms=self._session_timeout_ms,
+            **self._client_options,
+        )
+        await c.start()
+        self._consumer = c
+        c.subscribe([self.topic], listener=Listener())
+        # Assignment happens while the consumer fetches: poll (it never holds records long,
+        # it reads nothing: paused as soon as it owns the partition).
+        deadline = time.monotonic() + timeout_s
+        while not decided.is_set():
+            if time.monotonic() > deadline:
+                await self.release()
+                raise InputOwned(
+                    f"no answer from the group {self.group!r} on {self.topic} within "
+                    f"{timeout_s:.0f} s: cannot tell whether another service owns the input"
+                )
+            try:
+                await asyncio.wait_for(decided.wait(), 0.2)
+            except TimeoutError:
+                pass
+        c.pause(*c.assignment())
+        if not self.owner:
+            who = self.describe_owner()
+            await self.release()
+            raise InputOwned(
+                f"{self.topic} is already consumed by another dcsm service ({who}, lease group "
+                f"{self.group!r}): stop it first, or use another --consumer-group / "
+                "--updates-topic"
+            )
+        self._keep = asyncio.create_task(self._keep_alive(), name="dcsm-input-lease")
+        log.info("input lease on %s held (group %s)", self.topic, self.group)
+
+    def describe_owner(self) -> str:
+        who = getattr(self._assignor, "received", None) or {}
+        return (
+            f"host {who.get('host', '?')} pid {who.get('pid', '?')} member {who.get('member', '?')}"
+        )
+
+    async def _keep_alive(self) -> None:
+        """aiokafka heartbeats in the background; rebalances are served while polling."""
+        c = self._consumer
+        while True:
+            c.pause(*c.assignment())
+            try:
+                await c.getmany(timeout_ms=500)
+            except Exception as exc:  # broker hiccups: aiokafka reconnects
+                log.debug("input lease poll: %s", exc)
+                await asyncio.sleep(0.5)
+
+    async def release(self) -> None:
+        keep = self._keep
+        if keep is not None:
+            keep.cancel()
+            try:
+                await keep
+            except (asyncio.CancelledError, Exception):
+                pass
+            self._keep = None
+        if self._consumer is not None:
+            c, self._consumer = self._consumer, None
+            await c.stop()
