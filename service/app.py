@@ -46,7 +46,7 @@ from .checkpoint import Checkpoint, CheckpointError, reset_state
 from .checkpointer import Checkpointer
 from .codec import decode_record, encode_binary
 from .durable import QueryLog, RecordLog
-from .engine_worker import EngineWorker
+from .engine_worker import CPU_BATCH_UPDATES, EngineWorker
 from .errors import NotReady, QueryNotFound
 from .fanout import Fanout
 from .frames import Encoding
@@ -137,7 +137,8 @@ class Service:
                          "max_vertices": s.gpu_max_vertices},
         )  # fmt: skip
         self.sequencer = Sequencer(
-            self.worker.submit, next_seq, s.max_queued_updates, s.max_engine_batch_updates,
+            self.worker.submit, next_seq, s.max_queued_updates,
+            s.max_engine_batch_updates or CPU_BATCH_UPDATES,
             log_entries, positions,
         )  # fmt: skip
         self.query_log = QueryLog(self.state_dir / "queries.log") if self.state_dir else None

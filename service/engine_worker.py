@@ -49,6 +49,10 @@ from .messages import (
 log = logging.getLogger("dcsm.service.engine")
 
 _STOP = object()
+#: Most updates merged into one engine call when the setting is 0 (measured: the GPU engine
+#: holds 2x its sustainable rate with 32K, bench/results/service/RESULTS.md; the CPU engine
+#: keeps its output smooth with 8K).
+GPU_BATCH_UPDATES, CPU_BATCH_UPDATES = 32768, 8192
 
 
 @dataclass
@@ -62,7 +66,7 @@ class EngineWorker:
         restore: (qid, pattern, count_only, max_deltas) of queries to re-register at
             ``next_seq``.
         next_seq: seq of the first update this engine will see.
-        max_batch_updates: most updates per engine.apply call.
+        max_batch_updates: most updates per engine.apply call (0: by backend, above).
         gpu_options: capacities for the GPU engine (``GpuEngine`` keyword arguments).
 
     When the engine stops for good (:class:`EngineStopped`) the thread ends, ``error`` holds
@@ -74,7 +78,7 @@ class EngineWorker:
     graph: Graph | None = None
     restore: list[tuple[int, Pattern, bool, int | None]] = field(default_factory=list)
     next_seq: int = 0
-    max_batch_updates: int = 32768
+    max_batch_updates: int = 0
     gpu_options: dict[str, int] = field(default_factory=dict)
     max_events: int = 64
     memory_bytes: int = 0
@@ -147,6 +151,9 @@ class EngineWorker:
             t0 = time.time()
             warm_up(self.backend)
             engine = make_engine(self.backend, gpu_options=self.gpu_options)
+            if not self.max_batch_updates:
+                gpu = engine.backend == "gpu"
+                self.max_batch_updates = GPU_BATCH_UPDATES if gpu else CPU_BATCH_UPDATES
             if self.graph is not None and self.graph.num_vertices + self.graph.num_edges:
                 engine.load_graph(self.graph)
             for qid, pattern, count_only, max_deltas in self.restore:

@@ -129,7 +129,11 @@ class Settings:
         default=1 << 22, metadata=_doc("GPU engine: vertices the device tables hold")
     )
     max_engine_batch_updates: int = field(
-        default=32768, metadata=_doc("most updates the engine applies in one call")
+        default=0,
+        metadata=_doc(
+            "most updates the engine applies in one call (0: 32768 on the GPU engine, 8192 "
+            "on the CPU engine)"
+        ),
     )
     max_record_updates: int = field(
         default=100_000,
