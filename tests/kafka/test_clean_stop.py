@@ -106,3 +106,38 @@ def test_broker_loss_logs_a_handful_and_sigterm_still_exits(tmp_path) -> None:
     finally:
         svc.kill()
         b.stop()
+
+
+def test_sigint_mid_loadgen_stops_everything(tmp_path) -> None:
+    argv = ["--embedded", "--backend", "cpu", "--rates", "2000", "--duration", "120",
+            "--vertices", "2000", "--out", str(tmp_path / "out")]  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dcsm.service", "loadgen", *argv],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        # Streaming: the broker, the service and the producer process are all up.
+        deadline = time.monotonic() + 120
+        while len(_descendants(proc.pid)) < 3 and time.monotonic() < deadline:
+            assert proc.poll() is None, proc.communicate()[1][-2000:]
+            time.sleep(0.2)
+        time.sleep(3)
+        kids = _descendants(proc.pid)
+        assert len(kids) >= 3, "loadgen should have started its broker, service and producer"
+        os.killpg(proc.pid, signal.SIGINT)
+        t0 = time.monotonic()
+        _, err = proc.communicate(timeout=20)
+        took = time.monotonic() - t0
+        assert proc.returncode == 130, err[-2000:]
+        deadline = time.monotonic() + 5
+        while _alive(kids) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not _alive(kids), "children left behind"
+        lines = [x for x in err.splitlines() if x.strip()]
+        assert len(lines) <= 5, err[-3000:]
+        print(f"loadgen stopped in {took:.1f}s, {len(lines)} stderr lines")
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
