@@ -15,7 +15,6 @@ import pytest
 from hypothesis import HealthCheck, settings
 from refdata import SKIP_REASON, shared_data_dir
 
-
 # Every `dcsm serve` a test starts inherits this: a service killed with SIGKILL holds its
 # input lease until its session expires, and a restart waits for that (10 s by default).
 os.environ.setdefault("DCSM_INPUT_LEASE_SESSION_MS", "3000")
