@@ -42,7 +42,7 @@ from dcsm.errors import EngineError, EngineStopped
 from dcsm.model import Graph, Pattern, UpdateBatch
 
 from . import layout as L
-from .loader import KernelConfig, load_kernel
+from .loader import KernelConfig, field_offsets, load_kernel
 from .mvg import build_image, live_edges
 from .rings import MatchRows
 
@@ -129,6 +129,8 @@ class GpuEngine(Engine):
             if sizes[name] != dtype.itemsize:
                 raise EngineError(f"gpu/layout.py: {name} is {dtype.itemsize} bytes, "
                                   f"the kernel's {sizes[name]}")  # fmt: skip
+        mirrors.update({"DevStatus": L.DEV_STATUS, "HostCtl": L.HOST_CTL})
+        L.check_offsets(mirrors, field_offsets(cfg, L.mirrored_fields(mirrors)))
         self._fixed_batch = fixed_batch
         if pool_slabs <= 0 or max_versions <= 0:
             auto_slabs, auto_versions = auto_capacity(int(cp.cuda.runtime.memGetInfo()[0]))

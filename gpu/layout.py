@@ -157,3 +157,20 @@ def plan_blob(plan: QueryPlan) -> np.ndarray:
     ).astype(np.int32)
     assert rows.shape[1] == PLAN_INTS
     return np.ascontiguousarray(rows)
+
+
+def mirrored_fields(mirrors: dict[str, np.dtype]) -> tuple[tuple[str, str], ...]:
+    """Every named field of the structured mirrors, as (C struct, field) pairs."""
+    return tuple((s, f) for s, dt in mirrors.items() if dt.names for f in dt.names)
+
+
+def check_offsets(mirrors: dict[str, np.dtype], offsets: tuple[int, ...]) -> None:
+    """Raise EngineError at the first field whose host offset is not the kernel's."""
+    from dcsm.errors import EngineError
+
+    for (struct, field), got in zip(mirrored_fields(mirrors), offsets, strict=True):
+        want = mirrors[struct].fields[field][1]
+        if got != want:
+            raise EngineError(
+                f"gpu/layout.py: {struct}.{field} is at byte {want}, the kernel's at {got}"
+            )

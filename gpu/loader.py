@@ -20,7 +20,12 @@ def kernel_source(path: Path = SOURCE) -> str:
     """The kernel as one text: each ``#include "part.cuh"`` line of the main file replaced by
     that part (CuPy compiles a string and keys its kernel cache on it, so included headers
     would be neither found nor seen when they change)."""
-    return _INCLUDE.sub(lambda m: path.with_name(m.group(1)).read_text(), path.read_text())
+    return splice(path.read_text())
+
+
+def splice(text: str) -> str:
+    """``text`` with each ``#include "part.cuh"`` line replaced by that part of gpu/."""
+    return _INCLUDE.sub(lambda m: SOURCE.with_name(m.group(1)).read_text(), text)
 
 
 @dataclass(frozen=True)
@@ -86,3 +91,22 @@ def load_kernel(config: KernelConfig):  # type: ignore[no-untyped-def]
     return module.get_function("dcsm_persistent"), dict(
         zip(names, map(int, sizes.get()), strict=True)
     )
+
+
+@functools.cache
+def field_offsets(config: KernelConfig, fields: tuple[tuple[str, str], ...]) -> tuple[int, ...]:
+    """Byte offsets of (struct, field) pairs as the kernel lays them out: offsetof over
+    layout.cuh compiled with ``config``'s defines (the host mirrors in gpu/layout.py are
+    checked against them, field by field, before the kernel first runs)."""
+    import cupy as cp
+
+    body = "\n".join(
+        f"    out[{i}] = __builtin_offsetof({struct}, {field});"
+        for i, (struct, field) in enumerate(fields)
+    )
+    code = splice(f'#include "layout.cuh"\n\nextern "C" __global__ void dcsm_offsets(u64* out) {{\n'
+                  f"{body}\n}}\n")  # fmt: skip
+    module = cp.RawModule(code=code, options=("-std=c++17", *config.defines()))
+    out = cp.zeros(max(1, len(fields)), cp.uint64)
+    module.get_function("dcsm_offsets")((1,), (1,), (out,))
+    return tuple(int(x) for x in out.get()[: len(fields)])
