@@ -93,6 +93,14 @@ def load_kernel(config: KernelConfig):  # type: ignore[no-untyped-def]
     )
 
 
+def offset_expr(struct: str, field: str) -> str:
+    """C expression of the byte offset of ``struct.field`` (NVRTC has neither offsetof nor
+    __builtin_offsetof): the field's address minus the struct's, at a made-up address."""
+    base = f"reinterpret_cast<const {struct}*>(4096)"
+    char = "reinterpret_cast<const char*>"
+    return f"(u64)({char}(&{base}->{field}) - {char}({base}))"
+
+
 @functools.cache
 def field_offsets(config: KernelConfig, fields: tuple[tuple[str, str], ...]) -> tuple[int, ...]:
     """Byte offsets of (struct, field) pairs as the kernel lays them out: offsetof over
@@ -100,10 +108,7 @@ def field_offsets(config: KernelConfig, fields: tuple[tuple[str, str], ...]) -> 
     checked against them, field by field, before the kernel first runs)."""
     import cupy as cp
 
-    body = "\n".join(
-        f"    out[{i}] = __builtin_offsetof({struct}, {field});"
-        for i, (struct, field) in enumerate(fields)
-    )
+    body = "\n".join(f"    out[{i}] = {offset_expr(s, f)};" for i, (s, f) in enumerate(fields))
     code = splice(f'#include "layout.cuh"\n\nextern "C" __global__ void dcsm_offsets(u64* out) {{\n'
                   f"{body}\n}}\n")  # fmt: skip
     module = cp.RawModule(code=code, options=("-std=c++17", *config.defines()))

@@ -14,7 +14,7 @@ import pytest
 
 from dcsm.errors import EngineError
 from dcsm.gpu import layout as L
-from dcsm.gpu.loader import KernelConfig, splice
+from dcsm.gpu.loader import KernelConfig, offset_expr, splice
 
 
 def mirrors(cfg: KernelConfig) -> dict[str, np.dtype]:
@@ -39,7 +39,9 @@ def test_check_offsets_names_the_first_field_that_moved() -> None:
 def test_mirrors_match_the_structs_compiled_by_nvcc(tmp_path, cfg: KernelConfig) -> None:
     m = mirrors(cfg)
     fields = L.mirrored_fields(m)
-    body = "\n".join(f'    std::printf("%zu\\n", __builtin_offsetof({s}, {f}));' for s, f in fields)
+    body = "\n".join(
+        f'    std::printf("%llu\\n", (unsigned long long){offset_expr(s, f)});' for s, f in fields
+    )
     src = tmp_path / "offsets.cu"
     src.write_text(splice('#include "layout.cuh"\n#include <cstdio>\n\nint main() {\n'
                           f"{body}\n}}\n"))  # fmt: skip
