@@ -58,6 +58,12 @@ class Readiness(BaseModel):
     ready: bool
     checks: dict[str, bool] = Field(description="engine, pipeline, and kafka when configured")
     error: str | None = Field(default=None, description="why the service stopped, if it did")
+    replica: dict[str, object] | None = Field(
+        default=None, description="with replicas: this one's index, replicas and shard mode"
+    )
+    lag: float | None = Field(
+        default=None, description="with Kafka: input records not yet read (dcsm_consumer_lag)"
+    )
 
 
 class UpdatesAccepted(BaseModel):

@@ -410,6 +410,11 @@ def _install_ops(app: FastAPI, service: Service, auth: Auth) -> None:
         body: dict[str, Any] = {"ready": ok, "checks": checks}
         if service.fatal:
             body["error"] = service.fatal
+        if service.ingest is not None:
+            body["lag"] = service.ingest.lag()
+        sh = service.sharding
+        if sh.active:
+            body["replica"] = {"index": sh.index, "replicas": sh.replicas, "shard": sh.mode}
         return JSONResponse(body, status_code=200 if ok else 503)
 
     @app.get(
@@ -453,5 +458,10 @@ def _install_ops(app: FastAPI, service: Service, auth: Auth) -> None:
             "kafka": kafka,
             "checkpoint": checkpoint,
             "queries": len(service.catalog),
+            "replica": {
+                "index": service.sharding.index,
+                "replicas": service.sharding.replicas,
+                "shard": service.sharding.mode,
+            },
             "uptime_seconds": time.time() - service.started_at,
         }

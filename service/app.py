@@ -19,6 +19,11 @@ A restart restores the newest checkpoint and replays the query log and the input
 at the same seqs, so the state and the frames (same ids) are those of an uninterrupted run;
 frames after the checkpoint may come twice, never not at all.
 
+Replicas (:mod:`dcsm.service.replicas`, service/README.md "Replicas"): with ``replicas``
+above 1, registrations and deletions go through the input topic as control records and
+apply when the ingest reads them back, at the same seq on every replica; the engine and the
+fan-out keep this replica's share of the matching.
+
 Start order: recovery (checkpoint, query log), engine (load, JIT warm-up), Kafka producer,
 fan-out, update-log replay, Kafka consumer, checkpointer. Startup runs in the background so
 ``/healthz`` answers at once and ``/readyz`` says when the pipeline is up.
@@ -61,6 +66,13 @@ from .metrics import Metrics
 from .outputs import KafkaOutput
 from .ownership import InputLease
 from .queries import Mode, QueryCatalog, QueryState
+from .replicas import (
+    CONTROL_HEADER,
+    Sharding,
+    parse_control,
+    register_record,
+    unregister_record,
+)
 from .sequencer import Sequencer
 from .settings import Settings
 
@@ -115,6 +127,10 @@ class Service:
         self.settings = s = settings
         self.metrics = Metrics()
         self.catalog = QueryCatalog(s.pending_frames)
+        self.sharding = Sharding(s.replicas, s.replica_index, s.shard)
+        # Registrations and deletions this replica produced as control records, by request
+        # id: resolved with (state, engine reply) when the ingest reads them back in order.
+        self._control_waiters: dict[str, asyncio.Future[tuple[QueryState, Any]]] = {}
         self.state_dir = s.state_path
         self.restored: Checkpoint | None = None  # what the start restores
         if self.state_dir is not None:
@@ -131,6 +147,7 @@ class Service:
             [
                 (st.qid, st.spec.to_pattern(), st.mode == "count", st.max_deltas)
                 for st in self.catalog.live()
+                if self.sharding.owns_query(st.name)
             ],
             next_seq, s.max_engine_batch_updates, max_events=EVENTS_QUEUE_SIZE,
             gpu_options={"pool_slabs": s.gpu_pool_slabs, "max_versions": s.gpu_max_versions,
@@ -166,16 +183,18 @@ class Service:
         )
         self.fanout = Fanout(
             self.events, self.catalog, self.sequencer, self.metrics, self.output,
-            self.worker.event_done,
+            self.worker.event_done, self.sharding,
         )  # fmt: skip
         self.ingest: KafkaIngest | None = None
         if s.kafka and self.output is not None:
             self.ingest = KafkaIngest(
-                s.kafka, s.updates_topic, s.consumer_group, self.sequencer, self.output,
+                s.kafka, s.updates_topic, s.group, self.sequencer, self.output,
                 self.metrics, positions.get(source_name(s.updates_topic)), s.max_record_updates,
                 s.fetch_max_records, s.fetch_max_wait_ms, client_options=self.kafka_options,
                 on_keyed=self._settle_keyed, on_caught_up=self._ingest_caught_up,
                 on_offset_reset=s.on_offset_reset, on_input_error=self._input_lost,
+                on_control=self._apply_control,
+                publish_dead_letters=s.replica_index == 0,
             )  # fmt: skip
         self.lease: InputLease | None = None
         self.ready = False
@@ -308,7 +327,7 @@ class Service:
                 )  # fmt: skip
             # Before anything is read or published: one service owns the input.
             self.lease = InputLease(
-                s.kafka, s.updates_topic, s.consumer_group, s.input_lease_session_ms,
+                s.kafka, s.updates_topic, s.group, s.input_lease_session_ms,
                 self.kafka_options,
             )  # fmt: skip
             await self.lease.acquire(timeout_s=max(60.0, 3 * s.input_lease_session_ms / 1000))
@@ -341,13 +360,11 @@ class Service:
         s = self.settings
         if self.restored is not None or s.reset_state or s.kafka is None:
             return
-        committed = await committed_offsets(
-            s.kafka, s.updates_topic, s.consumer_group, self.kafka_options
-        )
+        committed = await committed_offsets(s.kafka, s.updates_topic, s.group, self.kafka_options)
         if committed:
             where = self.state_dir or "(no --state-dir)"
             raise CheckpointError(
-                f"consumer group {s.consumer_group!r} has committed offsets on "
+                f"consumer group {s.group!r} has committed offsets on "
                 f"{s.updates_topic} ({committed}) but {where} holds no checkpoint: the state "
                 "that goes with them is missing. Restore the state directory (or its "
                 "checkpoint.prev.npz as checkpoint.npz), or start with --reset-state to start "
@@ -525,7 +542,7 @@ class Service:
         encoding: Encoding,
         backfill: bool,
         max_deltas: int | None = None,
-    ) -> tuple[QueryState, int]:
+    ) -> tuple[QueryState, int | None]:
         """Log the registration durably, then register it at its seq; (state, backfill).
         ``max_deltas``: deltas shipped per update (None: the service's default)."""
         self.check_accepting()
@@ -533,6 +550,13 @@ class Service:
             max_deltas = self.settings.max_deltas_per_update or None
         if mode == "count":
             max_deltas = None  # counts are exact and small: nothing to cap
+        if self.sharding.active:
+            self.catalog.check_free(spec.name)
+            value = register_record(
+                spec.model_dump(), mode, encoding, backfill, max_deltas, time.time()
+            )
+            st, reply = await self._through_topic(value)
+            return st, await reply
         async with self._control_lock:
             st = self.catalog.reserve(spec, mode, encoding, self.on_drop, max_deltas)
             slot = self.sequencer.reserve()
@@ -548,7 +572,7 @@ class Service:
                 self.sequencer.cancel(slot)
                 self.catalog.remove(st)
                 raise
-            fut: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+            fut: asyncio.Future[int | None] = asyncio.get_running_loop().create_future()
             cmd = Register(
                 st.qid, spec.to_pattern(), st.from_seq, mode == "count", backfill, fut,
                 max_deltas=max_deltas,
@@ -563,6 +587,9 @@ class Service:
         if st.closing:
             raise QueryNotFound(f"query {name!r} is already being deleted")
         self.check_accepting()
+        if self.sharding.active:
+            st, reply = await self._through_topic(unregister_record(name))
+            return st, await reply
         async with self._control_lock:
             st.closing = True
             slot = self.sequencer.reserve()
@@ -576,6 +603,70 @@ class Service:
             fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
             self.sequencer.fill(slot, Unregister(st.qid, slot.seq, fut))
         return st, await fut
+
+    # -- registrations and deletions through the input topic (replicas) ------------------
+
+    async def _through_topic(self, value: bytes) -> tuple[QueryState, asyncio.Future[Any]]:
+        """Produce a control record to the input topic and wait until this replica's ingest
+        reads it back and applies it (as every replica does, at the same seq); then
+        (state, the engine's reply). Raises what applying it raised (409, 404)."""
+        assert self.output is not None
+        request = uuid.uuid4().hex
+        waiter = self._control_waiters[request] = asyncio.get_running_loop().create_future()
+        headers = [(CONTROL_HEADER, b"1"), (REQUEST_HEADER, request.encode())]
+        try:
+            await self.output.produce(self.settings.updates_topic, value, headers)
+            return await waiter
+        finally:
+            self._control_waiters.pop(request, None)
+
+    def _apply_control(self, value: bytes, request: str | None) -> None:
+        """The ingest read a control record: apply it at the next seq (synchronously, so
+        it falls exactly between the updates of the records around it). A record every
+        replica refuses alike (a taken name, an unknown one) changes nothing."""
+        waiter = self._control_waiters.get(request) if request else None
+        reply = asyncio.get_running_loop().create_future() if waiter is not None else None
+        try:
+            body = parse_control(value)
+            if body["op"] == "register":
+                st = self._register_now(body, reply)
+            else:
+                st = self._unregister_now(str(body["name"]), reply)
+        except Exception as exc:
+            if waiter is not None and not waiter.done():
+                waiter.set_exception(exc)
+            else:
+                log.warning("control record not applied: %s", exc)
+            return
+        if waiter is not None and not waiter.done():
+            waiter.set_result((st, reply))
+
+    def _register_now(self, body: dict[str, Any], reply: asyncio.Future | None) -> QueryState:
+        spec = QuerySpec.model_validate(body["spec"])
+        mode, max_deltas = body["mode"], body.get("max_deltas")
+        st = self.catalog.reserve(spec, mode, body["encoding"], self.on_drop, max_deltas)
+        st.created_at = float(body["created_at"])  # the same on every replica
+        slot = self.sequencer.reserve()
+        st.from_seq = slot.seq
+        cmd = Register(
+            st.qid, spec.to_pattern(), st.from_seq, mode == "count", bool(body["backfill"]),
+            reply, max_deltas=max_deltas, remote=not self.sharding.owns_query(st.name),
+            logged=False,
+        )  # fmt: skip
+        self.sequencer.fill(slot, cmd)
+        return st
+
+    def _unregister_now(self, name: str, reply: asyncio.Future | None) -> QueryState:
+        st = self.catalog.get(name)
+        if st.closing:
+            raise QueryNotFound(f"query {name!r} is already being deleted")
+        st.closing = True
+        slot = self.sequencer.reserve()
+        cmd = Unregister(
+            st.qid, slot.seq, reply, remote=not self.sharding.owns_query(name), logged=False
+        )
+        self.sequencer.fill(slot, cmd)
+        return st
 
     async def _log_control(self, entry: dict[str, Any]) -> None:
         if self.query_log is not None:

@@ -34,6 +34,17 @@ def _settings_args(p: argparse.ArgumentParser) -> None:
         help="how long a killed owner of the input topic keeps it (default 10000)",
     )  # fmt: skip
     p.add_argument(
+        "--replicas", type=int, metavar="N",
+        help="replicas of one logical service, each reading the whole input (default 1)",
+    )  # fmt: skip
+    p.add_argument(
+        "--replica-index", type=int, metavar="I", help="this replica's index, 0 to N-1 (default 0)"
+    )
+    p.add_argument(
+        "--shard", choices=["queries", "updates"],
+        help="replicas divide the matching by query (default) or by update seq",
+    )  # fmt: skip
+    p.add_argument(
         "--checkpoint-interval-s", type=float, metavar="S",
         help="longest time between checkpoints (default 30)",
     )  # fmt: skip
@@ -135,6 +146,7 @@ _SETTINGS_KEYS = (
     "allowed_origins", "tls_cert", "tls_key", "kafka_security_protocol", "kafka_sasl_mechanism",
     "kafka_sasl_username", "kafka_sasl_password_file", "kafka_ssl_cafile", "kafka_ssl_certfile",
     "kafka_ssl_keyfile", "idempotency_window_s", "on_offset_reset", "input_lease_session_ms",
+    "replicas", "replica_index", "shard",
 )  # fmt: skip
 
 

@@ -232,6 +232,9 @@ class EngineWorker:
         if isinstance(cmd, Barrier):
             return BarrierReached(cmd)
         try:
+            if isinstance(cmd, Register | Unregister) and cmd.remote:
+                # Another replica matches it: the catalog follows it, the engine never sees it.
+                return Registered(cmd) if isinstance(cmd, Register) else Unregistered(cmd)
             if isinstance(cmd, Register):
                 event = Registered(cmd)
                 # Backfill reads the graph as it stands before from_seq: every earlier

@@ -49,6 +49,7 @@ from .messages import (
 from .metrics import Metrics
 from .outputs import KafkaOutput
 from .queries import QueryCatalog, QueryState
+from .replicas import Sharding
 from .sequencer import Sequencer
 from .subscribers import Subscriber
 
@@ -89,8 +90,12 @@ class Fanout:
         metrics: Metrics,
         output: KafkaOutput | None,
         event_done: Callable[[], None] | None = None,
+        sharding: Sharding | None = None,
     ) -> None:
+        """``sharding``: this replica's share of the output (service/replicas.py); None:
+        all of it."""
         self._events = events
+        self._sharding = sharding or Sharding()
         self._event_done = event_done  # returns the engine its slot (EngineWorker.event_done)
         self._catalog = catalog
         self._sequencer = sequencer
@@ -157,7 +162,9 @@ class Fanout:
     # -- applied batches -----------------------------------------------------------------
 
     async def _applied(self, ev: Applied) -> None:
-        batch, res = ev.batch, ev.result
+        batch = ev.batch
+        # Shard mode updates: every replica matched everything; it emits its seqs' rows.
+        res = self._sharding.keep_rows(ev.result)
         n = len(batch)
         if n:
             self._observe(ev)
@@ -363,7 +370,13 @@ class Fanout:
         n_backfill = 0
         one = np.ones(1, np.int8)
         at = np.array([cmd.from_seq], np.int64)
-        if ev.backfill_matches is not None and len(ev.backfill_matches):
+        # Shard mode updates: the replica that owns from_seq emits the backfill.
+        emit = self._sharding.owns_seq(cmd.from_seq)
+        if ev.backfill_matches is not None and len(ev.backfill_matches) and not emit:
+            n_backfill = len(ev.backfill_matches)
+        elif ev.backfill_count and not emit:
+            n_backfill = ev.backfill_count
+        elif ev.backfill_matches is not None and len(ev.backfill_matches):
             k = n_backfill = len(ev.backfill_matches)
             cap = k if st.max_deltas is None else min(k, st.max_deltas)
             seq = np.full(cap, cmd.from_seq, np.int64)
@@ -377,7 +390,8 @@ class Fanout:
             count = np.array([n_backfill], np.int64)
             await self._emit_counts(st, one, at, count, None, backfill=True)
         st.stats.backfill = n_backfill
-        _resolve(cmd.reply, n_backfill)
+        # A remote query (another replica matches it): this one does not know its backfill.
+        _resolve(cmd.reply, None if cmd.remote else n_backfill)
 
     def _unregistered(self, ev: Unregistered) -> None:
         cmd = ev.cmd

@@ -48,13 +48,14 @@ from typing import Any
 
 import numpy as np
 
-from dcsm.model import OUTCOME_LABEL_CONFLICT, OUTCOME_NAMES, OUTCOME_SELF_LOOP
+from dcsm.model import OUTCOME_LABEL_CONFLICT, OUTCOME_NAMES, OUTCOME_SELF_LOOP, UpdateBatch
 
 from .codec import decode_record, merge
 from .errors import ConfigError
 from .idempotency import RECORD_HEADER as IDEMPOTENCY_HEADER
 from .metrics import Metrics
 from .outputs import KafkaOutput
+from .replicas import CONTROL_HEADER
 from .sequencer import Sequencer
 
 log = logging.getLogger("dcsm.service.ingest")
@@ -142,12 +143,19 @@ class KafkaIngest:
         on_caught_up: Callable[[], None] | None = None,
         on_offset_reset: str = "stop",
         on_input_error: Callable[[str], None] | None = None,
+        on_control: Callable[[bytes, str | None], None] | None = None,
+        publish_dead_letters: bool = True,
     ) -> None:
         """``client_options``: security arguments of the consumer (service/kafka_security.py).
         ``on_keyed(key, position, seq, outcome)``: awaited as a record with an idempotency key
         is settled; ``on_caught_up()``: called once every record the topic held at start has
         been read. ``on_offset_reset``: ``stop`` or ``earliest`` (see Out of range);
-        ``on_input_error(reason)``: called once the ``stop`` policy stopped consuming."""
+        ``on_input_error(reason)``: called once the ``stop`` policy stopped consuming.
+        ``on_control(value, request)``: applies a control record (header ``dcsm-control``: a
+        registration or deletion, service/replicas.py) at the current seq, after the updates
+        of the records before it; without it, control records are dead letters.
+        ``publish_dead_letters``: False on all replicas but one (they would publish the same
+        dead letters N times); they are counted all the same."""
         self._bootstrap = bootstrap
         self._client_options = client_options or {}
         self.on_keyed = on_keyed
@@ -173,6 +181,8 @@ class KafkaIngest:
         self._next: dict[int, int] = {}  # partition -> next offset to read
         self._on_offset_reset = on_offset_reset
         self._on_input_error = on_input_error
+        self._on_control = on_control
+        self._publish_dead_letters = publish_dead_letters
         self.input_error: str | None = None  # why consuming stopped (on_offset_reset=stop)
         self.offset_resets = 0
         self.connected = False
@@ -334,6 +344,8 @@ class KafkaIngest:
     async def dead_letter(self, rec: _Record, reason: str, message: str, index: int | None) -> None:
         self._metrics.dead_letters_total.labels(reason).inc()
         log.debug("dead letter %s/%d@%d: %s", self.topic, rec.partition, rec.offset, message)
+        if not self._publish_dead_letters:
+            return
         await self._output.dead_letter(
             rec.value, reason, message, f"{self.topic}/{rec.partition}@{rec.offset}", index
         )
@@ -362,21 +374,40 @@ class KafkaIngest:
                 await self._submit(polled)
 
     async def _submit(self, polled: dict[Any, list[Any]]) -> None:
+        """One poll's records: their updates as one batch, cut at each control record (which
+        applies between the updates before it and those after it)."""
         received = time.time()
-        parts = []
+        parts: list[UpdateBatch] = []
         records: list[_Record] = []
-        positions = []
+        ends: dict[int, int] = {}  # partition -> offset after the last record taken
         pos = 0
+
+        def flush() -> None:
+            nonlocal parts, records, ends, pos
+            if records:
+                origin = _Poll(self, records)
+                positions = [(self.source, p, o) for p, o in ends.items()]
+                self._sequencer.submit_updates(merge(parts), received, origin, positions)
+            parts, records, ends, pos = [], [], {}, 0
+
         for tp, msgs in polled.items():
             for msg in msgs:
                 self.records += 1
-                dec = decode_record(msg.value, self._max_record_updates)
                 request = idem = None
+                control = False
                 for key, value in msg.headers or ():
                     if key == REQUEST_HEADER:
                         request = value.decode(errors="replace")
                     elif key == IDEMPOTENCY_HEADER:
                         idem = value.decode(errors="replace")
+                    elif key == CONTROL_HEADER:
+                        control = True
+                if control and self._on_control is not None:
+                    flush()
+                    self._on_control(msg.value or b"", request)
+                    self._sequencer.advance(self.source, tp.partition, msg.offset + 1)
+                    continue
+                dec = decode_record(msg.value, self._max_record_updates)
                 rec = _Record(
                     tp.partition, msg.offset, msg.value or b"", dec.index, pos, pos + len(dec),
                     request, idem,
@@ -391,9 +422,9 @@ class KafkaIngest:
                         ts[missing] = msg.timestamp / 1000.0
                     parts.append(dec.updates)
                     pos += len(dec)
+                ends[tp.partition] = msg.offset + 1
             self._next[tp.partition] = msgs[-1].offset + 1
-            positions.append((self.source, tp.partition, msgs[-1].offset + 1))
-        self._sequencer.submit_updates(merge(parts), received, _Poll(self, records), positions)
+        flush()
         self._check_caught_up()
 
 

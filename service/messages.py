@@ -54,8 +54,13 @@ class Register:
     from_seq: int
     count_only: bool
     backfill: bool
-    reply: asyncio.Future[int] | None = None
+    reply: asyncio.Future[int | None] | None = None
     max_deltas: int | None = None  # delta rows per update; None: no cap
+    # Another replica matches this query (shard queries): the catalog has it, the engine not.
+    remote: bool = False
+    # A query-log entry (counted in checkpoints' log_entries); False: a control record of
+    # the input topic, which the input offsets cover instead.
+    logged: bool = True
 
 
 @dataclass(slots=True)
@@ -63,6 +68,8 @@ class Unregister:
     qid: int
     from_seq: int
     reply: asyncio.Future[dict[str, Any]] | None = None
+    remote: bool = False  # as Register.remote
+    logged: bool = True  # as Register.logged
 
 
 @dataclass(slots=True)

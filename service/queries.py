@@ -147,15 +147,19 @@ class QueryCatalog:
     ) -> QueryState:
         """A new query (not live until the engine has registered it); 409 if the name is
         taken."""
-        if spec.name in self._by_name:
-            raise QueryExists(
-                f"a query named {spec.name!r} already exists",
-                [{"field": "name", "reason": "already exists; DELETE it first or pick another"}],
-            )
+        self.check_free(spec.name)
         st = QueryState(spec.name, self._next_qid, spec, mode, encoding, max_deltas=max_deltas)
         st.pending = Subscriber(self._pending_frames, on_drop, encoding)
         self._add(st)
         return st
+
+    def check_free(self, name: str) -> None:
+        """409 if ``name`` is taken (the early answer; replicas check again in order)."""
+        if name in self._by_name:
+            raise QueryExists(
+                f"a query named {name!r} already exists",
+                [{"field": "name", "reason": "already exists; DELETE it first or pick another"}],
+            )
 
     def _add(self, st: QueryState) -> None:
         self._by_name[st.name] = st

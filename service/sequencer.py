@@ -186,6 +186,11 @@ class Sequencer:
         self._slots.remove(slot)
         self._pump()
 
+    def advance(self, source: str, partition: int, offset: int) -> None:
+        """An input record that carries no updates (a control record) is read: positions
+        taken from now on cover it."""
+        self._positions.setdefault(source, {})[partition] = offset
+
     def schedule(self, cmd: Register | Unregister) -> None:
         """Re-queue a logged command at its own seq (query-log replay after a restart)."""
         self._insert(Slot(cmd.from_seq, cmd))
@@ -215,7 +220,7 @@ class Sequencer:
                     return  # reserved: updates from here on wait for it
                 self._slots.pop(0)
                 cmd = slot.cmd
-                if isinstance(cmd, Register | Unregister):
+                if isinstance(cmd, Register | Unregister) and cmd.logged:
                     self._log_entries += 1
                 elif isinstance(cmd, Export):
                     cmd.log_entries = self._log_entries

@@ -86,6 +86,22 @@ class Settings:
             "topic keeps it before another service may take it"
         ),
     )
+    replicas: int = field(
+        default=1,
+        metadata=_doc(
+            "replicas of one logical service (service/README.md, Replicas): each reads the "
+            "whole input topic and matches its share; more than 1 needs Kafka"
+        ),
+    )
+    replica_index: int = field(default=0, metadata=_doc("this replica's index, 0 to replicas - 1"))
+    shard: str = field(
+        default="queries",
+        metadata=_doc(
+            "how replicas divide the matching: queries (each query matched by one replica, "
+            "by a stable hash of its name) or updates (each replica matches every query on "
+            "the updates whose seq mod replicas is its index)"
+        ),
+    )
     checkpoint_interval_s: float = field(
         default=30.0, metadata=_doc("longest time between checkpoints (seconds)")
     )
@@ -255,6 +271,15 @@ class Settings:
         return dataclasses.replace(self, **changes)
 
     @property
+    def group(self) -> str:
+        """The consumer group this process commits to: ``consumer_group``, or
+        ``<consumer_group>.<replica_index>`` when there are several replicas (each keeps
+        its own offsets and its own input lease)."""
+        if self.replicas == 1:
+            return self.consumer_group
+        return f"{self.consumer_group}.{self.replica_index}"
+
+    @property
     def state_path(self) -> Path | None:
         return Path(self.state_dir) if self.state_dir else None
 
@@ -265,6 +290,15 @@ class Settings:
             raise ConfigError(f"on_offset_reset={self.on_offset_reset!r}: choose stop or earliest")
         if self.input_lease_session_ms < 1000:
             raise ConfigError("input_lease_session_ms must be at least 1000")
+        if self.replicas < 1 or not 0 <= self.replica_index < self.replicas:
+            raise ConfigError(
+                f"replica_index={self.replica_index} with replicas={self.replicas}: the index "
+                "must be 0 to replicas - 1"
+            )
+        if self.shard not in ("queries", "updates"):
+            raise ConfigError(f"shard={self.shard!r}: choose queries or updates")
+        if self.replicas > 1 and not self.kafka:
+            raise ConfigError("replicas > 1 needs --kafka: replicas share the input topic")
         if self.log_format not in ("text", "json"):
             raise ConfigError(f"log_format={self.log_format!r}: choose text or json")
         if self.max_deltas_per_update < 0:
