@@ -66,6 +66,7 @@ from .metrics import Metrics
 from .outputs import KafkaOutput
 from .ownership import InputLease
 from .queries import Mode, QueryCatalog, QueryState
+from .relay import MatchesRelay
 from .replicas import (
     CONTROL_HEADER,
     Sharding,
@@ -197,6 +198,12 @@ class Service:
                 publish_dead_letters=s.replica_index == 0,
             )  # fmt: skip
         self.lease: InputLease | None = None
+        # Replicas: frames other replicas emit, from dcsm.matches to this one's websockets.
+        self.relay: MatchesRelay | None = None
+        if s.kafka and self.sharding.active:
+            self.relay = MatchesRelay(
+                s.kafka, s.matches_topic, self.catalog, self.sharding, self.kafka_options
+            )
         self.ready = False
         self.accepting = False
         self.fatal: str | None = None
@@ -338,6 +345,8 @@ class Service:
         if self.output is not None:
             await self.output.start()
         await self.fanout.start()
+        if self.relay is not None:
+            await self.relay.start()
         await self._replay_update_log()
         self.accepting = True
         if self.ingest is not None:
@@ -524,6 +533,8 @@ class Service:
                 log.warning("kafka consumer stopped uncleanly: %s", exc or type(exc).__name__)
         if self.lease is not None:
             await self.lease.release()
+        if self.relay is not None:
+            await self.relay.stop()
         await self.fanout.stop()
         if self.output is not None:
             await self.output.stop()

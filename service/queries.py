@@ -181,6 +181,9 @@ class QueryCatalog:
             raise QueryNotFound(f"no query named {name!r}")
         return st
 
+    def find(self, name: str) -> QueryState | None:
+        return self._by_name.get(name)
+
     def by_qid(self, qid: int) -> QueryState | None:
         return self._by_qid.get(qid)
 

@@ -13,7 +13,17 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from helpers import PATH, SQUARE, TRI, consume_topic, http_client, spec, wait_processed
+from helpers import (
+    PATH,
+    SQUARE,
+    TRI,
+    consume_topic,
+    http_client,
+    read_frames,
+    spec,
+    wait_processed,
+    ws_connect,
+)
 from test_recovery import FAST, produce, records
 
 from dcsm.loadgen.embedded import ServiceProcess
@@ -166,3 +176,24 @@ async def test_replica_indexes_own_their_inputs_apart(broker, topics, make_servi
         make_service(*replica_flags(2, 1, "queries"), state_dir=tmp_path / "c")
     assert "is already consumed by another dcsm service" in str(err.value)
     assert f"{topics.group}.1.owner" in str(err.value)
+
+
+@pytest.mark.parametrize("shard", ["queries", "updates"])
+async def test_a_websocket_on_any_replica_gets_every_delta(
+    shard, broker, topics, make_service, tmp_path
+) -> None:
+    svcs = [
+        make_service(*replica_flags(2, i, shard), state_dir=tmp_path / f"r{i}") for i in range(2)
+    ]
+    name = next(f"tri{k}" for k in range(100) if owner_of(f"tri{k}", 2) == 1)
+    async with http_client(svcs[1].base_url) as c:
+        assert (await c.post("/api/v1/queries", json=spec(TRI, name=name))).status_code == 201
+    stream = powerlaw_stream(200, 1500, seed=3)
+    async with ws_connect(svcs[0].ws_url(name)) as ws:  # replica 0: not (all) its deltas
+        await produce(broker.bootstrap, topics.updates, records(stream))
+        await wait_all(svcs, len(stream) - 1)
+        published = rows(await consume_topic(broker.bootstrap, topics.matches, 1, 60))
+        frames = await read_frames(ws, until=len(published), timeout_s=60)
+    assert len(published) > 100
+    seen = [str(f["id"]) for f in frames if "type" not in f]
+    assert sorted(seen) == sorted(i for i, _ in published), "every delta, once"
