@@ -45,3 +45,30 @@ def test_compose_wires_kafka_service_prometheus_grafana() -> None:
     assert prom["scrape_configs"][0]["static_configs"][0]["targets"] == ["dcsm:8000"]
     docker = (DEPLOY / "Dockerfile").read_text()
     assert 'ENTRYPOINT ["python", "-m", "dcsm.service"]' in docker
+
+
+def test_replicas_profile_and_statefulset() -> None:
+    """The compose profile runs replicas 0 and 1 of 2 on their own state; the StatefulSet
+    takes the replica index from the pod ordinal, DCSM_REPLICAS from spec.replicas, and one
+    GPU per pod; the settings they set load."""
+    from dcsm.service.settings import Settings
+
+    svc = yaml.safe_load((DEPLOY / "docker-compose.yml").read_text())["services"]
+    reps = [svc["dcsm-r0"], svc["dcsm-r1"]]
+    envs = [r["environment"] for r in reps]
+    assert [e["DCSM_REPLICA_INDEX"] for e in envs] == ["0", "1"]
+    assert {e["DCSM_REPLICAS"] for e in envs} == {"2"}
+    assert all(r["profiles"] == ["replicas"] for r in reps)
+    assert reps[0]["volumes"] != reps[1]["volumes"]
+    for e in envs:
+        env = {k: str(v) for k, v in e.items() if k != "DCSM_INSECURE_OPEN"}
+        s = Settings.load(None, env)
+        assert (s.replicas, s.shard, s.group) == (2, "queries", f"dcsm.{s.replica_index}")
+    docs = list(yaml.safe_load_all((DEPLOY / "k8s/dcsm-replicas.yaml").read_text()))
+    sts = next(d for d in docs if d["kind"] == "StatefulSet")
+    container = sts["spec"]["template"]["spec"]["containers"][0]
+    env = {e["name"]: e for e in container["env"]}
+    assert env["DCSM_REPLICAS"]["value"] == str(sts["spec"]["replicas"])
+    index = env["DCSM_REPLICA_INDEX"]["valueFrom"]["fieldRef"]["fieldPath"]
+    assert index == "metadata.labels['apps.kubernetes.io/pod-index']"
+    assert container["resources"]["limits"]["nvidia.com/gpu"] == 1
