@@ -30,14 +30,17 @@ def rapidflow(binary: Path, graph: Path, query: Path, stream: Path, limit: int) 
     """One RapidFlow run: search seconds (None when it timed out) and its result count."""
     cmd = [str(binary), "-d", str(graph), "-q", str(query), "-u", str(stream),
            "-num", "MAX", "-time_limit", str(limit)]  # fmt: skip
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=limit * 3 + 120).stdout
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=limit * 3 + 120)
+    out = run.stdout
     search = re.search(r"Search time \(seconds\): ([0-9.]+)", out)
     count = re.search(r"Result count: (\d+)", out)
     timed_out = "Time out" in out
+    failed = None if search else f"exit {run.returncode}: {(run.stderr or out)[-300:]!r}"
     return {
         "seconds": None if timed_out or not search else float(search.group(1)),
         "matches": int(count.group(1)) if count else None,
         "timed_out": timed_out,
+        "failed": failed,
     }
 
 
@@ -69,7 +72,8 @@ def write(out: Path, rows: list[dict], limit: int) -> None:
         "|---|---|---:|---:|---:|---:|---|",
     ]
     for r in rows:
-        rf = "timed out" if r["rapidflow_timed_out"] else f"{r['rapidflow_s']:.4f}"
+        rf = ("failed" if r["rapidflow_failed"] else "timed out" if r["rapidflow_timed_out"]
+              else f"{r['rapidflow_s']:.4f}")  # fmt: skip
         ratio = "-" if r["rapidflow_s"] is None else f"{r['rapidflow_s'] / r['gpu_s']:.2f}x"
         lines.append(f"| {r['workload']} | {r['query']} | {r['matches']:,} | {r['gpu_s']:.4f} | "
                      f"{rf} | {ratio} | {r['counts_equal']} |")  # fmt: skip
@@ -106,11 +110,15 @@ def main() -> None:
             rows.append({
                 "workload": name, "query": q, "matches": ours, "published_matches": published,
                 "gpu_s": s, "rapidflow_s": rf["seconds"], "rapidflow_timed_out": rf["timed_out"],
-                "rapidflow_matches": rf["matches"],
-                "counts_equal": ours == published and (rf["timed_out"] or rf["matches"] == ours),
+                "rapidflow_matches": rf["matches"], "rapidflow_failed": rf["failed"],
+                "counts_equal": ours == published
+                and (rf["timed_out"] or rf["failed"] is not None or rf["matches"] == ours),
             })  # fmt: skip
             print(json.dumps(rows[-1]), flush=True)
             write(args.out, rows, args.limit)
+            if rf["failed"] and len(rows) == 1:  # the binary does not run on this host
+                run.close()
+                raise SystemExit(f"RapidFlow failed on the first row: {rf['failed']}")
         run.close()
 
 
