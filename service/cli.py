@@ -137,19 +137,6 @@ def _security_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--kafka-ssl-keyfile", metavar="FILE", help="PEM client private key")
 
 
-_SETTINGS_KEYS = (
-    "host", "port", "kafka", "backend", "graph", "state_dir", "reset_state",
-    "checkpoint_interval_s", "checkpoint_interval_updates", "matches_encoding", "kafka_acks",
-    "updates_topic", "matches_topic", "dead_letter_topic", "consumer_group", "log_level",
-    "gpu_pool_slabs", "gpu_max_versions", "gpu_max_vertices", "log_format",
-    "token_read", "token_write", "token_file", "insecure_open", "open_health", "open_metrics",
-    "allowed_origins", "tls_cert", "tls_key", "kafka_security_protocol", "kafka_sasl_mechanism",
-    "kafka_sasl_username", "kafka_sasl_password_file", "kafka_ssl_cafile", "kafka_ssl_certfile",
-    "kafka_ssl_keyfile", "idempotency_window_s", "on_offset_reset", "input_lease_session_ms",
-    "replicas", "replica_index", "shard",
-)  # fmt: skip
-
-
 def _fail(message: str) -> int:
     print(f"dcsm: error: {message}", file=sys.stderr)
     return 2
@@ -162,12 +149,16 @@ def _logging(level: str, log_format: str = "text") -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    from dataclasses import fields
+
     from dcsm.errors import DcsmError
 
     from .settings import Settings
 
     try:
-        settings = Settings.load({k: getattr(args, k) for k in _SETTINGS_KEYS}, None, args.config)
+        # Every flag of `dcsm serve` but --config is named after its Settings field.
+        given = {f.name: getattr(args, f.name) for f in fields(Settings) if hasattr(args, f.name)}
+        settings = Settings.load(given, None, args.config)
         _logging(settings.log_level, settings.log_format)
         from .server import serve
 
