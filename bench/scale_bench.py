@@ -20,8 +20,6 @@ import argparse
 import asyncio
 import json
 import os
-import platform
-import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -30,19 +28,8 @@ from typing import Any
 from dcsm.client import AsyncClient, UpdateProducer
 from dcsm.graphio import read_csm_query, read_csm_stream
 from dcsm.loadgen.embedded import ServiceProcess
+from dcsm.loadgen.loadgen import device_name
 from dcsm.service.broker import TansuBroker
-
-
-def device_name(backend: str) -> str:
-    if backend == "cpu":
-        return f"cpu ({platform.processor() or platform.machine()})"
-    try:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
-                             capture_output=True, text=True, timeout=30).stdout  # fmt: skip
-        names = [x.strip() for x in out.splitlines() if x.strip()]
-        return f"{len(names)} x {names[0]}" if names else "gpu"
-    except OSError:
-        return "gpu"
 
 
 def expected_counts(workload: Path) -> dict[str, int]:
@@ -133,14 +120,15 @@ def main() -> None:
         r["counts_match_published"] = not wrong and bool(expected)
         r["count_mismatches"] = wrong
         r["counts_equal_to_first"] = r["counts"] == runs[0]["counts"]
-    report = {"device": device_name(args.backend), "backend": args.backend,
+    gpus = max(r["replicas"] for r in runs) if args.backend == "gpu" else 0
+    report = {"device": device_name(args.backend), "gpus": gpus, "backend": args.backend,
               "workload": str(workload), "command": "python bench/scale_bench.py " +
               " ".join(f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items()),
               "host_cpus": os.cpu_count(), "runs": runs}  # fmt: skip
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "scale.json").write_text(json.dumps(report, indent=1))
-    print(f"{report['device']}, {workload}")
+    print(f"{report['device']} ({gpus} GPUs), {workload}" if gpus else f"cpu, {workload}")
     print("| replicas | seconds | updates/s | x first | counts = published | counts = first |")
     print("| ---: | ---: | ---: | ---: | --- | --- |")
     for r in runs:
