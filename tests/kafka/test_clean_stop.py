@@ -52,6 +52,23 @@ def _alive(pids: set[int]) -> set[int]:
     return left
 
 
+def _interrupt_and_check(proc: subprocess.Popen[str], kids: set[int], what: str) -> None:
+    """Ctrl-C to the process group: exit 130 within 20 s, no child left within 5 s more,
+    at most five stderr lines."""
+    os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
+    t0 = time.monotonic()
+    _, err = proc.communicate(timeout=20)
+    took = time.monotonic() - t0
+    assert proc.returncode == 130, err[-2000:]
+    deadline = time.monotonic() + 5
+    while _alive(kids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(kids), "children left behind"
+    lines = [x for x in err.splitlines() if x.strip()]
+    assert len(lines) <= 5, err[-3000:]
+    print(f"{what} stopped in {took:.1f}s, {len(lines)} stderr lines")
+
+
 def test_sigint_mid_demo_stops_everything(tmp_path, broker) -> None:
     argv = ["--duration", "120", "--rate", "1000", "--vertices", "2000", "--plain"]
     proc = subprocess.Popen(
@@ -66,18 +83,7 @@ def test_sigint_mid_demo_stops_everything(tmp_path, broker) -> None:
                 break
         kids = _descendants(proc.pid)
         assert kids, "the demo should have started its broker"
-        os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
-        t0 = time.monotonic()
-        _, err = proc.communicate(timeout=20)
-        took = time.monotonic() - t0
-        assert proc.returncode == 130, err[-2000:]
-        deadline = time.monotonic() + 5
-        while _alive(kids) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert not _alive(kids)
-        lines = [x for x in err.splitlines() if x.strip()]
-        assert len(lines) <= 5, err[-3000:]
-        print(f"demo stopped in {took:.1f}s, {len(lines)} stderr lines")
+        _interrupt_and_check(proc, kids, "demo")
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
@@ -125,18 +131,7 @@ def test_sigint_mid_loadgen_stops_everything(tmp_path) -> None:
         time.sleep(3)
         kids = _descendants(proc.pid)
         assert len(kids) >= 3, "loadgen should have started its broker, service and producer"
-        os.killpg(proc.pid, signal.SIGINT)
-        t0 = time.monotonic()
-        _, err = proc.communicate(timeout=20)
-        took = time.monotonic() - t0
-        assert proc.returncode == 130, err[-2000:]
-        deadline = time.monotonic() + 5
-        while _alive(kids) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert not _alive(kids), "children left behind"
-        lines = [x for x in err.splitlines() if x.strip()]
-        assert len(lines) <= 5, err[-3000:]
-        print(f"loadgen stopped in {took:.1f}s, {len(lines)} stderr lines")
+        _interrupt_and_check(proc, kids, "loadgen")
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
