@@ -360,8 +360,8 @@ class GpuEngine(Engine):
         if plan.num_plans > self.cfg.pmax:
             self.queries.unregister(qid, from_seq)
             raise EngineError(
-                f"pattern has {plan.num_plans // 2} edges; the GPU engine takes at most "
-                f"{self.cfg.pmax // 2}"
+                f"pattern needs {plan.num_plans} plans (two per edge, one per edge orbit "
+                f"in count mode); the GPU engine takes at most {self.cfg.pmax}"
             )
         slot = self._free_slots.pop(0)
         blob = L.plan_blob(plan).ravel()

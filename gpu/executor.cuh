@@ -240,8 +240,11 @@ __device__ void executor(const Ctx& C, volatile BlockView& V, int lane) {
         if (lane == 0 && __ldcg((const unsigned long long*)&u->t_start) == 0ULL)
             atomicCAS((unsigned long long*)&u->t_start, 0ULL, (unsigned long long)gtime());
         u64 found = run_item(C, it, V, lane);
-        if (lane == 0 && found)
-            atomicAdd(&C.upd_count[(size_t)(tau % MAXU) * QMAX + (it.slot_plan >> 16)], found);
+        if (lane == 0 && found) {
+            int slot = it.slot_plan >> 16, p = it.slot_plan & 0xffff;
+            u64 weight = (u64)__ldcg(plan_ptr(C, slot, p) + PL_WEIGHT);
+            atomicAdd(&C.upd_count[(size_t)(tau % MAXU) * QMAX + slot], found * weight);
+        }
         __threadfence_system();
         warp_join();  // no lane still reads the update's versions once it may complete
         int last = 0;

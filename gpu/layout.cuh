@@ -136,7 +136,8 @@
 #define PL_BNELAB (PL_BNPOS + KMAX * KMAX)
 #define PL_SYMLT (PL_BNELAB + KMAX * KMAX)
 #define PL_SYMGT (PL_SYMLT + KMAX)
-#define PLAN_INTS (PL_SYMGT + KMAX)
+#define PL_WEIGHT (PL_SYMGT + KMAX)  // matches each match stands for (plan.for_counting)
+#define PLAN_INTS (PL_WEIGHT + 1)
 
 typedef unsigned long long u64;
 typedef long long i64;

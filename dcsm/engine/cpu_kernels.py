@@ -96,7 +96,7 @@ def _candidates(i, p, m, store, cand, G, P):
     cand[i, :] when ``store``, returns how many there are. G and P are the graph and plan
     array tuples (see :func:`graph_arrays`, :func:`plan_arrays`)."""
     off, deg, nbr, elab, vlab, ext = G
-    pos, vlabel, start_elabel, bn_cnt, bn_pos, bn_elabel, sym_lt, sym_gt = P
+    pos, vlabel, start_elabel, bn_cnt, bn_pos, bn_elabel, sym_lt, sym_gt, _ = P
     nb = bn_cnt[p, i]
     # The backward neighbour with the shortest list drives the scan.
     best = 0
@@ -164,7 +164,10 @@ def graph_arrays(off, deg, nbr, elab, vlab, ext):  # type: ignore[no-untyped-def
 
 def plan_arrays(t):  # type: ignore[no-untyped-def]
     """The plan tuple P the kernels take, from a PlanTable (or a QueryPlan)."""
-    return (t.pos, t.vlabel, t.start_elabel, t.bn_cnt, t.bn_pos, t.bn_elabel, t.sym_lt, t.sym_gt)
+    return (
+        t.pos, t.vlabel, t.start_elabel, t.bn_cnt, t.bn_pos, t.bn_elabel, t.sym_lt, t.sym_gt,
+        t.weight,
+    )  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
@@ -282,6 +285,7 @@ def apply_updates(
     their fill levels.
     """
     off, deg, nbr, elab = G[0], G[1], G[2], G[3]
+    weight = P[8]  # > 1 only for count-mode plans standing for an orbit (plan.for_counting)
     nq = nverts.shape[0]
     m = np.empty(K, np.int32)
     for i in range(start, op.shape[0]):
@@ -325,7 +329,7 @@ def apply_updates(
                 c, out_m, out_tag, nout = _extend(
                     p, nverts[q], a, b, emit, stop, cand, m, G, P, out_m, out_tag, nout, tag
                 )
-                total += c
+                total += c * weight[p]
             if emit:
                 total -= nout - nout0  # now: the matches the cap left out
             if total > 0:

@@ -41,7 +41,7 @@ import numpy as np
 
 from ..errors import EngineError
 from ..model import Graph, Pattern, UpdateBatch
-from .plan import PlanTable, QueryPlan, plan_query, stack_plans
+from .plan import PlanTable, QueryPlan, for_counting, plan_query, stack_plans
 
 NO_END = np.iinfo(np.int64).max
 
@@ -158,6 +158,8 @@ class QueryRegistry:
                 f"{self.next_seq - 1} were already applied"
             )
         plan = plan_query(pattern)
+        if count_only:
+            plan = for_counting(plan)
         cap = -1 if max_deltas is None else int(max_deltas)
         self._regs[qid] = _Registration(qid, plan, count_only, from_seq, max_deltas=cap)
         self._version += 1

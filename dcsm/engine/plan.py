@@ -35,7 +35,19 @@ array                     dtype, shape    meaning
 ``bn_elabel``             int32 (P, K, K) label required on edge (step j, step i)
 ``sym_lt`` / ``sym_gt``   int32 (P, K)    bitmask over steps j < i: f(step i) must be
                                           less / greater than f(step j) (distinct only)
+``weight``                int32 (P,)      matches each match of this plan stands for (1
+                                          unless reduced by :func:`for_counting`)
 ========================  ==============  =================================================
+
+Counting with one plan per orbit
+--------------------------------
+An automorphism ``s`` of the labelled pattern maps oriented query edge ``(x, y)`` onto
+``(s(x), s(y))`` and the matches of plan ``(x, y)`` on an update one-to-one onto those of plan
+``(s(x), s(y))`` on the same update (``f -> f o s^-1``), so both plans count the same. A
+count-mode query therefore runs one plan per orbit of oriented edges under the automorphism
+group and weights its count by the orbit's size (:func:`for_counting`): a 5-cycle runs 1 plan
+instead of 10, a 5-clique 1 instead of 20. Exact for embeddings; ``distinct`` patterns keep
+every plan, because their symmetry-breaking constraints are not invariant under ``s``.
 
 References: DCSM (inter-batch parallel CSM) section 4 for the incremental decomposition;
 Grochow & Kellis, RECOMB 2007, for symmetry breaking.
@@ -43,7 +55,7 @@ Grochow & Kellis, RECOMB 2007, for symmetry breaking.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from networkx.algorithms.isomorphism import GraphMatcher
@@ -68,7 +80,9 @@ class QueryPlan:
     bn_elabel: np.ndarray
     sym_lt: np.ndarray
     sym_gt: np.ndarray
+    weight: np.ndarray
     automorphisms: int
+    orbit: np.ndarray  # int32 (P,): lowest plan index of the orbit each plan belongs to
 
     @property
     def num_plans(self) -> int:
@@ -89,6 +103,7 @@ PLAN_ARRAYS = (
     "bn_elabel",
     "sym_lt",
     "sym_gt",
+    "weight",
 )
 
 
@@ -111,6 +126,7 @@ class PlanTable:
     bn_elabel: np.ndarray
     sym_lt: np.ndarray
     sym_gt: np.ndarray
+    weight: np.ndarray
 
 
 def stack_plans(plans: list[QueryPlan]) -> PlanTable:
@@ -125,7 +141,12 @@ def stack_plans(plans: list[QueryPlan]) -> PlanTable:
         if parts:
             arrays[name] = np.ascontiguousarray(np.concatenate(parts))
         else:
-            shape = {"start_elabel": (0,), "bn_pos": (0, K, K), "bn_elabel": (0, K, K)}
+            shape = {
+                "start_elabel": (0,),
+                "weight": (0,),
+                "bn_pos": (0, K, K),
+                "bn_elabel": (0, K, K),
+            }
             arrays[name] = np.zeros(shape.get(name, (0, K)), np.int32)
     return PlanTable(first=first, nverts=nverts, **arrays)
 
@@ -253,5 +274,25 @@ def plan_query(pattern: Pattern) -> QueryPlan:
         bn_elabel=bn_elabel,
         sym_lt=sym_lt,
         sym_gt=sym_gt,
+        weight=np.ones(P, np.int32),
         automorphisms=len(autos),
+        orbit=_edge_orbits(starts, autos),
     )
+
+
+def _edge_orbits(starts: list[tuple[int, int]], autos: list[tuple[int, ...]]) -> np.ndarray:
+    """For each oriented start edge, the lowest index of an oriented edge it maps onto."""
+    index = {s: i for i, s in enumerate(starts)}
+    return np.array([min(index[(a[x], a[y])] for a in autos) for x, y in starts], np.int32)
+
+
+def for_counting(plan: QueryPlan) -> QueryPlan:
+    """The plans a count-mode query needs: one per orbit of oriented edges, weighted by the
+    orbit's size (module docstring); ``plan`` itself for ``distinct`` patterns."""
+    if plan.pattern.distinct:
+        return plan
+    keep = np.nonzero(plan.orbit == np.arange(plan.num_plans))[0]
+    sizes = np.bincount(plan.orbit, minlength=plan.num_plans)[keep].astype(np.int32)
+    arrays = {name: getattr(plan, name)[keep] for name in PLAN_ARRAYS}
+    arrays["weight"] = sizes
+    return replace(plan, **arrays, orbit=np.arange(len(keep), dtype=np.int32))
