@@ -1,6 +1,7 @@
 """GPU engine benchmark: search time on the published streams, and response time vs rate.
 
-    python3 -P bench/gpu_bench.py --out bench/results/gpu [--data DIR] [--skip-unlabeled]
+    python3 -P bench/gpu_bench.py --out bench/results/gpu [--data DIR] [--skip-unlabeled] \
+        [--rapidflow PATH/RapidFlow.out --rapidflow-limit 60]
 
 Part 1 (search time, as RapidFlow reports it): for every query, all updates of an
 already-parsed stream are available at time 0; the time runs from the first update entering
@@ -8,6 +9,15 @@ already-parsed stream are available at time 0; the time runs from the first upda
 assembly included). Count mode counts matches on the device; embedding mode ships every match
 to the host and decodes it. Each query runs on the stream's own initial graph: after a timed
 run the stream is undone (untimed, no query registered) on the same engine.
+
+With ``--rapidflow`` (or ``$DCSM_RAPIDFLOW``), RapidFlow (github shixuansun/RapidFlow, built by
+you outside the repository, never committed) runs every (query, stream) on the same host in the
+same call, ``-num MAX -time_limit LIMIT``, right after our row; its "Search time" becomes the
+row's ``rapidflow_same_host_s``. A run stopped by its limit prints "Time out" and partial
+counts: the row is recorded as timed out, never as a time. Every count it prints is checked
+against ours. The published figure stays beside it as ``rapidflow_published_s``. Each workload
+also gets an "all at once" row: every query registered together, against the sum of
+RapidFlow's rows.
 
 Part 2 (response time): the first updates of oracle-github insertion10 replayed with
 exponential inter-arrival times at three rates; response time = start of matching - arrival
@@ -23,6 +33,8 @@ import argparse
 import csv
 import json
 import os
+import re
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -49,6 +61,57 @@ def peer(path: Path) -> dict[tuple[str, str], tuple[float, int]]:
                 int(matches),
             )
     return out
+
+
+class RapidFlow:
+    """Runs the RapidFlow binary on the rows of the benchmark (once per query and stream)."""
+
+    def __init__(self, binary: Path | None, limit: int) -> None:
+        self.binary, self.limit = binary, limit
+        self._done: dict[tuple[Path, Path, Path], dict] = {}
+
+    def run(self, graph: Path, query: Path, stream: Path) -> dict:
+        """{seconds (None unless it finished), matches, timed_out, failed} for one row."""
+        if self.binary is None:
+            return {"seconds": None, "matches": None, "timed_out": False, "failed": "not run"}
+        key = (graph, query, stream)
+        if key not in self._done:
+            self._done[key] = self._run(graph, query, stream)
+        return self._done[key]
+
+    def _run(self, graph: Path, query: Path, stream: Path) -> dict:
+        assert self.binary is not None
+        cmd = [str(self.binary), "-d", str(graph), "-q", str(query), "-u", str(stream),
+               "-num", "MAX", "-time_limit", str(self.limit)]  # fmt: skip
+        # Its shared library (libgraph.so) travels beside the binary.
+        env = {**os.environ, "LD_LIBRARY_PATH": str(self.binary.parent)}
+        try:
+            run = subprocess.run(cmd, capture_output=True, text=True, env=env,
+                                 timeout=self.limit * 3 + 60)  # fmt: skip
+        except subprocess.TimeoutExpired:
+            return {"seconds": None, "matches": None, "timed_out": True, "failed": None}
+        out = run.stdout
+        search = re.search(r"Search time \(seconds\): ([0-9.]+)", out)
+        count = re.search(r"Result count: (\d+)", out)
+        timed_out = "Time out" in out
+        failed = None if search else f"exit {run.returncode}: {(run.stderr or out)[-300:]!r}"
+        return {
+            "seconds": None if timed_out or not search else float(search.group(1)),
+            "matches": int(count.group(1)) if count else None,
+            "timed_out": timed_out,
+            "failed": failed,
+        }
+
+    def fields(self, graph: Path, query: Path, stream: Path, ours: int) -> dict:
+        """The row's same-host fields, with the count check."""
+        r = self.run(graph, query, stream)
+        return {
+            "rapidflow_same_host_s": r["seconds"],
+            "rapidflow_same_host_matches": r["matches"],
+            "rapidflow_timed_out": r["timed_out"],
+            "rapidflow_failed": r["failed"],
+            "rapidflow_counts_equal": None if r["seconds"] is None else r["matches"] == ours,
+        }
 
 
 def undo(stream: UpdateBatch, outcome: np.ndarray) -> UpdateBatch:
@@ -92,13 +155,45 @@ class Runner:
         eng.apply(self._shift(undo(self.stream, res.outcome)))
         return seconds, pos, neg
 
+    def time_all(self, query_paths: list[Path]) -> tuple[float, int]:
+        """Every query registered at once, count mode: (seconds, total matches)."""
+        eng = self.engine
+        batch = self._shift(self.stream)
+        first = self.qid
+        for path in query_paths:
+            eng.register(self.qid, read_csm_query(path), from_seq=batch.seq[0], count_only=True)
+            eng.unregister(self.qid, from_seq=batch.seq[-1] + 1)
+            self.qid += 1
+        t0 = time.perf_counter()
+        res = eng.apply(batch)
+        seconds = time.perf_counter() - t0
+        assert set(res.counts.query.tolist()) <= set(range(first, self.qid))
+        eng.apply(self._shift(undo(self.stream, res.outcome)))
+        return seconds, int(res.counts.count.sum())
+
     def close(self) -> None:
         self.engine.close()
 
 
+ALL_AT_ONCE = "all at once"
+
+
+def _rf_cell(r: dict) -> str:
+    if r.get("rapidflow_timed_out"):
+        return "timed out"
+    if r.get("rapidflow_same_host_s") is not None:
+        return f"{r['rapidflow_same_host_s']:.4f}"
+    return "" if r.get("rapidflow_failed") in (None, "not run") else "failed"
+
+
+def _ratio(theirs: float | None, ours: float) -> str:
+    return "" if theirs is None or not ours else f"{theirs / ours:.2f}x"
+
+
 class Report:
-    def __init__(self, out: Path) -> None:
+    def __init__(self, out: Path, rapidflow_limit: int) -> None:
         self.out = out
+        self.rapidflow_limit = rapidflow_limit
         self.rows: list[dict] = []
         self.latency: list[dict] = []
         self.profiles: list[dict] = []
@@ -122,29 +217,41 @@ class Report:
             "",
             "## Search time (all updates available at time 0)",
             "",
-            "| dataset | query | stream | mode | matches | equal to the peer's | GPU s | matches/s "
-            "| RapidFlow s | speed-up |",
+            "RapidFlow same host: run in this call on this machine (limit "
+            f"{self.rapidflow_limit} s a row); published: `peer_timings.tsv`. Ratio = "
+            "RapidFlow same host / GPU.",
+            "",
+            "| dataset | query | stream | mode | matches | equal to the published | GPU s | "
+            "RapidFlow same host s | ratio | RapidFlow published s |",
             "|---|---|---|---|---:|---|---:|---:|---:|---:|",
         ]
         for r in self.rows:
-            rf = r.get("rapidflow_s")
-            peer_s = "" if rf is None else f"{rf:.4f}"
-            ratio = "" if rf is None else f"{rf / r['seconds']:.2f}x"
             pm = r.get("peer_matches")
             same = "" if pm is None else "yes" if pm == r["matches"] else f"**NO** ({pm})"
+            if r.get("rapidflow_counts_equal") is False:
+                same += f"; **RapidFlow here: {r['rapidflow_same_host_matches']}**"
+            pub = r.get("rapidflow_published_s")
             lines.append(
-                f"| {r['dataset']} | {r['query']} | {r['stream']} | {r['mode']} | {r['matches']} | "
-                f"{same} | {r['seconds']:.4f} | {r['matches'] / r['seconds']:.3g} | {peer_s} "
-                f"| {ratio} |"
+                f"| {r['dataset']} | {r['query']} | {r['stream']} | {r['mode']} | "
+                f"{r['matches']:,} | {same} | {r['seconds']:.4f} | {_rf_cell(r)} | "
+                f"{_ratio(r.get('rapidflow_same_host_s'), r['seconds'])} | "
+                f"{'' if pub is None else f'{pub:.4f}'} |"
             )
-        for mode in ("count", "embedding"):
-            sel = [r for r in self.rows if r["dataset"] == "oracle-github" and r["mode"] == mode]
-            if len(sel) == 2 * len(ORACLE):
-                ours = sum(r["seconds"] for r in sel)
-                theirs = sum(r["rapidflow_s"] for r in sel)
-                lines += ["", f"oracle-github Q_0..Q_10, both streams, {mode} mode: GPU total "
-                              f"{ours:.4f} s vs RapidFlow total {theirs:.4f} s "
-                              f"({theirs / ours:.2f}x)."]  # fmt: skip
+        lines += ["", "### Totals (rows where RapidFlow finished on this host)", "",
+                  "| dataset | mode | rows | GPU s | RapidFlow same host s | ratio | "
+                  "GPU faster in | RapidFlow timed out |",
+                  "|---|---|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+        groups = dict.fromkeys((r["dataset"], r["mode"]) for r in self.rows)
+        for ds, mode in [*groups, ("all", "count")]:
+            sel = [r for r in self.rows if ds in ("all", r["dataset"]) and r["mode"] == mode]
+            sel = [r for r in sel if r["query"] != ALL_AT_ONCE]
+            done = [r for r in sel if r.get("rapidflow_same_host_s") is not None]
+            g = sum(r["seconds"] for r in done)
+            f = sum(r["rapidflow_same_host_s"] for r in done)
+            faster = sum(r["rapidflow_same_host_s"] > r["seconds"] for r in done)
+            timed = sum(bool(r.get("rapidflow_timed_out")) for r in sel)
+            lines.append(f"| {ds} | {mode} | {len(sel)} | {g:.4f} | {f:.4f} | {_ratio(f, g)} | "
+                         f"{faster} of {len(done)} | {timed} |")  # fmt: skip
         if self.profiles:
             keys = [k for k in self.profiles[0] if k != "stream"]
             lines += [
@@ -175,34 +282,46 @@ class Report:
         (self.out / "gpu_bench.md").write_text("\n".join(lines) + "\n")
 
 
-def search_part(data: Path, report: Report, unlabeled: bool, oracle_count_only: bool) -> None:
+def search_part(
+    data: Path, report: Report, rapidflow: RapidFlow, unlabeled: bool, oracle_count_only: bool
+) -> None:
     og = data / "oracle-github"
-    rf = peer(og / "peer_timings.tsv")
-    for stream, graph in (("insertion10", "initial90.graph"), ("deletion10", "full.graph")):
-        run = Runner(og / graph, og / f"{stream}.stream")
-        run.time_query(og / "queries" / "Q_1", True)  # warm-up (numba, first launch)
-        for mode in ("count",) if oracle_count_only else ("count", "embedding"):
-            for q in ORACLE:
-                s, pos, neg = run.time_query(og / "queries" / q, mode == "count")
-                report.add(dataset="oracle-github", query=q, stream=stream, mode=mode,
-                           matches=pos + neg, seconds=s, rapidflow_s=rf[(q, stream)][0],
-                           peer_matches=rf[(q, stream)][1])  # fmt: skip
-        report.profiles.append({"stream": stream, **run.engine.updater_profile()})
-        run.close()
-    if oracle_count_only:
-        return
-    for ds in ("labeled5", "unlabeled") if unlabeled else ("labeled5",):
+    workloads = [("oracle-github", stream, og / graph, og / f"{stream}.stream", og / "queries",
+                  ORACLE, peer(og / "peer_timings.tsv"), ("count",) if oracle_count_only
+                  else ("count", "embedding"))
+                 for stream, graph in (("insertion10", "initial90.graph"),
+                                       ("deletion10", "full.graph"))]  # fmt: skip
+    for ds in (
+        () if oracle_count_only else ("labeled5", "unlabeled") if unlabeled else ("labeled5",)
+    ):
         root = data / "enron" / ds
-        rf = {k[0]: v for k, v in peer(root / "peer_timings.tsv").items()}
-        run = Runner(root / "initial.graph", root / "stream.updates")
-        modes = ("count", "embedding") if ds == "labeled5" else ("count",)
-        for mode in modes:
-            for q in ENRON:
-                s, pos, neg = run.time_query(root / "queries" / q, mode == "count")
-                report.add(dataset=f"enron-{ds}", query=q, stream="stream", mode=mode,
-                           matches=pos + neg, seconds=s, rapidflow_s=rf[q][0],
-                           peer_matches=rf[q][1])  # fmt: skip
-        run.close()
+        pub = {(q, "stream"): v for (q, _), v in peer(root / "peer_timings.tsv").items()}
+        workloads.append((f"enron-{ds}", "stream", root / "initial.graph",
+                          root / "stream.updates", root / "queries", ENRON, pub,
+                          ("count", "embedding") if ds == "labeled5" else ("count",)))  # fmt: skip
+    for dataset, stream, graph, updates, qdir, queries, pub, modes in workloads:
+        run = Runner(graph, updates)
+        run.time_query(qdir / queries[0], True)  # warm-up (numba, first launch)
+        try:
+            for mode in modes:
+                for q in queries:
+                    s, pos, neg = run.time_query(qdir / q, mode == "count")
+                    report.add(dataset=dataset, query=q, stream=stream, mode=mode,
+                               matches=pos + neg, seconds=s,
+                               rapidflow_published_s=pub[(q, stream)][0],
+                               peer_matches=pub[(q, stream)][1],
+                               **rapidflow.fields(graph, qdir / q, updates, pos + neg))  # fmt: skip
+            s, total = run.time_all([qdir / q for q in queries])
+            theirs = [rapidflow.run(graph, qdir / q, updates)["seconds"] for q in queries]
+            report.add(dataset=dataset, query=ALL_AT_ONCE, stream=stream, mode="count",
+                       matches=total, seconds=s,
+                       peer_matches=sum(pub[(q, stream)][1] for q in queries),
+                       rapidflow_published_s=sum(pub[(q, stream)][0] for q in queries),
+                       rapidflow_same_host_s=None if None in theirs else sum(theirs))  # fmt: skip
+            report.profiles.append({"stream": f"{dataset} {stream}",
+                                    **run.engine.updater_profile()})  # fmt: skip
+        finally:
+            run.close()
 
 
 def latency_part(data: Path, report: Report, n: int) -> None:
@@ -253,13 +372,21 @@ def main() -> None:
     ap.add_argument(
         "--oracle-count-only", action="store_true", help="search time: oracle-github, count mode"
     )
+    ap.add_argument(
+        "--rapidflow",
+        type=Path,
+        default=os.environ.get("DCSM_RAPIDFLOW") or None,
+        help="RapidFlow.out to run beside every row (default: $DCSM_RAPIDFLOW)",
+    )
+    ap.add_argument("--rapidflow-limit", type=int, default=60, help="its time limit a row (s)")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    report = Report(args.out)
+    report = Report(args.out, args.rapidflow_limit)
+    rapidflow = RapidFlow(args.rapidflow and Path(args.rapidflow), args.rapidflow_limit)
     if not args.skip_latency:
         latency_part(args.data, report, args.latency_updates)
     if not args.skip_search:
-        search_part(args.data, report, not args.skip_unlabeled, args.oracle_count_only)
+        search_part(args.data, report, rapidflow, not args.skip_unlabeled, args.oracle_count_only)
 
 
 if __name__ == "__main__":
