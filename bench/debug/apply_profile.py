@@ -2,7 +2,8 @@
 timeline of that call: first update taken by the updater, first match started, last update
 finished, each relative to the call's start.
 
-    python3 -P bench/debug/apply_profile.py [--data DIR] [--query Q_0] [--stream insertion10]
+    python3 -P bench/debug/apply_profile.py [--data DIR] [--query Q_0] [--stream insertion10] \
+        [--batch-cap 4096 16384] [--piece 4096]
 """
 
 from __future__ import annotations
@@ -26,11 +27,23 @@ def main() -> None:
     )
     ap.add_argument("--query", default="Q_0")
     ap.add_argument("--stream", default="insertion10")
+    ap.add_argument("--batch-cap", type=int, nargs="+", default=[4096])
+    ap.add_argument("--piece", type=int, default=0, help="updates sent at a time (0: default)")
     args = ap.parse_args()
+    if args.piece:
+        import dcsm.gpu.engine as ge
+
+        ge._PIECE = args.piece
+    for cap in args.batch_cap:
+        print(f"== batch_cap {cap}")
+        profile(args, cap)
+
+
+def profile(args: argparse.Namespace, batch_cap: int) -> None:
     og = args.data / "oracle-github"
     graph = "initial90.graph" if args.stream == "insertion10" else "full.graph"
     stream = read_csm_stream(og / f"{args.stream}.stream")
-    eng = GpuEngine()
+    eng = GpuEngine(batch_cap=batch_cap)
     eng.load_graph(read_graph(og / graph))
     eng.register(0, read_csm_query(og / "queries" / args.query), from_seq=0, count_only=True)
     # Warm-up (numba compilation of the host decoders): a few updates and their inverse.
@@ -43,6 +56,19 @@ def main() -> None:
         )
     )  # fmt: skip
     batch = UpdateBatch.from_arrays(stream.op, stream.u, stream.v, stream.label, first_seq=2 * k)
+    eng.apply(batch)
+    seq = 2 * k + len(batch)
+    for _ in range(4):  # steady state: undo and redo, untimed
+        res = eng.apply(UpdateBatch.from_arrays(-batch.op[::-1], batch.u[::-1], batch.v[::-1],
+                                                batch.label[::-1], first_seq=seq))  # fmt: skip
+        seq += len(batch)
+        res = eng.apply(UpdateBatch.from_arrays(batch.op, batch.u, batch.v, batch.label,
+                                                first_seq=seq))  # fmt: skip
+        seq += len(batch)
+    eng.apply(UpdateBatch.from_arrays(-batch.op[::-1], batch.u[::-1], batch.v[::-1],
+                                      batch.label[::-1], first_seq=seq))  # fmt: skip
+    batch = UpdateBatch.from_arrays(batch.op, batch.u, batch.v, batch.label,
+                                    first_seq=seq + len(batch))  # fmt: skip
     prof = cProfile.Profile()
     t0 = time.time()
     p0 = time.perf_counter()
