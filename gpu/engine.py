@@ -51,7 +51,8 @@ _PIECE = 4096  # updates admitted and sent to the kernel at a time within one ap
 _ROWS = 1 << 16  # match records decoded per read of the output ring
 _SLAB_BYTES = 32 * 16 + 4 + 8  # entries, slab_owner, free-ring words
 _VERSION_BYTES = 8 * 4 + 4 + 4  # vers, ver_free, gcq
-_MAX_AUTO_SLABS = 1 << 25  # entry offsets are 32-bit in the kernel: 2^26 slabs is the limit
+_MAX_SLABS = 1 << 26  # entry offsets are 32-bit in the kernel: 2^26 slabs is 2^31 entries
+_MAX_AUTO_SLABS = _MAX_SLABS >> 1
 
 
 def auto_capacity(free_bytes: int, share: float = 0.5) -> tuple[int, int]:
@@ -136,6 +137,11 @@ class GpuEngine(Engine):
             auto_slabs, auto_versions = auto_capacity(int(cp.cuda.runtime.memGetInfo()[0]))
             pool_slabs = pool_slabs if pool_slabs > 0 else auto_slabs
             max_versions = max_versions if max_versions > 0 else auto_versions
+        if pool_slabs >= _MAX_SLABS:
+            raise EngineError(
+                f"pool_slabs={pool_slabs}: the kernel addresses entries with 32-bit offsets, "
+                f"so the pool takes fewer than {_MAX_SLABS} slabs (2^31 entries)"
+            )
         self._nslabs = pool_slabs
         self._maxv = max_vertices
         self._maxver = max_versions
