@@ -1,8 +1,9 @@
 """HTTP and websocket API (FastAPI; OpenAPI at ``/docs``).
 
 ==========================================  ==================================================
-``POST /api/v1/queries``                    register (QuerySpec body, optional ``"mode"``);
-                                            ``?backfill=true``, ``?mode=count``; 201/409/422
+``POST /api/v1/queries``                    register (QuerySpec body, optional ``"mode"``,
+                                            ``"replica"``); ``?backfill=true``,
+                                            ``?mode=count``; 201/400/409/422
 ``GET /api/v1/queries``                     ``{"items", "nextPageToken"}``; ``pageSize``,
                                             ``pageToken``
 ``GET /api/v1/queries/{name}``              definition and stats; 404
@@ -91,6 +92,13 @@ class QueryCreate(QuerySpec):
         description="embeddings mode: most deltas shipped per update; past it one overflow "
         "frame says how many were not shipped (counts stay exact); default: the service's "
         "max_deltas_per_update",
+    )
+    replica: int | None = Field(
+        default=None,
+        ge=0,
+        description="replicas in shard mode queries: the replica that must match this query "
+        "(0..N-1; 400 if out of range or with --shard updates); default: the replica owning "
+        "the fewest queries. A single service accepts only 0",
     )
 
 
@@ -197,10 +205,10 @@ def _install_queries(app: FastAPI, service: Service, auth: Auth) -> None:
         chosen: Mode = mode or spec.mode
         encoding: Encoding = spec.encoding or service.settings.matches_encoding  # type: ignore[assignment]
         base = QuerySpec.model_validate(
-            spec.model_dump(exclude={"mode", "encoding", "max_deltas_per_update"})
+            spec.model_dump(exclude={"mode", "encoding", "max_deltas_per_update", "replica"})
         )
         st, n_backfill = await service.register_query(
-            base, chosen, encoding, backfill, spec.max_deltas_per_update
+            base, chosen, encoding, backfill, spec.max_deltas_per_update, spec.replica
         )
         out = st.describe()
         out["backfill"] = n_backfill if backfill else None

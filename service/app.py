@@ -21,8 +21,9 @@ frames after the checkpoint may come twice, never not at all.
 
 Replicas (:mod:`dcsm.service.replicas`, service/README.md "Replicas"): with ``replicas``
 above 1, registrations and deletions go through the input topic as control records and
-apply when the ingest reads them back, at the same seq on every replica; the engine and the
-fan-out keep this replica's share of the matching.
+apply when the ingest reads them back, at the same seq on every replica, which also decides
+each query's owner alike (shard mode ``queries``); the engine and the fan-out keep this
+replica's share of the matching.
 
 Start order: recovery (checkpoint, query log), engine (load, JIT warm-up), Kafka producer,
 fan-out, update-log replay, Kafka consumer, checkpointer. Startup runs in the background so
@@ -71,6 +72,7 @@ from .replicas import (
     CONTROL_HEADER,
     Sharding,
     parse_control,
+    pin_of,
     register_record,
     unregister_record,
 )
@@ -148,7 +150,7 @@ class Service:
             [
                 (st.qid, st.spec.to_pattern(), st.mode == "count", st.max_deltas)
                 for st in self.catalog.live()
-                if self.sharding.owns_query(st.name)
+                if self.sharding.owns_query(st.replica)
             ],
             next_seq, s.max_engine_batch_updates, max_events=EVENTS_QUEUE_SIZE,
             gpu_options={"pool_slabs": s.gpu_pool_slabs, "max_versions": s.gpu_max_versions,
@@ -216,7 +218,7 @@ class Service:
             self.checkpointer = Checkpointer(
                 self.state_dir, self.sequencer, self.output, self.ingest, self.metrics,
                 self.query_log, s.checkpoint_interval_s, s.checkpoint_interval_updates,
-                self.restored, log_entries,
+                self.restored, log_entries, self.sharding.placement,
             )  # fmt: skip
         self._tasks: list[asyncio.Task] = []
         self._starter: asyncio.Task | None = None
@@ -237,8 +239,10 @@ class Service:
                     graph.num_edges,
                 )  # fmt: skip
             return graph, 0, {}, 0
-        for row in ckpt.queries:
-            self.catalog.adopt(QueryState.restore(row), self.on_drop)
+        rows = sorted(ckpt.queries, key=lambda row: int(row["qid"]))
+        owners = self.sharding.restored_owners(rows, ckpt.placement)
+        for row, owner in zip(rows, owners, strict=True):
+            self.catalog.adopt(QueryState.restore(row, owner), self.on_drop)
         if s.graph:
             log.warning("checkpoint %s found: --graph %s is ignored", ckpt.path, s.graph)
         log.info(
@@ -258,9 +262,11 @@ class Service:
         for e in entries:
             if e["op"] == "register":
                 spec = QuerySpec.model_validate(e["spec"])
+                pin = pin_of(e)
                 st = QueryState(
                     e["name"], int(e["qid"]), spec, e["mode"], e.get("encoding", "json"),
                     int(e["from_seq"]), float(e["created_at"]), max_deltas=e.get("max_deltas"),
+                    replica=self.sharding.place(self.catalog.owners(), pin), pin=pin,
                 )  # fmt: skip
                 self.catalog.adopt(st, self.on_drop)
                 self.sequencer.schedule(
@@ -553,10 +559,13 @@ class Service:
         encoding: Encoding,
         backfill: bool,
         max_deltas: int | None = None,
+        pin: int | None = None,
     ) -> tuple[QueryState, int | None]:
         """Log the registration durably, then register it at its seq; (state, backfill).
-        ``max_deltas``: deltas shipped per update (None: the service's default)."""
+        ``max_deltas``: deltas shipped per update (None: the service's default); ``pin``:
+        the replica that must match it (400 unless it names one, in shard mode queries)."""
         self.check_accepting()
+        self.sharding.check_pin(pin)
         if max_deltas is None and mode == "embeddings":
             max_deltas = self.settings.max_deltas_per_update or None
         if mode == "count":
@@ -564,18 +573,21 @@ class Service:
         if self.sharding.active:
             self.catalog.check_free(spec.name)
             value = register_record(
-                spec.model_dump(), mode, encoding, backfill, max_deltas, time.time()
+                spec.model_dump(), mode, encoding, backfill, max_deltas, time.time(), pin
             )
             st, reply = await self._through_topic(value)
             return st, await reply
         async with self._control_lock:
+            owner = self.sharding.place(self.catalog.owners(), pin)
             st = self.catalog.reserve(spec, mode, encoding, self.on_drop, max_deltas)
+            st.replica, st.pin = owner, pin
             slot = self.sequencer.reserve()
             st.from_seq = slot.seq
             entry = {
                 "op": "register", "name": st.name, "qid": st.qid, "spec": spec.model_dump(),
                 "mode": mode, "encoding": encoding, "from_seq": st.from_seq,
                 "backfill": backfill, "created_at": st.created_at, "max_deltas": max_deltas,
+                "pin": pin,
             }  # fmt: skip
             try:
                 await self._log_control(entry)
@@ -653,15 +665,20 @@ class Service:
             waiter.set_result((st, reply))
 
     def _register_now(self, body: dict[str, Any], reply: asyncio.Future | None) -> QueryState:
+        """Apply a registration's control record; its owner is decided here, from the
+        catalog every replica holds alike at this point (service/replicas.py)."""
         spec = QuerySpec.model_validate(body["spec"])
         mode, max_deltas = body["mode"], body.get("max_deltas")
+        pin = pin_of(body, "replica")
+        owner = self.sharding.place(self.catalog.owners(), pin)
         st = self.catalog.reserve(spec, mode, body["encoding"], self.on_drop, max_deltas)
+        st.replica, st.pin = owner, pin
         st.created_at = float(body["created_at"])  # the same on every replica
         slot = self.sequencer.reserve()
         st.from_seq = slot.seq
         cmd = Register(
             st.qid, spec.to_pattern(), st.from_seq, mode == "count", bool(body["backfill"]),
-            reply, max_deltas=max_deltas, remote=not self.sharding.owns_query(st.name),
+            reply, max_deltas=max_deltas, remote=not self.sharding.owns_query(st.replica),
             logged=False,
         )  # fmt: skip
         self.sequencer.fill(slot, cmd)
@@ -674,8 +691,9 @@ class Service:
         st.closing = True
         slot = self.sequencer.reserve()
         cmd = Unregister(
-            st.qid, slot.seq, reply, remote=not self.sharding.owns_query(name), logged=False
-        )
+            st.qid, slot.seq, reply, remote=not self.sharding.owns_query(st.replica),
+            logged=False,
+        )  # fmt: skip
         self.sequencer.fill(slot, cmd)
         return st
 

@@ -21,7 +21,13 @@ int64 (ne,), ``edge_labels`` int32 (ne,) (a :class:`~dcsm.model.Graph`), and ``m
 array of UTF-8 JSON::
 
     {"format": 2, "next_seq": 1234, "positions": {"kafka:dcsm.updates": {"0": 1200}},
-     "log_entries": 3, "queries": [QueryState.persist() rows], "written_at": 1732280000.0}
+     "log_entries": 3, "queries": [QueryState.persist() rows], "written_at": 1732280000.0,
+     "placement": {"replicas": 2, "shard": "queries"}}
+
+``placement`` says which replica set the queries' stored owners (``replica`` in each row)
+were decided for (:meth:`dcsm.service.replicas.Sharding.restored_owners`). A checkpoint
+without it (written before owners were stored) still loads: its queries keep the old
+name-hash placement.
 """
 
 from __future__ import annotations
@@ -63,6 +69,7 @@ class Checkpoint:
     log_entries: int = 0
     written_at: float = 0.0
     path: Path | None = None
+    placement: dict[str, Any] | None = None  # None: written before owners were stored
 
     def save(self, state_dir: Path) -> Path:
         """Write atomically into ``state_dir`` (see the module docstring); the path."""
@@ -77,6 +84,8 @@ class Checkpoint:
             "queries": self.queries,
             "written_at": time.time(),
         }
+        if self.placement is not None:
+            meta["placement"] = self.placement
         arrays = {f: getattr(self.graph, f) for f in _GRAPH_FIELDS}
         arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
         tmp, newest = state_dir / _TMP, state_dir / NEWEST
@@ -106,9 +115,10 @@ class Checkpoint:
         positions = {
             s: {int(p): int(o) for p, o in parts.items()} for s, parts in meta["positions"].items()
         }
+        placement = meta.get("placement")
         return Checkpoint(
             graph, int(meta["next_seq"]), meta["queries"], positions, int(meta["log_entries"]),
-            float(meta["written_at"]), path,
+            float(meta["written_at"]), path, placement if isinstance(placement, dict) else None,
         )  # fmt: skip
 
     @staticmethod

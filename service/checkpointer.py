@@ -42,7 +42,9 @@ class Checkpointer:
         interval_updates: int,
         latest: Checkpoint | None,
         log_entries: int,
+        placement: dict[str, Any] | None = None,
     ) -> None:
+        """``placement``: what the queries' owners are decided for (Sharding.placement)."""
         self._state_dir = state_dir
         self._sequencer = sequencer
         self._output = output
@@ -54,6 +56,7 @@ class Checkpointer:
         self.latest = latest  # the newest durable checkpoint (restored or written)
         self.lock = asyncio.Lock()
         self._last = (time.monotonic(), sequencer.next_seq, log_entries)
+        self._placement = placement
 
     def restart_clock(self) -> None:
         """The next periodic checkpoint is due an interval from now (called at start)."""
@@ -89,7 +92,10 @@ class Checkpointer:
                 await self._output.flush()
             t2 = time.perf_counter()
             cmd = ev.cmd
-            ckpt = Checkpoint(ev.graph, cmd.at_seq, queries, cmd.positions, cmd.log_entries)
+            ckpt = Checkpoint(
+                ev.graph, cmd.at_seq, queries, cmd.positions, cmd.log_entries,
+                placement=self._placement,
+            )  # fmt: skip
             path = await asyncio.to_thread(ckpt.save, self._state_dir)
             t3 = time.perf_counter()
             if self._ingest is not None:

@@ -19,6 +19,7 @@ from dcsm.stats import percentiles
 
 from .errors import QueryExists, QueryNotFound, ServiceError
 from .frames import Encoding
+from .replicas import pin_of
 from .subscribers import Subscriber
 
 Mode = Literal["embeddings", "count"]
@@ -83,6 +84,10 @@ class QueryState:
     # Most deltas shipped per update (embeddings mode); None: no cap. Past it the engine
     # counts the rest and the fan-out sends an overflow frame instead.
     max_deltas: int | None = None
+    # The replica that matches it (service/replicas.py): decided once, when the query is
+    # registered, and kept (checkpoints); None where every replica does (shard updates).
+    replica: int | None = 0
+    pin: int | None = None  # the replica the registration named, if it named one
 
     @property
     def num_vertices(self) -> int:
@@ -98,6 +103,8 @@ class QueryState:
             "from_seq": self.from_seq,
             "created_at": self.created_at,
             "state": "deleting" if self.closing else ("live" if self.live else "registering"),
+            "replica": self.replica,
+            "pinned": self.pin is not None,
         }
 
     def all_subscribers(self) -> list[Subscriber]:
@@ -110,17 +117,20 @@ class QueryState:
         return {
             "name": self.name, "qid": self.qid, "spec": self.spec.model_dump(), "mode": self.mode,
             "encoding": self.encoding, "from_seq": self.from_seq, "created_at": self.created_at,
-            "max_deltas": self.max_deltas,
+            "max_deltas": self.max_deltas, "replica": self.replica, "pin": self.pin,
             "stats": {"plus": s.plus, "minus": s.minus, "updates_seen": s.updates_seen,
                       "backfill": s.backfill, "not_shipped": s.not_shipped},
         }  # fmt: skip
 
     @staticmethod
-    def restore(row: dict[str, Any]) -> QueryState:
+    def restore(row: dict[str, Any], replica: int | None) -> QueryState:
+        """A query of a checkpoint; ``replica``: its owner as the restart decides it
+        (:meth:`Sharding.restored_owners`)."""
         st = QueryState(
             name=row["name"], qid=int(row["qid"]), spec=QuerySpec.model_validate(row["spec"]),
             mode=row["mode"], encoding=row.get("encoding", "json"), from_seq=int(row["from_seq"]),
             created_at=float(row["created_at"]), live=True, max_deltas=row.get("max_deltas"),
+            replica=replica, pin=pin_of(row),
         )  # fmt: skip
         for k, v in row.get("stats", {}).items():
             setattr(st.stats, k, int(v))
@@ -186,6 +196,12 @@ class QueryCatalog:
 
     def by_qid(self, qid: int) -> QueryState | None:
         return self._by_qid.get(qid)
+
+    def owners(self) -> list[int | None]:
+        """The owners of the queries not being deleted: what a new query is placed by. One
+        being deleted is left out at once, on every replica alike (its removal from the
+        catalog waits for the engine)."""
+        return [st.replica for st in self._by_name.values() if not st.closing]
 
     def live(self) -> list[QueryState]:
         return [st for st in self._by_name.values() if st.live]

@@ -3,10 +3,11 @@ frames, those other replicas emit included, read back from ``dcsm.matches``.
 
 Each frame on the matches topic is one record keyed by its query. A replica relays the
 frames it did not emit itself: in shard mode ``queries`` every frame of a query another
-replica owns; in shard mode ``updates`` every frame whose (first) seq is not in its share
-(a frame holds the rows of one replica's seqs only, backfill included). It offers them to
-the query's own-kind subscribers (and the pending queue of the first one) whose encoding is
-the query's topic encoding: a relayed frame exists in that encoding only.
+replica owns (its stored owner, ``QueryState.replica``); in shard mode ``updates`` every
+frame whose (first) seq is not in its share (a frame holds the rows of one replica's seqs
+only, backfill included). It offers them to the query's own-kind subscribers (and the
+pending queue of the first one) whose encoding is the query's topic encoding: a relayed
+frame exists in that encoding only.
 
 The consumer reads from the topic's end at start, with no group (nothing to commit): like
 the fan-out's own frames, relayed frames are live, not replayed.
@@ -105,7 +106,7 @@ class MatchesRelay:
         """Whether another replica emitted this frame of ``st``."""
         sh = self._sharding
         if sh.mode == "queries":
-            return not sh.owns_query(st.name)
+            return not sh.owns_query(st.replica)
         try:
             seq = orjson.loads(value).get("seq")
         except orjson.JSONDecodeError:

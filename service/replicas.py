@@ -6,8 +6,12 @@ travel through the same topic as *control records* (header ``dcsm-control``, a J
 every replica applies them at the same seq whichever replica's HTTP API took them. The
 matching work is divided:
 
-* ``queries``: query ``name`` is matched by replica :func:`owner_of` (name, N) only; the
-  others keep it in their catalog as *remote* (no engine registration).
+* ``queries``: a query is matched by one replica only, its *owner*; the others keep it in
+  their catalog as *remote* (no engine registration). The owner is decided when the query's
+  control record is applied, alike on every replica (:func:`choose_owner`: the pinned
+  replica, else the one owning the fewest queries not being deleted), and kept with the
+  query (catalog, checkpoints). Queries of a checkpoint written before owners were stored
+  keep the old rule, :func:`owner_of` (a hash of the name).
 * ``updates``: every replica registers every query; replica ``I`` keeps the deltas and counts
   of the updates whose ``seq % N == I`` (:func:`keep_rows`), and the backfill of a query whose
   ``from_seq`` is one of those.
@@ -21,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,15 +33,43 @@ import numpy as np
 
 from dcsm.engine import BatchResult
 
+from .errors import ServiceError
+
 CONTROL_HEADER = "dcsm-control"
 
 
 def owner_of(name: str, replicas: int) -> int:
-    """The replica that matches query ``name`` in shard mode ``queries``: the first 8 bytes
-    of the BLAKE2b digest of the UTF-8 name, mod ``replicas``. Stable across processes and
-    versions (unlike ``hash()``); it changes only when ``replicas`` does."""
+    """The previous placement rule, kept for the queries of checkpoints written before owners
+    were stored: the first 8 bytes of the BLAKE2b digest of the UTF-8 name, mod
+    ``replicas``. Stable across processes and versions (unlike ``hash()``)."""
     digest = hashlib.blake2b(name.encode(), digest_size=8).digest()
     return int.from_bytes(digest, "little") % replicas
+
+
+def choose_owner(owners: Iterable[int | None], replicas: int, pin: int | None = None) -> int:
+    """The replica that matches a new query (shard mode ``queries``): ``pin`` if it names one
+    of the ``replicas``; otherwise the replica that owns the fewest of ``owners`` (the owners
+    of the queries not being deleted), the lowest index on ties. A pure function of the
+    catalog, which every replica holds alike when it applies a control record, so every
+    replica chooses the same one. A pin out of range (a record written when N was larger)
+    is placed by load."""
+    if pin is not None and 0 <= pin < replicas:
+        return pin
+    load = [0] * replicas
+    for owner in owners:
+        if owner is not None and 0 <= owner < replicas:
+            load[owner] += 1
+    return min(range(replicas), key=load.__getitem__)
+
+
+def place_in_order(pins: Sequence[int | None], replicas: int) -> list[int]:
+    """Owners of queries placed one after the other (in qid order), each by
+    :func:`choose_owner` over those before it: how a restart with another N re-places the
+    queries of its checkpoint."""
+    owners: list[int] = []
+    for pin in pins:
+        owners.append(choose_owner(owners, replicas, pin))
+    return owners
 
 
 @dataclass(frozen=True)
@@ -51,11 +84,62 @@ class Sharding:
     def active(self) -> bool:
         return self.replicas > 1
 
-    def owns_query(self, name: str) -> bool:
-        """Whether this replica registers ``name`` in its engine."""
-        if not self.active or self.mode == "updates":
-            return True
-        return owner_of(name, self.replicas) == self.index
+    @property
+    def splits_queries(self) -> bool:
+        """Whether each query is matched by one replica (N > 1, shard mode ``queries``)."""
+        return self.active and self.mode == "queries"
+
+    @property
+    def placement(self) -> dict[str, Any]:
+        """What the owners stored in a checkpoint were decided for (its ``placement``)."""
+        return {"replicas": self.replicas, "shard": self.mode}
+
+    def owns_query(self, owner: int | None) -> bool:
+        """Whether this replica registers a query whose stored owner is ``owner`` in its
+        engine (every replica does unless queries are split)."""
+        return not self.splits_queries or owner == self.index
+
+    def place(self, owners: Iterable[int | None], pin: int | None) -> int | None:
+        """The owner of a new query, given the ``owners`` of the queries not being deleted:
+        :func:`choose_owner` when queries are split; 0 for a single service; None in shard
+        mode ``updates`` (every replica matches it)."""
+        if not self.active:
+            return 0
+        if self.mode == "updates":
+            return None
+        return choose_owner(owners, self.replicas, pin)
+
+    def check_pin(self, pin: int | None) -> None:
+        """400 unless ``pin`` (a registration's ``replica``) names one of this service's
+        replicas in shard mode ``queries`` (or is 0 for a single service)."""
+        if pin is None:
+            return
+        if self.active and self.mode == "updates":
+            reason = "only with --shard queries: with --shard updates every replica matches it"
+        elif not 0 <= pin < self.replicas:
+            reason = f"no replica {pin}: this service has replicas 0..{self.replicas - 1}"
+        else:
+            return
+        raise ServiceError(f"invalid replica: {reason}", [{"field": "replica", "reason": reason}])
+
+    def restored_owners(
+        self, rows: Sequence[dict[str, Any]], placed: dict[str, Any] | None
+    ) -> list[int | None]:
+        """Owners of a checkpoint's queries (``rows`` in qid order; ``placed``: the
+        checkpoint's ``placement``). The stored owners where the checkpoint was written for
+        this N and shard mode; :func:`owner_of` where it predates stored owners
+        (``placed`` None); otherwise (N or the mode changed) all re-placed in qid order,
+        pins kept where they are in range."""
+        if not self.splits_queries:
+            return [self.place((), None) for _ in rows]
+        if placed is None:
+            return [owner_of(str(r["name"]), self.replicas) for r in rows]
+        stored = [r.get("replica") for r in rows]
+        if placed == self.placement and all(
+            isinstance(o, int) and 0 <= o < self.replicas for o in stored
+        ):
+            return stored
+        return list(place_in_order([pin_of(r) for r in rows], self.replicas))
 
     def owns_seq(self, seq: int) -> bool:
         """Whether this replica emits the output of update ``seq`` (backfill at ``seq``)."""
@@ -94,13 +178,23 @@ def register_record(
     backfill: bool,
     max_deltas: int | None,
     created_at: float,
+    pin: int | None = None,
 ) -> bytes:
-    """The body of a registration's control record."""
-    body = {
+    """The body of a registration's control record (``"replica"``: a pin, only if one)."""
+    body: dict[str, Any] = {
         "op": "register", "spec": spec, "mode": mode, "encoding": encoding,
         "backfill": backfill, "max_deltas": max_deltas, "created_at": created_at,
     }  # fmt: skip
+    if pin is not None:
+        body["replica"] = pin
     return json.dumps(body, separators=(",", ":")).encode()
+
+
+def pin_of(body: dict[str, Any], key: str = "pin") -> int | None:
+    """The pinned replica a control record (``key="replica"``) or a stored row names; None
+    for none, or for anything but a non-negative integer."""
+    pin = body.get(key)
+    return pin if isinstance(pin, int) and not isinstance(pin, bool) and pin >= 0 else None
 
 
 def unregister_record(name: str) -> bytes:

@@ -97,9 +97,10 @@ class Settings:
     shard: str = field(
         default="queries",
         metadata=_doc(
-            "how replicas divide the matching: queries (each query matched by one replica, "
-            "by a stable hash of its name) or updates (each replica matches every query on "
-            "the updates whose seq mod replicas is its index)"
+            "how replicas divide the matching: queries (each query matched by one replica: "
+            "the one its registration names, else the one owning the fewest queries) or "
+            "updates (each replica matches every query on the updates whose seq mod replicas "
+            "is its index)"
         ),
     )
     checkpoint_interval_s: float = field(

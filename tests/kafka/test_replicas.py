@@ -3,7 +3,9 @@ topic are one logical service. On a mixed stream (insertions and deletions) with
 registered and deleted mid-stream through different replicas, the union of their frames on
 ``dcsm.matches`` is exactly the multiset a single service emits reading the same topic
 (control records included), in both shard modes; a replica killed mid-stream and restarted
-gives the same after deduplication by id."""
+gives the same after deduplication by id. In shard mode ``queries`` every replica places each
+query on the same replica (the least loaded, or the one the registration pins), and keeps it
+there across restarts."""
 
 from __future__ import annotations
 
@@ -28,7 +30,6 @@ from test_recovery import FAST, produce, records
 
 from dcsm.loadgen.embedded import ServiceProcess
 from dcsm.loadgen.synth import powerlaw_stream
-from dcsm.service.replicas import owner_of
 
 pytestmark = pytest.mark.kafka
 
@@ -119,6 +120,22 @@ async def drive(
 
 
 MODES = [(2, "queries"), (2, "updates"), (3, "queries"), (3, "updates")]
+# Where drive()'s queries end up in shard mode queries, by load: tri, path and square go to
+# 0, 1, 2 (mod N) as they come; tri_count is registered while tri still counts (N=2: 2 on
+# replica 0, 1 on replica 1 -> 1; N=3: one each -> 0), and tri is deleted after.
+DRIVE_OWNERS = {
+    2: {"path": 1, "square": 0, "tri_count": 1},
+    3: {"path": 1, "square": 2, "tri_count": 0},
+}
+
+
+async def owner_stats(svcs: list[ServiceProcess], name: str) -> list[int]:
+    """The + deltas each replica counted for ``name`` (only its owner's are real)."""
+    out = []
+    for svc in svcs:
+        async with http_client(svc.base_url) as c:
+            out.append((await c.get(f"/api/v1/queries/{name}")).json()["stats"]["deltas"]["+"])
+    return out
 
 
 @pytest.mark.parametrize("n,shard", MODES)
@@ -139,9 +156,14 @@ async def test_replicas_emit_exactly_what_one_service_does(
     assert len(want) > 1000
     assert Counter(r for _, r in got) == Counter(r for _, r in want)
     assert Counter(i for i, _ in got) == Counter(i for i, _ in want), "no delta twice"
-    if shard == "queries":  # each query's rows come from its owner alone
-        owners = {owner_of(name, n) for name in names}
-        assert len(owners) > 1, "the test's queries land on more than one replica"
+    owners = {q["name"]: q["replica"] for q in first}
+    if shard == "updates":  # every replica matches every query
+        assert owners == dict.fromkeys(owners)
+        return
+    assert owners == DRIVE_OWNERS[n], "placed by load, alike on every replica"
+    for name, owner in owners.items():  # each query is matched by its owner alone
+        plus = await owner_stats(svcs, name)
+        assert plus[owner] > 0 and sum(plus) == plus[owner], (name, plus)
 
 
 async def test_a_replica_killed_mid_stream_catches_up(
@@ -185,9 +207,15 @@ async def test_a_websocket_on_any_replica_gets_every_delta(
     svcs = [
         make_service(*replica_flags(2, i, shard), state_dir=tmp_path / f"r{i}") for i in range(2)
     ]
-    name = next(f"tri{k}" for k in range(100) if owner_of(f"tri{k}", 2) == 1)
+    name = "tri1"
     async with http_client(svcs[1].base_url) as c:
-        assert (await c.post("/api/v1/queries", json=spec(TRI, name=name))).status_code == 201
+        pinned = await c.post("/api/v1/queries", json=spec(TRI, name=name, replica=1))
+        if shard == "updates":  # every replica matches every query: a pin makes no sense
+            assert pinned.status_code == 400, pinned.text
+            assert "only with --shard queries" in pinned.json()["error"]["message"]
+            pinned = await c.post("/api/v1/queries", json=spec(TRI, name=name))
+        assert pinned.status_code == 201, pinned.text
+        assert pinned.json()["replica"] == (1 if shard == "queries" else None)
     stream = powerlaw_stream(200, 1500, seed=3)
     async with ws_connect(svcs[0].ws_url(name)) as ws:  # replica 0: not (all) its deltas
         await produce(broker.bootstrap, topics.updates, records(stream))
@@ -197,3 +225,100 @@ async def test_a_websocket_on_any_replica_gets_every_delta(
     assert len(published) > 100
     seen = [str(f["id"]) for f in frames if "type" not in f]
     assert sorted(seen) == sorted(i for i, _ in published), "every delta, once"
+
+
+async def register(svc: ServiceProcess, body: dict[str, Any]) -> dict[str, Any]:
+    async with http_client(svc.base_url) as c:
+        r = await c.post("/api/v1/queries", json=body)
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
+async def placements(svcs: list[ServiceProcess]) -> list[dict[str, int | None]]:
+    """Each replica's {query: owner}, from GET /api/v1/queries."""
+    return [{q["name"]: q["replica"] for q in await listing(svc)} for svc in svcs]
+
+
+async def checkpoint_seq(svc: ServiceProcess) -> int | None:
+    async with http_client(svc.base_url) as c:
+        ckpt = (await c.get("/api/v1/status")).json()["checkpoint"]
+    return ckpt["next_seq"] if ckpt else None
+
+
+async def test_queries_are_placed_by_load_or_pin_and_keep_their_replica(
+    broker, topics, make_service, tmp_path
+) -> None:
+    # A checkpoint every 1000 updates only: replica 1 is killed after the first, before the
+    # second, so its restart replays the later registrations and must place them alike.
+    every_1000 = ("--checkpoint-interval-s", "3600", "--checkpoint-interval-updates", "1000")
+
+    def start(i: int) -> ServiceProcess:
+        flags = replica_flags(2, i, "queries")
+        return make_service(*every_1000, *flags, state_dir=tmp_path / f"r{i}")
+
+    svcs = [start(0), start(1)]
+    stream = powerlaw_stream(300, 3000, seed=5)
+    bounds = ((0, 1000), (1000, 1500), (1500, 3000))
+    part_a, part_b, part_c = (records(stream.slice(a, b)) for a, b in bounds)
+    four = [
+        spec(TRI, name="q0"), spec(PATH, name="q1"), spec(TRI, name="q2", mode="count"),
+        spec(SQUARE, name="q3", mode="count"),
+    ]  # fmt: skip
+    for k, body in enumerate(four):  # through both replicas: 2 on each
+        got = await register(svcs[k % 2], body)
+        assert (got["replica"], got["pinned"]) == (k % 2, False)
+    async with http_client(svcs[0].base_url) as c:
+        r = await c.post("/api/v1/queries", json=spec(TRI, name="nowhere", replica=2))
+    assert r.status_code == 400, r.text
+    assert r.json()["error"]["details"][0]["field"] == "replica"
+    assert "replicas 0..1" in r.json()["error"]["message"]
+    await produce(broker.bootstrap, topics.updates, part_a)  # seqs 0-999
+    await wait_all(svcs, 999)
+    deadline = asyncio.get_running_loop().time() + 30
+    while (await checkpoint_seq(svcs[1]) or 0) < 1000:
+        assert asyncio.get_running_loop().time() < deadline, "no checkpoint after 1000 updates"
+        await asyncio.sleep(0.1)
+
+    # At seq 1000: q0 (owner 0) deleted; heavy pinned to 1 although load says 0 (1 vs 2);
+    # after, by load (0: q2; 1: q1, q3, heavy) -> 0.
+    async with http_client(svcs[1].base_url) as c:
+        assert (await c.delete("/api/v1/queries/q0")).status_code == 200
+    heavy = await register(svcs[0], spec(TRI, name="heavy", replica=1))
+    assert (heavy["replica"], heavy["pinned"]) == (1, True)
+    after = await register(svcs[1], spec(PATH, name="after", mode="count"))
+    assert (after["replica"], after["pinned"]) == (0, False)
+    expected = {"after": 0, "heavy": 1, "q1": 1, "q2": 0, "q3": 1}
+    assert await placements(svcs) == [expected, expected], "the same owners on every replica"
+    await produce(broker.bootstrap, topics.updates, part_b)  # seqs 1000-1499
+    await wait_all(svcs, 1499)
+
+    # Killed: replica 1 restores its checkpoint (at seq 1000, before the deletion and both
+    # registrations) and replays those from the topic.
+    svcs[1].kill()
+    svcs[1] = start(1)
+    assert "restoring checkpoint" in svcs[1].log(tail=1 << 20)
+    restored = await checkpoint_seq(svcs[1])
+    assert restored == 1000, restored
+    await wait_all(svcs, 1499)
+    assert await placements(svcs) == [expected, expected], "replayed records placed alike"
+
+    # Both stopped and restarted: the owners are kept, not recomputed (recomputing the five
+    # in qid order would give q1, q2, q3, heavy, after -> 0, 1, 0, 1, 0).
+    for svc in svcs:
+        assert svc.terminate() == 0
+    svcs = [start(0), start(1)]
+    assert await placements(svcs) == [expected, expected], "kept across restarts"
+    late = await register(svcs[1], spec(TRI, name="late", mode="count"))  # at seq 1500
+    assert late["replica"] == 0, "placed by the restored load (0: q2, after; 1: three)"
+    await produce(broker.bootstrap, topics.updates, part_c)  # seqs 1500-2999
+    await wait_all(svcs, 2999)
+    expected["late"] = 0
+    assert await placements(svcs) == [expected, expected]
+    for name, owner in expected.items():  # each query is matched by its owner alone
+        plus = await owner_stats(svcs, name)
+        assert plus[owner] > 0 and sum(plus) == plus[owner], (name, plus)
+
+    got = dict(rows(await consume_topic(broker.bootstrap, topics.matches, 1, 60)))
+    want = dict(await reference(broker, topics, make_service, tmp_path, 2999))
+    assert len(want) > 1000
+    assert got == want, "exactly one service's rows once deduplicated by id"
