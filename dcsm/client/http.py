@@ -33,7 +33,9 @@ def _checked(r: httpx.Response) -> Any:
 # -- request bodies (shared by both clients) ------------------------------------------------
 
 
-def _query_body(query: QueryLike, mode: Mode | None, encoding: FrameEncoding | None) -> Any:
+def _query_body(
+    query: QueryLike, mode: Mode | None, encoding: FrameEncoding | None, replica: int | None
+) -> Any:
     from dcsm.model import Pattern
     from dcsm.schemas import QuerySpec
 
@@ -47,6 +49,8 @@ def _query_body(query: QueryLike, mode: Mode | None, encoding: FrameEncoding | N
         body["mode"] = mode
     if encoding is not None:
         body["encoding"] = encoding
+    if replica is not None:
+        body["replica"] = replica
     return body
 
 
@@ -103,15 +107,17 @@ class Client:
         mode: Mode | None = None,
         encoding: FrameEncoding | None = None,
         backfill: bool = False,
+        replica: int | None = None,
     ) -> Query:
         """Register ``query`` (a QuerySpec, a Pattern or a QuerySpec-shaped dict); it sees
         every update from the returned ``from_seq`` on. ``mode``: ``embeddings`` (every
         delta) or ``count``; ``encoding``: its frames on the matches topic; ``backfill``:
-        first report the matches already in the graph. 409 ``already_exists`` if the name is
-        taken."""
+        first report the matches already in the graph; ``replica``: with replicas in shard
+        mode queries, the replica that must match it (default: the least loaded). 409
+        ``already_exists`` if the name is taken."""
         params = {"backfill": "true"} if backfill else None
         r = self.http.post(
-            "/api/v1/queries", json=_query_body(query, mode, encoding), params=params
+            "/api/v1/queries", json=_query_body(query, mode, encoding, replica), params=params
         )
         return Query.from_json(_checked(r))
 
@@ -218,11 +224,12 @@ class AsyncClient:
         mode: Mode | None = None,
         encoding: FrameEncoding | None = None,
         backfill: bool = False,
+        replica: int | None = None,
     ) -> Query:
         """See :meth:`Client.register_query`."""
         params = {"backfill": "true"} if backfill else None
         r = await self.http.post(
-            "/api/v1/queries", json=_query_body(query, mode, encoding), params=params
+            "/api/v1/queries", json=_query_body(query, mode, encoding, replica), params=params
         )
         return Query.from_json(_checked(r))
 

@@ -66,7 +66,8 @@ class Query:
     """A registered query as the API describes it. ``spec`` is the QuerySpec body; ``stats``
     and ``subscribers`` come with :meth:`Client.get_query` and :meth:`Client.delete_query`
     (the final stats), ``backfill`` (matches reported at registration) with
-    ``register_query(backfill=True)``."""
+    ``register_query(backfill=True)``; ``replica`` is the replica that matches it (None
+    without replicas), ``pinned`` whether the registration chose it."""
 
     name: str
     mode: Mode
@@ -78,6 +79,8 @@ class Query:
     stats: dict[str, Any] | None = None
     subscribers: int | None = None
     backfill: int | None = None
+    replica: int | None = None
+    pinned: bool = False
 
     @staticmethod
     def from_json(body: Mapping[str, Any]) -> Query:
@@ -92,6 +95,8 @@ class Query:
             stats=body.get("stats"),
             subscribers=body.get("subscribers"),
             backfill=body.get("backfill"),
+            replica=body.get("replica"),
+            pinned=bool(body.get("pinned", False)),
         )
 
 
