@@ -161,7 +161,7 @@ def main() -> None:
         r["count_mismatches"] = wrong
         r["counts_equal_to_first"] = r["counts"] == runs[0]["counts"]
     uses_gpu = "gpu" in args.backends.split(",")
-    gpus = min(args.gpus, max(counts)) if uses_gpu else 0
+    gpus = len({g for r in runs for g in r["gpu_of_replica"] if g is not None})
     report = {"device": device_name("gpu" if uses_gpu else "cpu"), "gpus": gpus,
               "backends": args.backends,
               "workload": str(workload), "command": "python bench/scale_bench.py " +
