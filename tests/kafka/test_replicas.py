@@ -28,6 +28,7 @@ from helpers import (
 )
 from test_recovery import FAST, produce, records
 
+from dcsm.client import AsyncClient
 from dcsm.loadgen.embedded import ServiceProcess
 from dcsm.loadgen.synth import powerlaw_stream
 
@@ -283,8 +284,10 @@ async def test_queries_are_placed_by_load_or_pin_and_keep_their_replica(
     # after, by load (0: q2; 1: q1, q3, heavy) -> 0.
     async with http_client(svcs[1].base_url) as c:
         assert (await c.delete("/api/v1/queries/q0")).status_code == 200
-    heavy = await register(svcs[0], spec(TRI, name="heavy", replica=1))
-    assert (heavy["replica"], heavy["pinned"]) == (1, True)
+    client = AsyncClient(svcs[0].base_url)  # the client's pin: register_query(replica=1)
+    heavy = await client.register_query(spec(TRI, name="heavy"), replica=1)
+    await client.close()
+    assert (heavy.replica, heavy.pinned) == (1, True)
     after = await register(svcs[1], spec(PATH, name="after", mode="count"))
     assert (after["replica"], after["pinned"]) == (0, False)
     expected = {"after": 0, "heavy": 1, "q1": 1, "q2": 0, "q3": 1}
