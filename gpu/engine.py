@@ -32,10 +32,10 @@ import time
 import weakref
 
 import numpy as np
-from numba import types
-from numba.typed import Dict
 
+from dcsm.engine.bulk import intern_graph
 from dcsm.engine.cpu import CpuEngine
+from dcsm.engine.idtable import IdTable
 from dcsm.engine.interface import NO_END, BatchResult, Counts, Deltas, Engine, cap_deltas
 from dcsm.engine.intern import ADMITTED, admit, grown
 from dcsm.errors import EngineError, EngineStopped
@@ -43,7 +43,7 @@ from dcsm.model import Graph, Pattern, UpdateBatch
 
 from . import layout as L
 from .loader import KernelConfig, field_offsets, load_kernel
-from .mvg import build_image, live_edges
+from .mvg import build_image, fill_entries, live_edges
 from .rings import MatchRows
 
 THREADS = 256
@@ -192,7 +192,7 @@ class GpuEngine(Engine):
         st["hold"] = 1 if fixed_batch else 0
         self._put_state(st)
         # Host-side admission state.
-        self._idmap = Dict.empty(key_type=types.int64, value_type=types.int32)
+        self._ids = IdTable()  # external id -> internal id
         self._ext = np.zeros(1024, np.int64)
         self._vlab = np.zeros(1024, np.int32)
         self._meta = np.zeros(1, np.int64)
@@ -272,38 +272,33 @@ class GpuEngine(Engine):
         """Room for n vertices in the host tables (the device limit is checked on use)."""
         self._ext = grown(self._ext, n)
         self._vlab = grown(self._vlab, n)
+        self._ids.ensure(n)
 
     def load_graph(self, graph: Graph) -> None:
         if self._loaded or self._next_tau > 1:
             raise EngineError("load_graph must come before any other graph change")
-        # Same vertex numbering rule as the CPU engine (declared first, then endpoints).
-        cpu = CpuEngine()
-        cpu.load_graph(graph)
-        g = cpu.export_graph()
+        g = intern_graph(graph)  # the CPU engine's numbering rule (dcsm.engine.bulk)
         nv = g.num_vertices
         if nv > self._maxv:
             raise EngineError(f"the graph has {nv} vertices; max_vertices={self._maxv}")
-        self._ensure_vertices(nv)
-        self._ext[:nv] = g.vertex_ids
-        self._vlab[:nv] = g.vertex_labels
-        self._meta[0] = nv
-        from dcsm.engine.cpu_kernels import fill_idmap
-
-        fill_idmap(self._idmap, self._ext, nv)
-        sorter = np.argsort(g.vertex_ids, kind="stable")
-        lo = sorter[np.searchsorted(g.vertex_ids, g.src, sorter=sorter)]
-        hi = sorter[np.searchsorted(g.vertex_ids, g.dst, sorter=sorter)]
-        img = build_image(
-            nv, np.minimum(lo, hi), np.maximum(lo, hi), g.edge_labels, self.cfg.nclass
-        )
+        img = build_image(nv, g.lo, g.hi, g.elab, self.cfg.nclass, start=g.start)
         if img.used_slabs > self._nslabs:
             raise EngineError(f"the graph needs {img.used_slabs} slabs; pool_slabs={self._nslabs}")
         if len(img.versions) > self._maxver:
             raise EngineError(
                 f"the graph needs {len(img.versions)} versions; max_versions={self._maxver}"
             )
+        self._ids = g.ids
+        self._ensure_vertices(nv)
+        self._ext[:nv] = g.ext
+        self._vlab[:nv] = g.vlab
+        self._meta[0] = nv
+        del g  # its edge arrays: the image holds the lists now
         d, s = self._d, self._side
-        d["entries"][: len(img.entries)].set(img.entries, stream=s)
+        cp = self._cp
+        with s:  # the slab image is built on the device (padded runs: several times the edges)
+            fill_entries(cp, d["entries"], cp.asarray(img.versions), cp.asarray(img.nbr),
+                         cp.asarray(img.elab))  # fmt: skip
         d["vers"][: len(img.versions)].set(img.versions, stream=s)
         d["head"][:nv].set(img.head, stream=s)
         with s:  # each image run is owned by its version (read by the self-checks)
@@ -543,7 +538,7 @@ class GpuEngine(Engine):
         for lo in range(0, n, _PIECE):
             hi = min(n, lo + _PIECE)
             admit(batch.op[lo:hi], batch.u[lo:hi], batch.v[lo:hi], batch.u_label[lo:hi],
-                  batch.v_label[lo:hi], self._idmap, self._ext, self._vlab, self._meta,
+                  batch.v_label[lo:hi], self._ids.slots, self._ext, self._vlab, self._meta,
                   outcome[lo:hi], a[lo:hi], b[lo:hi])  # fmt: skip
             if self._meta[0] > self._maxv:
                 raise EngineError(f"{int(self._meta[0])} vertices exceed max_vertices={self._maxv}")

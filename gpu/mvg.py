@@ -9,21 +9,36 @@ The initial graph becomes one version per vertex (lifetime [0, INF]) whose entri
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+
+from dcsm.engine.bulk import fill_lists, lower_counts, sort_edges
 
 from .layout import INF_TS
 
 
 @dataclass(frozen=True)
 class BulkImage:
-    """Arrays to copy into device memory for a freshly loaded graph."""
+    """A freshly loaded graph, ready for device memory. The entries are kept compact (the
+    neighbour lists back to back, as the runs will hold them): the slab image pads every
+    run to a power of two of 32-entry slabs (16 B per entry), several times the edges'
+    size, so it is only ever materialised on the device (:func:`fill_entries`); the
+    ``entries`` property builds it on the host for tests."""
 
-    entries: np.ndarray  # int32 (used_slabs * 32, 4): nbr, elab, ct, dt
+    nbr: np.ndarray  # int32 (2m,) every vertex's sorted neighbours, vertex by vertex
+    elab: np.ndarray  # int32 (2m,) their edge labels
     versions: np.ndarray  # int32 (nver, 8): slab, len, cls, ct_min, dt_max, prev, ndead, x
     head: np.ndarray  # int32 (nv,)
     used_slabs: int
     slabs_by_class: np.ndarray  # int64 (nclass,) runs of each class (for pool stats)
+
+    @property
+    def entries(self) -> np.ndarray:
+        """int32 (used_slabs * 32, 4): nbr, elab, ct, dt of every slot of the image."""
+        out = np.zeros((self.used_slabs * 32, 4), np.int32)
+        fill_entries(np, out, self.versions, self.nbr, self.elab)
+        return out
 
 
 def ceil_log2(x: np.ndarray) -> np.ndarray:
@@ -31,31 +46,33 @@ def ceil_log2(x: np.ndarray) -> np.ndarray:
     return np.ceil(np.log2(np.maximum(x, 1))).astype(np.int32)
 
 
-def build_image(nv: int, lo: np.ndarray, hi: np.ndarray, lab: np.ndarray, nclass: int) -> BulkImage:
-    """Image of an undirected graph given as internal-id edges (lo < hi, no duplicates)."""
-    src = np.concatenate([lo, hi]).astype(np.int64)
-    dst = np.concatenate([hi, lo]).astype(np.int32)
-    elab = np.concatenate([lab, lab]).astype(np.int32)
-    order = np.lexsort((dst, src))
-    src, dst, elab = src[order], dst[order], elab[order]
-    deg = np.bincount(src, minlength=nv).astype(np.int64)
+def build_image(
+    nv: int, lo: np.ndarray, hi: np.ndarray, lab: np.ndarray, nclass: int,
+    start: np.ndarray | None = None,
+) -> BulkImage:  # fmt: skip
+    """Image of an undirected graph given as internal-id edges: int32 (m,) ``lo`` < ``hi``
+    and ``lab``, no pair twice. With ``start`` (int64 (nv + 1,), as from
+    :func:`dcsm.engine.bulk.intern_graph`) the edges are sorted by (lo, hi) and lo's run is
+    [start[lo], start[lo + 1]); without it they may come in any order (sorted here)."""
+    if start is None:
+        start, lo, hi, lab = sort_edges(lo, hi, lab, nv)
+    low = lower_counts(start, hi)
+    deg = np.diff(start) + low
+    off = np.zeros(nv, np.int64)
+    np.cumsum(deg[:-1], out=off[1:])
+    nbr = np.empty(2 * len(lo), np.int32)
+    elab = np.empty(2 * len(lo), np.int32)
+    fill_lists(start, lo, hi, lab, low, off, nbr, elab)
     has = deg > 0
     cls = ceil_log2((deg + 31) // 32)
     if has.any() and cls[has].max() >= nclass:
         raise ValueError(f"a vertex of degree {int(deg.max())} needs a slab class >= {nclass}")
-    run = np.where(has, 1 << cls.astype(np.int64), 0)
-    slab0 = np.concatenate([[0], np.cumsum(run)[:-1]])
+    run = np.where(has, np.int64(1) << cls.astype(np.int64), 0)
+    slab0 = np.zeros(nv, np.int64)
+    np.cumsum(run[:-1], out=slab0[1:])
     used = int(run.sum())
     vid = np.cumsum(has) - 1
     head = np.where(has, vid, -1).astype(np.int32)
-    entries = np.zeros((used * 32, 4), np.int32)
-    start = np.concatenate([[0], np.cumsum(deg)[:-1]])
-    rank = np.arange(len(src)) - start[src]
-    at = slab0[src] * 32 + rank
-    entries[at, 0] = dst
-    entries[at, 1] = elab
-    entries[at, 2] = 0
-    entries[at, 3] = INF_TS
     nver = int(has.sum())
     versions = np.zeros((nver, 8), np.int32)
     versions[:, 0] = slab0[has]
@@ -66,7 +83,27 @@ def build_image(nv: int, lo: np.ndarray, hi: np.ndarray, lab: np.ndarray, nclass
     versions[:, 5] = -1
     versions[:, 7] = np.nonzero(has)[0]
     by_class = np.bincount(cls[has], minlength=nclass).astype(np.int64)
-    return BulkImage(entries, versions, head, used, by_class)
+    return BulkImage(nbr, elab, versions, head, used, by_class)
+
+
+def fill_entries(
+    xp: Any, entries: Any, versions: Any, nbr: Any, elab: Any, chunk: int = 1 << 24
+) -> None:
+    """Write an image's entries into ``entries`` (int32 (>= used_slabs * 32, 4), zero where
+    nothing is written), with ``xp`` numpy or cupy (then every array is a device array and
+    this runs on the current stream). Version k's run starts at slab ``versions[k, 0]`` and
+    takes the next ``versions[k, 1]`` of ``nbr``/``elab``; each gets ct = 0, dt = INF.
+    Works ``chunk`` entries at a time (bounds the index arrays' memory)."""
+    length = versions[:, 1].astype(xp.int64)
+    end = xp.cumsum(length)
+    base = versions[:, 0].astype(xp.int64) * 32 - (end - length)  # slot of entry j: base + j
+    total = int(nbr.shape[0])
+    for c0 in range(0, total, chunk):
+        j = xp.arange(c0, min(total, c0 + chunk), dtype=xp.int64)
+        at = base[xp.searchsorted(end, j, side="right")] + j
+        entries[at, 0] = nbr[c0 : c0 + len(j)]
+        entries[at, 1] = elab[c0 : c0 + len(j)]
+        entries[at, 3] = INF_TS
 
 
 def live_edges(

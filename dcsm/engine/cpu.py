@@ -12,12 +12,12 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from numba import types
-from numba.typed import Dict
 
 from ..errors import EngineError
 from ..model import Graph, Pattern, UpdateBatch
 from . import cpu_kernels as kern
+from .bulk import intern_graph
+from .idtable import IdTable
 from .interface import BatchResult, Counts, Deltas, Engine
 from .intern import admit, external_matches, grown
 from .plan import plan_query, stack_plans
@@ -37,7 +37,7 @@ class CpuEngine(Engine):
         if chunk < 1:
             raise ValueError(f"chunk must be >= 1, got {chunk}")
         self._chunk = chunk
-        self._idmap = Dict.empty(key_type=types.int64, value_type=types.int32)
+        self._ids = IdTable()  # external id -> internal id
         self._ext = np.zeros(1024, np.int64)
         self._vlab = np.zeros(1024, np.int32)
         self._off = np.zeros(1024, np.int64)
@@ -64,33 +64,16 @@ class CpuEngine(Engine):
     def load_graph(self, graph: Graph) -> None:
         if self._started or self.num_vertices:
             raise EngineError("load_graph must come before any other graph change")
-        declared = np.asarray(graph.vertex_ids, np.int64)
-        endpoints = np.unique(np.concatenate([graph.src, graph.dst]).astype(np.int64))
-        extra = np.setdiff1d(endpoints, declared, assume_unique=True)
-        ext = np.concatenate([declared, extra])
-        labels = np.concatenate(
-            [graph.vertex_labels.astype(np.int32), np.zeros(len(extra), np.int32)]
-        )
-        nv = len(ext)
-        sorter = np.argsort(ext, kind="stable")
-        if nv > 1 and (np.diff(ext[sorter]) == 0).any():
-            raise EngineError("graph declares a vertex id twice")
-        a = sorter[np.searchsorted(ext, graph.src, sorter=sorter)].astype(np.int32)
-        b = sorter[np.searchsorted(ext, graph.dst, sorter=sorter)].astype(np.int32)
-        lo, hi = np.minimum(a, b), np.maximum(a, b)
-        keep = lo != hi
-        key = lo[keep].astype(np.int64) * nv + hi[keep]
-        key, first = np.unique(key, return_index=True)
-        lab = graph.edge_labels.astype(np.int32)[keep][first]
-        lo, hi = (key // max(nv, 1)).astype(np.int32), (key % max(nv, 1)).astype(np.int32)
-        off, deg, cap, nbr, elab, tail = kern.bulk_load(lo, hi, lab, nv)
+        g = intern_graph(graph)
+        nv = g.num_vertices
+        off, deg, cap, nbr, elab, tail = kern.bulk_load(g)
         self._ensure_vertices(nv)
-        self._ext[:nv] = ext
-        self._vlab[:nv] = labels
+        self._ext[:nv] = g.ext
+        self._vlab[:nv] = g.vlab
         self._off[:nv], self._deg[:nv], self._cap[:nv] = off, deg, cap
         self._nbr, self._elab = nbr, elab
         self._meta[:] = (nv, tail)
-        kern.fill_idmap(self._idmap, self._ext, nv)
+        self._ids = g.ids
 
     def export_graph(self) -> Graph:
         nv = self.num_vertices
@@ -110,6 +93,7 @@ class CpuEngine(Engine):
     def _ensure_vertices(self, n: int) -> None:
         for name in ("_ext", "_vlab", "_off", "_deg", "_cap"):
             setattr(self, name, grown(getattr(self, name), n))
+        self._ids.ensure(n)
 
     def _make_room(self) -> None:
         """Repack the pool with at least as much free space as live data."""
@@ -160,7 +144,7 @@ class CpuEngine(Engine):
             cand = self._scratch(c1 - c0)
             t0 = time.time()
             admit(batch.op[c0:c1], batch.u[c0:c1], batch.v[c0:c1], batch.u_label[c0:c1],
-                  batch.v_label[c0:c1], self._idmap, self._ext, self._vlab, self._meta,
+                  batch.v_label[c0:c1], self._ids.slots, self._ext, self._vlab, self._meta,
                   outcome[c0:c1], a_int[c0:c1], b_int[c0:c1])  # fmt: skip
             i = c0
             while True:

@@ -32,6 +32,7 @@ from ..model import ANY_LABEL as ANY
 from ..model import MAX_PATTERN_VERTICES as K
 from ..model import OUTCOME_APPLIED as APPLIED
 from ..model import OUTCOME_NOOP as NOOP
+from .bulk import InternedGraph, fill_lists, lower_counts
 
 NO_STOP = np.iinfo(np.int64).max  # no cap on emitted matches
 
@@ -367,41 +368,23 @@ def static_matches(p, n, emit, G, nv, P, cand, out_m):
     return total, out_m, nout
 
 
-@njit(cache=True, nogil=True)
-def bulk_load(src, dst, lab, nv):
-    """CSR with slack from internal-id edge arrays (each undirected edge once, no
-    duplicates): returns off, deg, cap, nbr, elab, tail."""
-    deg = np.zeros(nv, np.int32)
-    for k in range(src.shape[0]):
-        deg[src[k]] += 1
-        deg[dst[k]] += 1
-    cap = np.empty(nv, np.int32)
-    off = np.empty(nv, np.int64)
-    t = 0
-    for x in range(nv):
-        c = deg[x] + (deg[x] >> 2) + 4
-        cap[x] = c
-        off[x] = t
-        t += c
-    nbr = np.empty(2 * t + 1024, np.int32)
-    elab = np.empty(2 * t + 1024, np.int32)
-    fill = np.zeros(nv, np.int32)
-    for k in range(src.shape[0]):
-        a = src[k]
-        b = dst[k]
-        nbr[off[a] + fill[a]] = b
-        elab[off[a] + fill[a]] = lab[k]
-        fill[a] += 1
-        nbr[off[b] + fill[b]] = a
-        elab[off[b] + fill[b]] = lab[k]
-        fill[b] += 1
-    for x in range(nv):
-        s = off[x]
-        d = deg[x]
-        order = np.argsort(nbr[s : s + d], kind="mergesort")
-        nbr[s : s + d] = nbr[s : s + d][order]
-        elab[s : s + d] = elab[s : s + d][order]
-    return off, deg, cap, nbr, elab, t
+def bulk_load(
+    g: InternedGraph,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
+    """The pool for a freshly interned graph: returns off, deg, cap, nbr, elab, tail. Each
+    list gets capacity deg * 1.25 + 4; the pool is twice the lists' total (its free half is
+    never written here, so it costs address space, not memory, until updates use it)."""
+    nv = g.num_vertices
+    low = lower_counts(g.start, g.hi)
+    deg = (np.diff(g.start) + low).astype(np.int32)
+    cap = deg + (deg >> 2) + 4
+    off = np.zeros(nv, np.int64)
+    np.cumsum(cap[:-1], out=off[1:])
+    tail = int(off[-1] + cap[-1]) if nv else 0
+    nbr = np.empty(2 * tail + 1024, np.int32)
+    elab = np.empty(2 * tail + 1024, np.int32)
+    fill_lists(g.start, g.lo, g.hi, g.elab, low, off, nbr, elab)
+    return off, deg, cap, nbr, elab, tail
 
 
 @njit(cache=True, nogil=True)
@@ -443,9 +426,3 @@ def export_edges(off, deg, nbr, elab, nv):
                 lab[k] = elab[t]
                 k += 1
     return src, dst, lab
-
-
-@njit(cache=True, nogil=True)
-def fill_idmap(idmap, ext, n):
-    for i in range(n):
-        idmap[ext[i]] = np.int32(i)

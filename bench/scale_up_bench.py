@@ -1,0 +1,388 @@
+"""Scale-up: one engine on a LiveJournal-sized graph (issue 17's table).
+
+    python bench/scale_up_bench.py --backend gpu --out bench/results/scale_up/h100.json
+    python bench/scale_up_bench.py --backend cpu --edges 200000 --out /tmp/scale_up.json
+
+A seeded Chung-Lu graph of ``--edges`` E edges (LiveJournal's vertex ratio and gamma 2.3 by
+default: ``dcsm gen-graph --preset livejournal`` at E = 43M), or ``--graph FILE``. A random
+10 % of its edges (``--stream-share``) becomes one insertion stream in random order, the
+rest is bulk-loaded. For every pattern (``--patterns``, default the triangle): a fresh
+engine loads the initial graph (timed: ``load_s``), registers the pattern in count mode,
+and applies the stream in batches of ``--batch-size`` (timed: ``seconds``, the wall time
+of the ``apply`` calls). The row is ``exact`` when the positive counts add up to the change
+in static embeddings, computed on the host without the engine: a parallel forward
+triangle count on degree-ordered adjacency for the triangle (embeddings = 6 x triangles),
+the CPU engine's ``count_static`` for other patterns up to ``--static-limit`` edges
+(``exact`` is null above it).
+
+Memory: ``host_rss_peak_load_bytes`` is the process's peak resident set during the load
+(the peak is reset just before it where Linux allows: /proc/self/clear_refs), next to
+``graph_bytes``, the initial graph's arrays; ``device_used_peak_bytes`` the most device
+memory in use (total - free) seen after the load and after each batch (GPU only).
+
+Writes ``{"device": ..., "rows": [...]}`` to ``--out`` after every row; progress on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numba
+import numpy as np
+from numba import njit, prange
+
+from dcsm.engine import make_engine, warm_up
+from dcsm.engine.bulk import fill_lists, intern_graph, lower_counts, sort_edges
+from dcsm.engine.cpu import CpuEngine
+from dcsm.graphio import read_csm_query, read_graph, write_graph
+from dcsm.loadgen.gen_stream import PRESETS, chunglu_graph
+from dcsm.loadgen.loadgen import device_name
+from dcsm.model import Graph, Pattern, UpdateBatch
+
+LJ = PRESETS["livejournal"]
+PATTERNS = {
+    "triangle": Pattern.build("triangle", [None] * 3, [(0, 1, None), (1, 2, None), (0, 2, None)]),
+    "4cycle": Pattern.build(
+        "4cycle", [None] * 4, [(0, 1, None), (1, 2, None), (2, 3, None), (3, 0, None)]
+    ),
+}
+
+
+class Progress:
+    """One tqdm-style line on stderr, rewritten in place."""
+
+    def __init__(self, what: str, total: int) -> None:
+        self.what, self.total, self.t0 = what, total, time.perf_counter()
+
+    def update(self, done: int) -> None:
+        dt = time.perf_counter() - self.t0
+        rate = done / dt if dt > 0 else 0.0
+        pct = 100 * done // max(self.total, 1)
+        sys.stderr.write(f"\r{self.what}: {done:,}/{self.total:,} [{pct:3d}%] "
+                         f"{dt:6.1f}s {rate:,.0f}/s   ")  # fmt: skip
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        sys.stderr.write("\n")
+
+
+def note(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+# -- memory ----------------------------------------------------------------------------------
+
+
+def reset_rss_peak() -> bool:
+    """Reset the kernel's peak-RSS mark for this process (Linux >= 4.0); False if not."""
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def rss_peak_bytes() -> int:
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def device_used_bytes() -> int | None:
+    try:
+        import cupy
+
+        free, total = cupy.cuda.runtime.memGetInfo()
+        return int(total - free)
+    except Exception:
+        return None
+
+
+def graph_bytes(g: Graph) -> int:
+    return sum(int(a.nbytes) for a in (g.vertex_ids, g.vertex_labels, g.src, g.dst, g.edge_labels))
+
+
+# -- exact static counts ---------------------------------------------------------------------
+
+
+@njit(parallel=True, cache=True)
+def _forward_triangles(start, hi, bounds):  # type: ignore[no-untyped-def]
+    """Triangles of a graph whose vertices are numbered by degree rank, from its sorted
+    edge runs (hi[start[x]:start[x+1]]: x's higher-ranked neighbours, ascending): each
+    triangle x < y < z is counted once, at x, as z in both x's and y's runs."""
+    total = 0
+    for t in prange(bounds.shape[0] - 1):
+        sub = 0
+        for x in range(bounds[t], bounds[t + 1]):
+            xe = start[x + 1]
+            for k in range(start[x], xe):
+                y = hi[k]
+                i = k + 1
+                j = start[y]
+                ye = start[y + 1]
+                while i < xe and j < ye:
+                    if hi[i] < hi[j]:
+                        i += 1
+                    elif hi[i] > hi[j]:
+                        j += 1
+                    else:
+                        sub += 1
+                        i += 1
+                        j += 1
+        total += sub
+    return total
+
+
+@njit(parallel=True, cache=True)
+def _four_cycles(off, low, nbr, bounds):  # type: ignore[no-untyped-def]
+    """4-cycles of a graph numbered by degree rank, from full sorted lists (x's list is
+    nbr[off[x]:off[x+1]]: its low[x] lower neighbours, then the higher ones). Each cycle
+    is counted once, at its highest vertex u and the vertex w opposite: c paths u-v-w
+    through lower v and lower w make c (c - 1) / 2 cycles."""
+    nv = low.shape[0]
+    total = 0
+    for t in prange(bounds.shape[0] - 1):
+        cnt = np.zeros(nv, np.int64)
+        touched = np.empty(nv, np.int32)
+        sub = 0
+        for u in range(bounds[t], bounds[t + 1]):
+            nt = 0
+            for k in range(off[u], off[u] + low[u]):
+                v = nbr[k]
+                for r in range(off[v], off[v + 1]):
+                    w = nbr[r]
+                    if w >= u:
+                        break
+                    if cnt[w] == 0:
+                        touched[nt] = w
+                        nt += 1
+                    cnt[w] += 1
+            for k in range(nt):
+                c = cnt[touched[k]]
+                sub += c * (c - 1) // 2
+                cnt[touched[k]] = 0
+        total += sub
+    return total
+
+
+def ranked(g: Graph) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(start, hi, low, deg) of g renumbered by degree rank (ties by internal id): the
+    sorted edge runs and each vertex's count of lower neighbours and degree."""
+    ig = intern_graph(g)
+    nv = ig.num_vertices
+    deg = np.diff(ig.start) + lower_counts(ig.start, ig.hi)
+    rank = np.empty(nv, np.int32)
+    rank[np.argsort(deg, kind="stable")] = np.arange(nv, dtype=np.int32)
+    start, lo, hi, _ = sort_edges(rank[ig.lo], rank[ig.hi], np.zeros(len(ig.lo), np.int32), nv)
+    return start, lo, hi, np.sort(deg)
+
+
+def split_work(work: np.ndarray, parts: int) -> np.ndarray:
+    """int64 (parts + 1,) vertex bounds splitting ``work`` (per vertex) about evenly."""
+    cum = np.concatenate([[0.0], np.cumsum(work, dtype=np.float64)])
+    bounds = np.searchsorted(cum, np.linspace(0, cum[-1], parts + 1)).clip(0, len(work))
+    bounds[0], bounds[-1] = 0, len(work)
+    return bounds.astype(np.int64)
+
+
+def count_triangles(g: Graph) -> int:
+    """Exact triangle count (subgraphs), parallel forward algorithm: vertices ranked by
+    degree so every run is short (O(sqrt E)) even on power-law graphs."""
+    start, _, hi, _ = ranked(g)
+    run = np.diff(start).astype(np.float64)
+    bounds = split_work(run * run + 1, 8 * numba.get_num_threads())
+    return int(_forward_triangles(start, hi, bounds))
+
+
+def count_four_cycles(g: Graph) -> int:
+    """Exact 4-cycle count (subgraphs), degree-ordered wedge counting (Chiba-Nishizeki)."""
+    start, lo, hi, deg = ranked(g)
+    nv = len(deg)
+    low = lower_counts(start, hi)
+    off = np.zeros(nv + 1, np.int64)
+    np.cumsum(deg, out=off[1:])
+    nbr = np.empty(int(off[-1]), np.int32)
+    fill_lists(start, lo, hi, np.zeros(len(lo), np.int32), low, off[:-1], nbr,
+               np.empty(len(nbr), np.int32))  # fmt: skip
+    # u's work: the lists of its lower neighbours, i.e. their degrees
+    work = np.bincount(hi, weights=deg[lo], minlength=nv) + 1
+    return int(_four_cycles(off, low, nbr, split_work(work, 8 * numba.get_num_threads())))
+
+
+def static_embeddings(g: Graph, name: str, pattern: Pattern, limit: int) -> int | None:
+    if name == "triangle":
+        return 6 * count_triangles(g)
+    if name == "4cycle":
+        return 8 * count_four_cycles(g)
+    if g.num_edges > limit:
+        return None
+    eng = CpuEngine()
+    eng.load_graph(g)
+    return eng.count_static(pattern)
+
+
+# -- workload -------------------------------------------------------------------------------
+
+
+def make_graph(args: argparse.Namespace) -> Graph:
+    if args.graph:
+        note(f"reading {args.graph}")
+        return read_graph(args.graph)
+    nv = args.vertices or max(3, round(args.edges * LJ["vertices"] / LJ["edges"]))
+    note(f"generating a Chung-Lu graph: {args.edges:,} edges, {nv:,} vertices, gamma {args.gamma}")
+    t0 = time.perf_counter()
+    g = chunglu_graph(args.edges, nv, gamma=args.gamma, seed=args.seed)
+    note(f"  generated in {time.perf_counter() - t0:.1f}s")
+    if args.save_graph:
+        write_graph(args.save_graph, g)
+        note(f"  saved to {args.save_graph}")
+    return g
+
+
+def split(g: Graph, share: float, seed: int) -> tuple[Graph, UpdateBatch]:
+    """(initial graph: every vertex, the edges not streamed; the stream: the other edges as
+    insertions in random order)."""
+    rng = np.random.default_rng(seed + 1)
+    n = int(round(g.num_edges * share))
+    order = rng.permutation(g.num_edges)
+    streamed, kept = order[:n], np.sort(order[n:])
+    initial = Graph(g.vertex_ids, g.vertex_labels, g.src[kept], g.dst[kept], g.edge_labels[kept])
+    stream = UpdateBatch.from_arrays(
+        np.ones(n, np.int8), g.src[streamed], g.dst[streamed], g.edge_labels[streamed]
+    )
+    return initial, stream
+
+
+def gpu_options(nv: int) -> dict[str, int]:
+    cap = 1 << 22
+    while cap < nv:
+        cap *= 2
+    return {"max_vertices": cap, "pool_slabs": 0, "max_versions": 0}
+
+
+def run_row(
+    args: argparse.Namespace, name: str, pattern: Pattern, initial: Graph, stream: UpdateBatch,
+    expected: int | None,
+) -> dict[str, Any]:  # fmt: skip
+    opts = gpu_options(initial.num_vertices) if args.backend == "gpu" else None
+    eng = make_engine(args.backend, gpu_options=opts)
+    dev_peak = device_used_bytes()
+    reset = reset_rss_peak()
+    note(f"{name}: loading {initial.num_edges:,} edges")
+    t0 = time.perf_counter()
+    eng.load_graph(initial)
+    load_s = time.perf_counter() - t0
+    rss_load = rss_peak_bytes()
+    note(f"{name}: loaded in {load_s:.2f}s ({initial.num_edges / load_s / 1e6:.2f} M edges/s), "
+         f"peak RSS {rss_load / 2**30:.2f} GiB")  # fmt: skip
+    eng.register(0, pattern, from_seq=0, count_only=True)
+    n = len(stream)
+    positive = negative = 0
+    seconds = 0.0
+    bar = Progress(f"{name}: inserting", n)
+    for lo in range(0, n, args.batch_size):
+        part = stream.slice(lo, min(n, lo + args.batch_size))
+        t0 = time.perf_counter()
+        res = eng.apply(part)
+        seconds += time.perf_counter() - t0
+        c = res.counts
+        positive += int(c.count[c.sign > 0].sum())
+        negative += int(c.count[c.sign < 0].sum())
+        used = device_used_bytes()
+        if used is not None:
+            dev_peak = max(dev_peak or 0, used)
+        bar.update(min(n, lo + args.batch_size))
+    bar.close()
+    engine_bytes = eng.memory_bytes() if hasattr(eng, "memory_bytes") else None
+    eng.close()
+    exact = None if expected is None else positive == expected and negative == 0
+    return {
+        "pattern": name,
+        "edges": initial.num_edges + n,
+        "initial_edges": initial.num_edges,
+        "vertices": initial.num_vertices,
+        "updates": n,
+        "load_s": round(load_s, 3),
+        "load_edges_per_s": round(initial.num_edges / load_s),
+        "seconds": round(seconds, 3),
+        "updates_per_s": round(n / seconds) if seconds > 0 else None,
+        "exact": exact,
+        "positive": positive,
+        "negative": negative,
+        "expected_positive": expected,
+        "graph_bytes": graph_bytes(initial),
+        "host_rss_peak_load_bytes": rss_load if reset else None,
+        "host_rss_peak_bytes": rss_peak_bytes() if reset else None,
+        "host_rss_peak_process_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+        "device_used_peak_bytes": dev_peak,
+        "engine_memory_bytes": engine_bytes,
+        "batch_size": args.batch_size,
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--backend", choices=["cpu", "gpu"], default="gpu")
+    ap.add_argument("--edges", type=int, default=LJ["edges"], help="default: LiveJournal's 43M")
+    ap.add_argument("--vertices", type=int, help="default: LiveJournal's ratio to the edges")
+    ap.add_argument("--gamma", type=float, default=LJ["gamma"])
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--graph", help="read this graph instead of generating one")
+    ap.add_argument("--save-graph", help="write the generated graph here (.npz: binary)")
+    ap.add_argument("--stream-share", type=float, default=0.1)
+    ap.add_argument("--patterns", default="triangle",
+                    help=f"comma-separated: {', '.join(PATTERNS)} or CSM query files")  # fmt: skip
+    ap.add_argument("--batch-size", type=int, default=1 << 20, help="updates per apply call")
+    ap.add_argument("--static-limit", type=int, default=200_000,
+                    help="largest graph whose static counts of query files are checked "
+                         "(by the CPU engine)")  # fmt: skip
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args()
+
+    patterns = {}
+    for p in args.patterns.split(","):
+        patterns[Path(p).stem] = PATTERNS[p] if p in PATTERNS else read_csm_query(p)
+    note(f"warming up the {args.backend} engine")
+    warm_up(args.backend)
+    g = make_graph(args)
+    initial, stream = split(g, args.stream_share, args.seed)
+    report: dict[str, Any] = {
+        "device": device_name(args.backend), "backend": args.backend,
+        "host_cpus": os.cpu_count(), "numba_threads": numba.get_num_threads(),
+        "graph": args.graph or f"chung-lu E={args.edges} gamma={args.gamma} seed={args.seed}",
+        "rows": [],
+    }  # fmt: skip
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    for name, pattern in patterns.items():
+        note(f"{name}: static counts on the host")
+        t0 = time.perf_counter()
+        before = static_embeddings(initial, name, pattern, args.static_limit)
+        after = static_embeddings(g, name, pattern, args.static_limit)
+        expected = None if before is None or after is None else after - before
+        static_s = time.perf_counter() - t0
+        note(f"{name}: {before} -> {after} embeddings ({static_s:.1f}s)")
+        row = run_row(args, name, pattern, initial, stream, expected)
+        row["static_embeddings_before"], row["static_embeddings_after"] = before, after
+        row["static_count_s"] = round(static_s, 3)
+        report["rows"].append(row)
+        out.write_text(json.dumps(report, indent=2) + "\n")
+        note(f"{name}: {row['updates']:,} updates in {row['seconds']:.2f}s "
+             f"({row['updates_per_s']:,}/s), exact={row['exact']}")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
