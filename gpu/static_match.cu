@@ -1,0 +1,444 @@
+// static_match.cu -- static subgraph matching on the GPU: every embedding of one pattern in
+// an immutable CSR snapshot of the data graph (backfill on registration, `dcsm match`).
+//
+// Semantics: exactly the CPU engine's static matching (dcsm/engine/cpu_kernels.py,
+// static_matches): plan 0 of the pattern's QueryPlan (dcsm/engine/plan.py) is run from every
+// ordered data edge (a, b); a match is an injective map with equal vertex labels (-1 = any)
+// whose every pattern edge lands on a data edge with an equal label (-1 = any); `distinct`
+// patterns keep one embedding per subgraph through the plan's sym_lt / sym_gt masks, which
+// compare EXTERNAL vertex ids. Each embedding is found exactly once (plan.py, "Static
+// matching").
+//
+// Design, in the style of the GPU static matchers gMatch and EGSM (Sun & Luo, SIGMOD
+// 2023): one warp per start edge, depth-first over the plan's order with the warp's stack
+// in local memory (every lane holds the same copy). A level scans the neighbour list
+// of its backward neighbour with the shortest list, 32 entries per window, one candidate per
+// lane: vertex label, base edge label, injectivity, symmetry, then membership (with edge
+// label) in every other backward neighbour's list by binary search; a ballot gives the
+// window's candidates, taken lowest lane first. The last level is only counted (popcount)
+// unless rows are written. Warps claim start edges from one global counter (guided
+// self-scheduling: a quarter of what is left per warp, 1 to CLAIM_MAX starts a claim), so
+// the run of a hub's edges spreads over many warps and the tail stays short; a warp adds
+// its count with one atomicAdd at the end.
+// gpu/executor.cuh (run_item, eval_window) is the incremental version of the same loop.
+//
+// Buffers (device memory; gpu/static_match.py allocates all of them on its stream, and no
+// two launches that write the same buffer overlap):
+//   off    int64[nv+1]    CSR row starts, off[nv] = E2 entries; csr_offsets writes, the
+//                         matching kernels read.
+//   nbr    int32[>= E2]   neighbour ids, ascending within each row; csr_gather writes,
+//                         matching kernels read (the start edges are its entries [0, E2)).
+//   elab   int32[>= E2]   edge label beside each nbr entry; as nbr.
+//   vlab   int32[nv]      vertex labels; ext int64[nv]: external ids (symmetry breaking);
+//                         the host copies them in, matching kernels read.
+//   plan   int32[SP_INTS] plan 0 of one QueryPlan (layout below); host uploads; every
+//                         block copies it into shared memory first.
+//   ctl    u64[4]         [claim, total, rows, error]: host zeroes it before each launch;
+//                         warps atomicAdd claim (start edges taken), total (count kernel,
+//                         once per warp), rows (emit kernel, once per written window);
+//                         kernels atomicOr error bits (ERR_*); host reads it after.
+//   per_start u64[t1-t0]  static_count_starts: matches of start edge t0 + k, written once
+//                         by the warp that ran it; host reads it to cut emit waves.
+//   out    int32[cap, n]  static_emit: match rows (row[x] = data vertex of query vertex
+//                         x, internal ids); a warp writes the rows it reserved in ctl[2];
+//                         host reads after the launch.
+//   CSR build (csr_from_edges): keys int64[2*ne] (csr_keys writes; cupy.argsort and
+//   csr_gather read), order int64[2*ne] (cupy.argsort writes, csr_gather reads), row
+//   int32[2*ne] (csr_gather writes, csr_offsets reads).
+//
+// Rank windows (emit waves). The matches of one start edge come out in a fixed order (one
+// warp, windows in scan order, lanes ascending), so "the r-th match of start t" is well
+// defined. static_emit writes, for start t0, only the matches of rank >= skip_first and, for
+// start t1-1, only those of rank < take_last; every other start writes all of its matches.
+// The host cuts [0, E2) into waves whose rows fit its buffer using static_count_starts'
+// counts, so no wave can overflow, and a start with more matches than the buffer holds is
+// split across waves (each re-walks its tree up to its window, counting only).
+
+// ---- knobs the Python side overrides (defaults so the file also compiles alone) --------
+#ifndef KMAX
+#define KMAX 16  // dcsm.model.MAX_PATTERN_VERTICES
+#endif
+#ifndef THREADS
+#define THREADS 256
+#endif
+#ifndef CLAIM_MAX
+#define CLAIM_MAX 32  // most start edges one claim takes (one lane each for the start checks)
+#endif
+// ------------------------------------------------------------------------------------------
+
+#if CLAIM_MAX > 32
+#error "CLAIM_MAX must be at most 32 (one lane per start edge of a claim)"
+#endif
+#if THREADS % 32 != 0
+#error "THREADS must be a multiple of 32 (whole warps)"
+#endif
+
+typedef long long i64;
+typedef unsigned long long u64;
+
+#define ANY (-1)
+#define FULL_MASK 0xffffffffu
+#define NO_LIMIT 0xffffffffffffffffULL
+
+// ctl words.
+#define CTL_CLAIM 0
+#define CTL_TOTAL 1
+#define CTL_ROWS 2
+#define CTL_ERROR 3
+// Error bits in ctl[CTL_ERROR].
+#define ERR_OUT_OVERFLOW 1ULL  // a wave's rows did not fit (the host's wave cut is wrong)
+#define ERR_BAD_EDGE 2ULL      // csr_keys: an edge with lo >= hi or an id outside [0, nv)
+#define ERR_DUPLICATE 4ULL     // csr_gather: the same edge twice
+
+// Plan blob (int32): plan 0 of a QueryPlan, arrays padded to KMAX as in plan.py.
+#define SP_N 0                            // pattern vertices n
+#define SP_ELAB 1                         // start edge label
+#define SP_VLABEL 2                       // [KMAX] label required at step i
+#define SP_BNCNT (SP_VLABEL + KMAX)       // [KMAX] backward neighbours of step i
+#define SP_SYMLT (SP_BNCNT + KMAX)        // [KMAX] f(step i) < f(step j) for bits j
+#define SP_SYMGT (SP_SYMLT + KMAX)        // [KMAX] f(step i) > f(step j) for bits j
+#define SP_POS (SP_SYMGT + KMAX)          // [KMAX] step at which query vertex x is matched
+#define SP_BNPOS (SP_POS + KMAX)          // [KMAX][KMAX] steps of the backward neighbours
+#define SP_BNELAB (SP_BNPOS + KMAX * KMAX)  // [KMAX][KMAX] label of edge (bn step, step i)
+#define SP_INTS (SP_BNELAB + KMAX * KMAX)
+
+// Kernel variants of one search loop.
+#define MODE_COUNT 0   // total matches into ctl[CTL_TOTAL]
+#define MODE_STARTS 1  // matches of each start edge into per_start
+#define MODE_EMIT 2    // match rows into out (within the rank windows)
+
+struct Csr {
+    const i64* __restrict__ off;
+    const int* __restrict__ nbr;
+    const int* __restrict__ elab;
+    const int* __restrict__ vlab;
+    const i64* __restrict__ ext;
+    int nv;
+};
+
+// A warp's depth-first search state (the same in every lane).
+struct Search {
+    int m[KMAX];         // data vertex matched at step j
+    i64 moff[KMAX];      // its neighbour list nbr[moff, moff + mlen)
+    int mlen[KMAX];
+    i64 loff[KMAX];      // level i scans nbr[loff, loff + llen) ...
+    int llen[KMAX];
+    int lpos[KMAX];      // ... and is at the window starting at loff + lpos
+    int lbest[KMAX];     // which backward neighbour's list that is
+    unsigned lmask[KMAX];  // candidates of the current window not yet taken
+};
+
+__device__ __forceinline__ unsigned lanemask_lt(int lane) { return (1u << lane) - 1u; }
+
+// The row holding entry t: the largest x with off[x] <= t (off[0] = 0 <= t < off[nv]).
+__device__ __forceinline__ int row_of(const i64* __restrict__ off, int nv, i64 t) {
+    int lo = 0, hi = nv;
+    while (hi - lo > 1) {
+        int mid = lo + ((hi - lo) >> 1);
+        if (__ldg(off + mid) <= t) lo = mid; else hi = mid;
+    }
+    return lo;
+}
+
+// Is c in the sorted list nbr[off, off + len), with label `want` (ANY: any label)? The
+// snapshot holds each edge once, so one lower bound decides.
+__device__ __forceinline__ bool has_edge(const Csr& G, i64 off, int len, int c, int want) {
+    int lo = 0, hi = len;
+    while (lo < hi) {
+        int mid = (lo + hi) >> 1;
+        if (__ldg(G.nbr + off + mid) < c) lo = mid + 1; else hi = mid;
+    }
+    return lo < len && __ldg(G.nbr + off + lo) == c &&
+           (want == ANY || __ldg(G.elab + off + lo) == want);
+}
+
+__device__ __forceinline__ void set_vertex(const Csr& G, Search& S, int j, int x) {
+    S.m[j] = x;
+    i64 o = __ldg(G.off + x);
+    S.moff[j] = o;
+    S.mlen[j] = (int)(__ldg(G.off + x + 1) - o);
+}
+
+// Can the plan's start edge map onto the data edge (a, b) with label lab? (The CPU's
+// _start_ok: both vertex labels, the edge label, the symmetry of step 1 against step 0.)
+__device__ __forceinline__ bool start_ok(const int* P, const Csr& G, int a, int b, int lab) {
+    int la = P[SP_VLABEL], lb = P[SP_VLABEL + 1], le = P[SP_ELAB];
+    if (la != ANY && __ldg(G.vlab + a) != la) return false;
+    if (lb != ANY && __ldg(G.vlab + b) != lb) return false;
+    if (le != ANY && lab != le) return false;
+    int lt = P[SP_SYMLT + 1], gt = P[SP_SYMGT + 1];
+    if ((lt | gt) & 1) {
+        i64 ea = __ldg(G.ext + a), eb = __ldg(G.ext + b);
+        if ((lt & 1) && !(eb < ea)) return false;
+        if ((gt & 1) && !(eb > ea)) return false;
+    }
+    return true;
+}
+
+// Level i's current window: bit l set when entry lpos + l of the scanned list is a
+// candidate for step i given m[0..i-1]. Cheap checks first, binary searches last.
+__device__ unsigned eval_window(const int* P, const Csr& G, const Search& S, int i, int lane) {
+    bool ok = S.lpos[i] + lane < S.llen[i];
+    if (ok) {
+        i64 at = S.loff[i] + S.lpos[i] + lane;
+        int c = __ldg(G.nbr + at);
+        int best = S.lbest[i];
+        int wb = P[SP_BNELAB + i * KMAX + best];
+        ok = wb == ANY || __ldg(G.elab + at) == wb;
+        int vl = P[SP_VLABEL + i];
+        if (ok && vl != ANY) ok = __ldg(G.vlab + c) == vl;
+        for (int j = 0; ok && j < i; ++j) ok = S.m[j] != c;
+        int lt = P[SP_SYMLT + i], gt = P[SP_SYMGT + i];
+        if (ok && (lt | gt)) {
+            i64 ec = __ldg(G.ext + c);
+            for (int j = 0; ok && j < i; ++j) {
+                if (((lt >> j) & 1) && !(ec < __ldg(G.ext + S.m[j]))) ok = false;
+                if (((gt >> j) & 1) && !(ec > __ldg(G.ext + S.m[j]))) ok = false;
+            }
+        }
+        int nb = P[SP_BNCNT + i];
+        for (int k = 0; ok && k < nb; ++k) {
+            if (k == best) continue;
+            int j = P[SP_BNPOS + i * KMAX + k];
+            ok = has_edge(G, S.moff[j], S.mlen[j], c, P[SP_BNELAB + i * KMAX + k]);
+        }
+    }
+    return __ballot_sync(FULL_MASK, ok);
+}
+
+// Enter level i: scan the shortest backward-neighbour list (the first of equal ones, as the
+// CPU engine does), first window evaluated.
+__device__ void open_level(const int* P, const Csr& G, Search& S, int i, int lane) {
+    int nb = P[SP_BNCNT + i];
+    int best = 0, bl = 0x7fffffff;
+    for (int k = 0; k < nb; ++k) {
+        int l = S.mlen[P[SP_BNPOS + i * KMAX + k]];
+        if (l < bl) { bl = l; best = k; }
+    }
+    int jb = P[SP_BNPOS + i * KMAX + best];
+    S.lbest[i] = best;
+    S.loff[i] = S.moff[jb];
+    S.llen[i] = S.mlen[jb];
+    S.lpos[i] = 0;
+    S.lmask[i] = S.llen[i] > 0 ? eval_window(P, G, S, i, lane) : 0u;
+}
+
+// Reserve `cnt` rows (lane 0, one atomicAdd); ~0 when they would not fit (error bit set).
+__device__ __forceinline__ u64 reserve_rows(u64* ctl, int cnt, u64 cap, int lane) {
+    u64 base = 0;
+    if (lane == 0) {
+        base = atomicAdd(ctl + CTL_ROWS, (u64)cnt);
+        if (base + (u64)cnt > cap) {
+            atomicOr(ctl + CTL_ERROR, ERR_OUT_OVERFLOW);
+            base = NO_LIMIT;
+        }
+    }
+    return __shfl_sync(FULL_MASK, base, 0);
+}
+
+// Write one row per set bit of `sel` (candidates of the last level's current window).
+__device__ void emit_window(const int* P, const Csr& G, Search& S, int n, unsigned sel,
+                            int lane, u64* ctl, int* out, u64 cap) {
+    int cnt = __popc(sel);
+    if (cnt == 0) return;
+    u64 base = reserve_rows(ctl, cnt, cap, lane);
+    if (base == NO_LIMIT) return;
+    if ((sel >> lane) & 1) {
+        int last = n - 1;
+        // Only this lane's copy of m[last] changes; no later window reads it.
+        S.m[last] = __ldg(G.nbr + S.loff[last] + S.lpos[last] + lane);
+        int* row = out + (base + (u64)__popc(sel & lanemask_lt(lane))) * (u64)n;
+        for (int x = 0; x < n; ++x) row[x] = S.m[P[SP_POS + x]];
+    }
+}
+
+// Every match of the plan with its start edge on (a, b); returns how many there are (in
+// MODE_EMIT: how many were seen before it stopped at rank `hi`). MODE_EMIT writes those of
+// rank in [lo, hi).
+template <int MODE>
+__device__ u64 extend(const int* P, const Csr& G, Search& S, int n, int a, int b, u64 lo, u64 hi,
+                      int lane, u64* ctl, int* out, u64 cap) {
+    set_vertex(G, S, 0, a);
+    set_vertex(G, S, 1, b);
+    if (n == 2) {  // the edge is the match
+        if (MODE == MODE_EMIT && lo == 0 && hi > 0) {
+            u64 base = reserve_rows(ctl, 1, cap, lane);
+            if (lane == 0 && base != NO_LIMIT) {
+                out[base * 2 + 0] = S.m[P[SP_POS + 0]];
+                out[base * 2 + 1] = S.m[P[SP_POS + 1]];
+            }
+        }
+        return 1;
+    }
+    u64 seen = 0;  // matches so far, in the start's fixed order: the next one's rank
+    int i = 2;
+    open_level(P, G, S, 2, lane);
+    while (i >= 2) {
+        unsigned mask = S.lmask[i];
+        if (mask == 0) {  // window exhausted: next window, or back up
+            S.lpos[i] += 32;
+            if (S.lpos[i] >= S.llen[i]) { --i; continue; }
+            S.lmask[i] = eval_window(P, G, S, i, lane);
+            continue;
+        }
+        if (i == n - 1) {  // last level: every candidate is a match
+            if (MODE == MODE_EMIT) {
+                u64 r = seen + (u64)__popc(mask & lanemask_lt(lane));
+                bool mine = ((mask >> lane) & 1) && r >= lo && r < hi;
+                emit_window(P, G, S, n, __ballot_sync(FULL_MASK, mine), lane, ctl, out, cap);
+            }
+            seen += (u64)__popc(mask);
+            if (MODE == MODE_EMIT && seen >= hi) return seen;
+            S.lmask[i] = 0u;
+            continue;
+        }
+        int j = __ffs(mask) - 1;
+        S.lmask[i] = mask & (mask - 1u);
+        set_vertex(G, S, i, __ldg(G.nbr + S.loff[i] + S.lpos[i] + j));
+        ++i;
+        open_level(P, G, S, i, lane);
+    }
+    return seen;
+}
+
+// The warp loop shared by the three kernels: claim start edges [t0 + base, + take) of
+// [t0, t1), check them one per lane, search from each valid one in turn.
+template <int MODE>
+__device__ void run_starts(const i64* __restrict__ off, const int* __restrict__ nbr,
+                           const int* __restrict__ elab, const int* __restrict__ vlab,
+                           const i64* __restrict__ ext, int nv, const int* __restrict__ plan,
+                           i64 t0, i64 t1, u64 skip_first, u64 take_last, u64* ctl,
+                           u64* per_start, int* out, u64 cap) {
+    __shared__ int P[SP_INTS];
+    for (int k = threadIdx.x; k < SP_INTS; k += blockDim.x) P[k] = plan[k];
+    __syncthreads();
+    Csr G;
+    G.off = off; G.nbr = nbr; G.elab = elab; G.vlab = vlab; G.ext = ext; G.nv = nv;
+    const int lane = threadIdx.x & 31;
+    const int n = P[SP_N];
+    const i64 nstarts = t1 - t0;
+    const i64 nwarps = (i64)gridDim.x * (blockDim.x >> 5);
+    Search S;
+    u64 mine = 0;
+    while (true) {
+        i64 base = 0;
+        int take = 0;
+        if (lane == 0) {
+            // Guided claims: a quarter of the remaining starts per warp, 1..CLAIM_MAX; the
+            // counter read is a hint, the atomicAdd decides.
+            i64 left = nstarts - (i64)(*(volatile u64*)(ctl + CTL_CLAIM));
+            i64 c = left / (4 * nwarps);
+            take = (int)(c < 1 ? 1 : (c > CLAIM_MAX ? CLAIM_MAX : c));
+            base = (i64)atomicAdd(ctl + CTL_CLAIM, (u64)take);
+        }
+        base = __shfl_sync(FULL_MASK, base, 0);
+        take = __shfl_sync(FULL_MASK, take, 0);
+        if (base >= nstarts) break;
+        const int cnt = (int)(nstarts - base < (i64)take ? nstarts - base : (i64)take);
+        int a = 0, b = 0;
+        bool ok = lane < cnt;
+        if (ok) {
+            i64 t = t0 + base + lane;
+            a = row_of(off, nv, t);
+            b = __ldg(nbr + t);
+            ok = start_ok(P, G, a, b, __ldg(elab + t));
+        }
+        if (MODE == MODE_STARTS && lane < cnt && !ok) per_start[base + lane] = 0ULL;
+        unsigned todo = __ballot_sync(FULL_MASK, ok);
+        while (todo) {
+            int l = __ffs(todo) - 1;
+            todo &= todo - 1u;
+            int sa = __shfl_sync(FULL_MASK, a, l), sb = __shfl_sync(FULL_MASK, b, l);
+            i64 t = t0 + base + l;
+            u64 lo = (MODE == MODE_EMIT && t == t0) ? skip_first : 0ULL;
+            u64 hi = (MODE == MODE_EMIT && t == t1 - 1) ? take_last : NO_LIMIT;
+            u64 c = extend<MODE>(P, G, S, n, sa, sb, lo, hi, lane, ctl, out, cap);
+            if (MODE == MODE_STARTS && lane == 0) per_start[base + l] = c;
+            mine += c;
+        }
+    }
+    if (MODE == MODE_COUNT && lane == 0 && mine) atomicAdd(ctl + CTL_TOTAL, mine);
+}
+
+#define MATCH_ARGS                                                                           \
+    const i64 *__restrict__ off, const int *__restrict__ nbr, const int *__restrict__ elab,  \
+        const int *__restrict__ vlab, const i64 *__restrict__ ext, int nv,                   \
+        const int *__restrict__ plan, i64 t0, i64 t1, u64 skip_first, u64 take_last,         \
+        u64 *ctl, u64 *per_start, int *out, u64 cap
+#define MATCH_PASS off, nbr, elab, vlab, ext, nv, plan, t0, t1, skip_first, take_last, ctl, \
+                   per_start, out, cap
+
+// Matches from start edges [t0, t1) (entries of nbr): the total into ctl[CTL_TOTAL].
+extern "C" __global__ void __launch_bounds__(THREADS) static_count(MATCH_ARGS) {
+    run_starts<MODE_COUNT>(MATCH_PASS);
+}
+
+// Matches of each start edge t of [t0, t1) into per_start[t - t0].
+extern "C" __global__ void __launch_bounds__(THREADS) static_count_starts(MATCH_ARGS) {
+    run_starts<MODE_STARTS>(MATCH_PASS);
+}
+
+// Match rows of start edges [t0, t1) within the rank windows (header) into out[cap, n].
+extern "C" __global__ void __launch_bounds__(THREADS) static_emit(MATCH_ARGS) {
+    run_starts<MODE_EMIT>(MATCH_PASS);
+}
+
+// ---------------------------------------------------------------------------------------
+// CSR snapshot from undirected edges (csr_from_edges): both half edges as keys
+// src * nv + dst, sorted (cupy.argsort), then split into rows.
+
+template <typename I>
+__device__ void keys_of(const I* __restrict__ lo, const I* __restrict__ hi, i64 ne, int nv,
+                        i64* __restrict__ keys, u64* ctl) {
+    for (i64 e = blockIdx.x * (i64)blockDim.x + threadIdx.x; e < ne;
+         e += (i64)gridDim.x * blockDim.x) {
+        i64 a = (i64)lo[e], b = (i64)hi[e];
+        if (!(0 <= a && a < b && b < (i64)nv)) {
+            atomicOr(ctl + CTL_ERROR, ERR_BAD_EDGE);
+            a = 0; b = 0;
+        }
+        keys[e] = a * nv + b;
+        keys[ne + e] = b * nv + a;
+    }
+}
+
+extern "C" __global__ void csr_keys_i32(const int* lo, const int* hi, i64 ne, int nv, i64* keys,
+                                        u64* ctl) {
+    keys_of<int>(lo, hi, ne, nv, keys, ctl);
+}
+
+extern "C" __global__ void csr_keys_i64(const i64* lo, const i64* hi, i64 ne, int nv, i64* keys,
+                                        u64* ctl) {
+    keys_of<i64>(lo, hi, ne, nv, keys, ctl);
+}
+
+// Sorted half edge k (= keys[order[k]]): neighbour, label, row. Flags a repeated edge.
+extern "C" __global__ void csr_gather(const i64* __restrict__ keys, const i64* __restrict__ order,
+                                      const int* __restrict__ lab, i64 ne, int nv,
+                                      int* __restrict__ nbr, int* __restrict__ elab,
+                                      int* __restrict__ row, u64* ctl) {
+    for (i64 k = blockIdx.x * (i64)blockDim.x + threadIdx.x; k < 2 * ne;
+         k += (i64)gridDim.x * blockDim.x) {
+        i64 e = order[k];
+        i64 key = keys[e];
+        i64 r = key / nv;
+        nbr[k] = (int)(key - r * nv);
+        row[k] = (int)r;
+        elab[k] = lab[e < ne ? e : e - ne];
+        if (k > 0 && keys[order[k - 1]] == key) atomicOr(ctl + CTL_ERROR, ERR_DUPLICATE);
+    }
+}
+
+// off[x] = first sorted half edge of row >= x, for x in [0, nv] (so off[nv] = 2 * ne).
+extern "C" __global__ void csr_offsets(const int* __restrict__ row, i64 m, int nv,
+                                       i64* __restrict__ off) {
+    for (i64 x = blockIdx.x * (i64)blockDim.x + threadIdx.x; x <= nv;
+         x += (i64)gridDim.x * blockDim.x) {
+        i64 lo = 0, hi = m;
+        while (lo < hi) {
+            i64 mid = (lo + hi) >> 1;
+            if ((i64)row[mid] < x) lo = mid + 1; else hi = mid;
+        }
+        off[x] = lo;
+    }
+}
