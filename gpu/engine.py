@@ -19,8 +19,10 @@ kernel load), then sends a REGISTER record placed right before the first update 
 ``b`` updates are one kernel launch that first applies the whole batch and only then
 matches it, with no overlap between batches.
 
-Static matching (``count_static``/``match_static``, used for backfill) copies the current
-graph to the host and runs the CPU kernels on it.
+Static matching (``count_static``/``match_static``, used for ``dcsm match`` and backfill)
+runs on the device (:mod:`.static_match`): the persistent kernel is stopped (no other kernel
+runs beside it), the live edges become a CSR snapshot, and the matcher counts or enumerates
+plan 0 over every ordered edge; the next ``apply`` relaunches the persistent kernel.
 """
 
 from __future__ import annotations
@@ -34,7 +36,6 @@ import weakref
 import numpy as np
 
 from dcsm.engine.bulk import intern_graph
-from dcsm.engine.cpu import CpuEngine
 from dcsm.engine.idtable import IdTable
 from dcsm.engine.interface import NO_END, BatchResult, Counts, Deltas, Engine, cap_deltas
 from dcsm.engine.intern import ADMITTED, admit, grown
@@ -45,6 +46,7 @@ from . import layout as L
 from .loader import KernelConfig, field_offsets, load_kernel
 from .mvg import build_image, fill_entries, live_edges
 from .rings import MatchRows
+from .static_match import DeviceCsr, StaticMatcher
 
 THREADS = 256
 _PIECE = 4096  # updates admitted and sent to the kernel at a time within one apply
@@ -123,6 +125,8 @@ class GpuEngine(Engine):
         self.cfg = cfg
         # Every module loads before the kernel ever runs.
         self._kernel, sizes = load_kernel(cfg)
+        self._side = cp.cuda.Stream(non_blocking=True)
+        self._static = StaticMatcher(self._side)
         self._state_dtype = L.state_dtype(cfg)
         mirrors = {"State": self._state_dtype, "Upd": L.UPD, "Done": L.DONE, "InRec": L.IN_REC,
                    "Item": L.ITEM}  # fmt: skip
@@ -183,7 +187,6 @@ class GpuEngine(Engine):
         self._done["tau"] = -1
         self._ctx = self._make_ctx(in_cap, out_cap)
         self._stream = cp.cuda.Stream(non_blocking=True)
-        self._side = cp.cuda.Stream(non_blocking=True)
         st = np.zeros(1, self._state_dtype)
         st["next_tau"] = 1
         st["gc_ptr"] = 1
@@ -316,29 +319,37 @@ class GpuEngine(Engine):
 
     def export_graph(self) -> Graph:
         self._drain_idle()
-        st = self._get_state()
-        d, s = self._d, self._side
         nv = int(self._meta[0])
-        head = d["head"][:nv].get(stream=s)
-        vers = d["vers"][: int(st["ver_bump"][0])].get(stream=s)
-        entries = d["entries"][: int(st["slab_bump"][0]) * 32].get(stream=s)
-        s.synchronize()
-        a, b, lab = live_edges(head, vers, entries)
+        a, b, lab = self._live_edges(nv)
         return Graph(
             vertex_ids=self._ext[:nv].copy(), vertex_labels=self._vlab[:nv].copy(),
             src=self._ext[a], dst=self._ext[b], edge_labels=lab,
         )  # fmt: skip
 
-    def _host_engine(self) -> CpuEngine:
-        cpu = CpuEngine()
-        cpu.load_graph(self.export_graph())
-        return cpu
+    def _live_edges(self, nv: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Current edges in internal ids (a < b, label), read from the device."""
+        st = self._get_state()
+        d, s = self._d, self._side
+        head = d["head"][:nv].get(stream=s)
+        vers = d["vers"][: int(st["ver_bump"][0])].get(stream=s)
+        entries = d["entries"][: int(st["slab_bump"][0]) * 32].get(stream=s)
+        s.synchronize()
+        return live_edges(head, vers, entries)
+
+    def _snapshot(self) -> DeviceCsr:
+        """The current graph as a device CSR, with the persistent kernel stopped (a static
+        match cannot run beside it)."""
+        self.stop()
+        nv = int(self._meta[0])
+        a, b, lab = self._live_edges(nv)
+        return self._static.csr_from_edges(nv, a, b, lab, self._vlab[:nv], self._ext[:nv])
 
     def count_static(self, pattern: Pattern) -> int:
-        return self._host_engine().count_static(pattern)
+        return self._static.count(self._snapshot(), pattern)
 
     def match_static(self, pattern: Pattern) -> np.ndarray:
-        return self._host_engine().match_static(pattern)
+        rows = self._static.match(self._snapshot(), pattern)
+        return self._ext[rows]
 
     # -- queries ---------------------------------------------------------------------------
 
