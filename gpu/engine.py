@@ -296,12 +296,14 @@ class GpuEngine(Engine):
         self._ext[:nv] = g.ext
         self._vlab[:nv] = g.vlab
         self._meta[0] = nv
-        del g  # its edge arrays: the image holds the lists now
         d, s = self._d, self._side
         cp = self._cp
-        with s:  # the slab image is built on the device (padded runs: several times the edges)
-            fill_entries(cp, d["entries"], cp.asarray(img.versions), cp.asarray(img.nbr),
-                         cp.asarray(img.elab))  # fmt: skip
+        # The slab image (padded runs: several times the edges) is built on the device from
+        # the compact lists, sent a piece at a time to bound the host's memory.
+        with s:
+            for versions, nbr, elab in img.lists():
+                fill_entries(cp, d["entries"], cp.asarray(versions), cp.asarray(nbr),
+                             cp.asarray(elab))  # fmt: skip
         d["vers"][: len(img.versions)].set(img.versions, stream=s)
         d["head"][:nv].set(img.head, stream=s)
         with s:  # each image run is owned by its version (read by the self-checks)

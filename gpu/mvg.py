@@ -8,6 +8,7 @@ The initial graph becomes one version per vertex (lifetime [0, INF]) whose entri
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,27 +18,59 @@ from dcsm.engine.bulk import fill_lists, lower_counts, sort_edges
 
 from .layout import INF_TS
 
+PIECE_ENTRIES = 1 << 24  # list entries built and sent to the device at a time (128 MiB)
+
 
 @dataclass(frozen=True)
 class BulkImage:
-    """A freshly loaded graph, ready for device memory. The entries are kept compact (the
-    neighbour lists back to back, as the runs will hold them): the slab image pads every
-    run to a power of two of 32-entry slabs (16 B per entry), several times the edges'
-    size, so it is only ever materialised on the device (:func:`fill_entries`); the
-    ``entries`` property builds it on the host for tests."""
+    """A freshly loaded graph, ready for device memory: the version table and the layout
+    of the runs. The runs' contents are not kept: the slab image pads every run to a power
+    of two of 32-entry slabs (16 B per entry), several times the edges' size, so it is only
+    ever materialised on the device (:func:`fill_entries`), from compact lists that
+    :meth:`lists` builds a piece at a time (bounding the host memory of a load);
+    ``entries`` builds the image on the host for tests."""
 
-    nbr: np.ndarray  # int32 (2m,) every vertex's sorted neighbours, vertex by vertex
-    elab: np.ndarray  # int32 (2m,) their edge labels
     versions: np.ndarray  # int32 (nver, 8): slab, len, cls, ct_min, dt_max, prev, ndead, x
     head: np.ndarray  # int32 (nv,)
     used_slabs: int
     slabs_by_class: np.ndarray  # int64 (nclass,) runs of each class (for pool stats)
+    # the sorted edges (start, lo, hi, elab as from sort_edges), lower_counts, and the
+    # int64 (nv + 1,) prefix sums of the degrees
+    edges: tuple[np.ndarray, ...]
+
+    @property
+    def num_entries(self) -> int:
+        """Entries in all runs (twice the edges)."""
+        return int(self.edges[5][-1])
+
+    def lists(
+        self, parts: int | None = None
+    ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """The runs' contents in about ``parts`` pieces of similar size (default: pieces of
+        at most PIECE_ENTRIES entries), each (versions rows, nbr, elab): int32 neighbour
+        lists of those versions' vertices back to back, each sorted, and their edge labels
+        (what :func:`fill_entries` takes)."""
+        start, lo, hi, elab, low, off = self.edges
+        nv = len(low)
+        if parts is None:
+            parts = max(1, -(-self.num_entries // PIECE_ENTRIES))
+        first_version = np.zeros(nv + 1, np.int64)
+        np.cumsum(np.diff(off) > 0, out=first_version[1:])
+        targets = np.arange(parts + 1, dtype=np.int64) * int(off[-1]) // parts
+        cuts = np.unique(np.concatenate([[0, nv], np.searchsorted(off, targets).clip(0, nv)]))
+        for x0, x1 in zip(cuts[:-1].tolist(), cuts[1:].tolist(), strict=True):
+            n = int(off[x1] - off[x0])
+            nbr = np.empty(n, np.int32)
+            lab = np.empty(n, np.int32)
+            fill_lists(start, lo, hi, elab, low, off[:-1], nbr, lab, x0, x1)
+            yield self.versions[first_version[x0] : first_version[x1]], nbr, lab
 
     @property
     def entries(self) -> np.ndarray:
         """int32 (used_slabs * 32, 4): nbr, elab, ct, dt of every slot of the image."""
         out = np.zeros((self.used_slabs * 32, 4), np.int32)
-        fill_entries(np, out, self.versions, self.nbr, self.elab)
+        for versions, nbr, elab in self.lists(parts=1):
+            fill_entries(np, out, versions, nbr, elab)
         return out
 
 
@@ -58,11 +91,8 @@ def build_image(
         start, lo, hi, lab = sort_edges(lo, hi, lab, nv)
     low = lower_counts(start, hi)
     deg = np.diff(start) + low
-    off = np.zeros(nv, np.int64)
-    np.cumsum(deg[:-1], out=off[1:])
-    nbr = np.empty(2 * len(lo), np.int32)
-    elab = np.empty(2 * len(lo), np.int32)
-    fill_lists(start, lo, hi, lab, low, off, nbr, elab)
+    off = np.zeros(nv + 1, np.int64)
+    np.cumsum(deg, out=off[1:])
     has = deg > 0
     cls = ceil_log2((deg + 31) // 32)
     if has.any() and cls[has].max() >= nclass:
@@ -83,7 +113,7 @@ def build_image(
     versions[:, 5] = -1
     versions[:, 7] = np.nonzero(has)[0]
     by_class = np.bincount(cls[has], minlength=nclass).astype(np.int64)
-    return BulkImage(nbr, elab, versions, head, used, by_class)
+    return BulkImage(versions, head, used, by_class, (start, lo, hi, lab, low, off))
 
 
 def fill_entries(

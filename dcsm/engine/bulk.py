@@ -111,12 +111,14 @@ def intern_graph(graph: Graph) -> InternedGraph:
     vlab = np.concatenate(
         [np.asarray(graph.vertex_labels, np.int32), np.zeros(len(extra), np.int32)]
     )
+    start, hi, elab = _runs(a, b, np.asarray(graph.edge_labels, np.int32), len(ext))
+    del a, b  # before lo and the table: the peak memory of a load is here
+    lo = _lo_of(start, hi)
     if table is None:
         table = IdTable.from_keys(ext)
     elif len(extra):
         table.ensure(len(ext))
         table.insert(extra, np.arange(nd, len(ext), dtype=np.int32))
-    start, lo, hi, elab = sort_edges(a, b, np.asarray(graph.edge_labels, np.int32), len(ext))
     return InternedGraph(ext, vlab, start, lo, hi, elab, table)
 
 
@@ -126,6 +128,14 @@ def sort_edges(
     """Edges a[i]-b[i] (int32 internal ids (n,), any order, self loops and repeats
     allowed) as (start, lo, hi, lab): each pair once (its first label), lo < hi, sorted by
     (lo, hi); start int64 (nv + 1,) delimits each lo's run."""
+    start, hi, elab = _runs(a, b, lab, nv)
+    return start, _lo_of(start, hi), hi, elab
+
+
+def _runs(
+    a: np.ndarray, b: np.ndarray, lab: np.ndarray, nv: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(start, hi, lab) of :func:`sort_edges`."""
     a = np.ascontiguousarray(a, np.int32)
     b = np.ascontiguousarray(b, np.int32)
     lab = np.ascontiguousarray(lab, np.int32)
@@ -145,10 +155,13 @@ def sort_edges(
         elab2 = np.empty(int(kept[-1]), np.int32)
         _compact(start, kept, bounds, hi, elab, hi2, elab2)
         start, hi, elab = kept, hi2, elab2
-        bounds = _bounds(start, nthreads)
+    return start, hi, elab
+
+
+def _lo_of(start: np.ndarray, hi: np.ndarray) -> np.ndarray:
     lo = np.empty(len(hi), np.int32)
-    _expand(start, bounds, lo)
-    return start, lo, hi, elab
+    _expand(start, _bounds(start, _threads(len(hi))), lo)
+    return lo
 
 
 def lower_counts(start: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -160,16 +173,23 @@ def lower_counts(start: np.ndarray, hi: np.ndarray) -> np.ndarray:
 
 def fill_lists(
     start: np.ndarray, lo: np.ndarray, hi: np.ndarray, lab: np.ndarray, low: np.ndarray,
-    off: np.ndarray, nbr: np.ndarray, elab: np.ndarray,
+    off: np.ndarray, nbr: np.ndarray, elab: np.ndarray, first: int = 0, stop: int | None = None,
 ) -> None:  # fmt: skip
-    """Write every vertex's sorted neighbour list (and edge labels) into ``nbr``/``elab``
-    (int32) at ``off[x]`` (int64 (nv,); room for x's degree from there), from the sorted
-    edges of :func:`sort_edges` and ``low`` from :func:`lower_counts`."""
+    """Write the sorted neighbour lists (and edge labels) of vertices first..stop-1
+    (default: all) into ``nbr``/``elab`` (int32), x's at ``off[x] - off[first]`` (off int64
+    (nv,); room for x's degree from there), from the sorted edges of :func:`sort_edges`
+    and ``low`` from :func:`lower_counts`. A range lets a caller build the lists a piece
+    at a time (each piece still reads every edge once)."""
+    nv = len(low)
+    stop = nv if stop is None else stop
+    if stop <= first:
+        return
     nthreads = _threads(len(hi))
-    low_start = np.zeros(len(low) + 1, np.int64)
+    low_start = np.zeros(nv + 1, np.int64)
     np.cumsum(low, out=low_start[1:])
-    _fill(start, lo, hi, lab, low, off, _bounds(start, nthreads), _bounds(low_start, nthreads),
-          nbr, elab)  # fmt: skip
+    up = _bounds(start[first : stop + 1] - start[first], nthreads) + first
+    down = _bounds(low_start[first : stop + 1] - low_start[first], nthreads) + first
+    _fill(start, lo, hi, lab, low, off, int(off[first]), up, down, nbr, elab)
 
 
 def _threads(n: int) -> int:
@@ -342,24 +362,27 @@ def _count_hi(hi, nv, nthreads):  # type: ignore[no-untyped-def]
 
 
 @njit(parallel=True, cache=True)
-def _fill(start, lo, hi, lab, low, off, up_bounds, low_bounds, nbr, elab):  # type: ignore[no-untyped-def]
-    """Upper halves: x's run of hi, after its low[x] lower neighbours. Lower halves: each
-    edge's lo appended to its hi's list, in edge order (so ascending)."""
+def _fill(start, lo, hi, lab, low, off, base, up_bounds, low_bounds, nbr, elab):  # type: ignore[no-untyped-def]
+    """Lists of the vertices in the bounds, x's at off[x] - base. Upper halves: x's run of
+    hi, after its low[x] lower neighbours. Lower halves: each edge's lo appended to its
+    hi's list, in edge order (so ascending)."""
     for t in prange(up_bounds.shape[0] - 1):
         for x in range(up_bounds[t], up_bounds[t + 1]):
             s = start[x]
-            o = off[x] + low[x]
+            o = off[x] - base + low[x]
             for k in range(start[x + 1] - s):
                 nbr[o + k] = hi[s + k]
                 elab[o + k] = lab[s + k]
-    fill = np.zeros(low.shape[0], np.int32)
+    # Where each vertex's next lower neighbour goes: one array, so one cache miss per edge
+    # for the cursor (with off and a separate count it was two).
+    cursor = off - base
     for t in prange(low_bounds.shape[0] - 1):
         h0 = low_bounds[t]
         h1 = low_bounds[t + 1]
         for e in range(hi.shape[0]):
             h = hi[e]
             if h0 <= h < h1:
-                k = off[h] + fill[h]
+                k = cursor[h]
                 nbr[k] = lo[e]
                 elab[k] = lab[e]
-                fill[h] += 1
+                cursor[h] = k + 1

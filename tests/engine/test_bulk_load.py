@@ -196,9 +196,13 @@ def test_gpu_image_equals_the_direct_construction(sorted_input: bool) -> None:
     assert (img.versions[:, 4] == INF_TS).all() and (img.versions[:, 5] == -1).all()
     assert img.head[xs].tolist() == list(range(len(xs))) and int(cls.max()) >= 2
     # on the device the image is written in chunks into a larger zeroed pool
-    pool = np.zeros((len(entries) + 96, 4), np.int32)
-    fill_entries(np, pool, img.versions, img.nbr, img.elab, chunk=1000)
-    assert (pool[: len(entries)] == entries).all() and not pool[len(entries) :].any()
+    for parts in (1, 3, 50):  # on the device: a piece of the lists at a time, in chunks
+        pool = np.zeros((len(entries) + 96, 4), np.int32)
+        pieces = list(img.lists(parts))
+        for versions, nbr, elab in pieces:
+            fill_entries(np, pool, versions, nbr, elab, chunk=1000)
+        assert (pool[: len(entries)] == entries).all() and not pool[len(entries) :].any()
+        assert len(pieces) >= min(parts, 10) and sum(len(p[1]) for p in pieces) == 2 * len(lo)
     got = live_edges(img.head, img.versions, pool)
     assert sorted(zip(*(x.tolist() for x in got), strict=True)) == sorted(
         zip(lo.tolist(), hi.tolist(), lab.tolist(), strict=True)
