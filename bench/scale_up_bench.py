@@ -17,6 +17,7 @@ the CPU engine's ``count_static`` for other patterns up to ``--static-limit`` ed
 
 Memory: ``host_rss_peak_load_bytes`` is the process's peak resident set during the load
 (the peak is reset just before it where Linux allows: /proc/self/clear_refs), next to
+``host_rss_before_load_bytes`` (the graph itself, the workload and the runtime) and
 ``graph_bytes``, the initial graph's arrays; ``device_used_peak_bytes`` the most device
 memory in use (total - free) seen after the load and after each batch (GPU only).
 
@@ -90,14 +91,19 @@ def reset_rss_peak() -> bool:
         return False
 
 
-def rss_peak_bytes() -> int:
+def _status_bytes(field: str) -> int | None:
     try:
         for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1]) * 1024
     except OSError:
         pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return None
+
+
+def rss_peak_bytes() -> int:
+    peak = _status_bytes("VmHWM")
+    return peak if peak is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 def device_used_bytes() -> int | None:
@@ -279,6 +285,7 @@ def run_row(
     opts = gpu_options(initial.num_vertices) if args.backend == "gpu" else None
     eng = make_engine(args.backend, gpu_options=opts)
     dev_peak = device_used_bytes()
+    rss_before = _status_bytes("VmRSS")
     reset = reset_rss_peak()
     note(f"{name}: loading {initial.num_edges:,} edges")
     t0 = time.perf_counter()
@@ -323,6 +330,7 @@ def run_row(
         "negative": negative,
         "expected_positive": expected,
         "graph_bytes": graph_bytes(initial),
+        "host_rss_before_load_bytes": rss_before,
         "host_rss_peak_load_bytes": rss_load if reset else None,
         "host_rss_peak_bytes": rss_peak_bytes() if reset else None,
         "host_rss_peak_process_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
