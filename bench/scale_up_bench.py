@@ -128,7 +128,7 @@ def _forward_triangles(start, hi, bounds):  # type: ignore[no-untyped-def]
     """Triangles of a graph whose vertices are numbered by degree rank, from its sorted
     edge runs (hi[start[x]:start[x+1]]: x's higher-ranked neighbours, ascending): each
     triangle x < y < z is counted once, at x, as z in both x's and y's runs."""
-    total = 0
+    part = np.zeros(bounds.shape[0] - 1, np.int64)  # per task: no prange reduction
     for t in prange(bounds.shape[0] - 1):
         sub = 0
         for x in range(bounds[t], bounds[t + 1]):
@@ -147,8 +147,8 @@ def _forward_triangles(start, hi, bounds):  # type: ignore[no-untyped-def]
                         sub += 1
                         i += 1
                         j += 1
-        total += sub
-    return total
+        part[t] = sub
+    return part.sum()
 
 
 @njit(parallel=True, cache=True)
@@ -158,7 +158,9 @@ def _four_cycles(off, low, nbr, bounds):  # type: ignore[no-untyped-def]
     is counted once, at its highest vertex u and the vertex w opposite: c paths u-v-w
     through lower v and lower w make c (c - 1) / 2 cycles."""
     nv = low.shape[0]
-    total = 0
+    # Per-task sums, not a prange reduction: numba 0.68 under Python 3.12 fails on that
+    # ("unexpected cycle in lookup()").
+    part = np.zeros(bounds.shape[0] - 1, np.int64)
     for t in prange(bounds.shape[0] - 1):
         cnt = np.zeros(nv, np.int64)
         touched = np.empty(nv, np.int32)
@@ -179,8 +181,8 @@ def _four_cycles(off, low, nbr, bounds):  # type: ignore[no-untyped-def]
                 c = cnt[touched[k]]
                 sub += c * (c - 1) // 2
                 cnt[touched[k]] = 0
-        total += sub
-    return total
+        part[t] = sub
+    return part.sum()
 
 
 def ranked(g: Graph) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
