@@ -338,7 +338,7 @@ def latency_part(data: Path, report: Report, n: int) -> None:
     eng.close()
     for rate in (10_000.0, 100_000.0, 1_000_000.0):
         gaps = rng.exponential(1.0 / rate, n)
-        for name, kwargs in (("DCSM persistent (b=64, t=125us)", {}),
+        for name, kwargs in (("DCSM persistent (b=64, t=125us)", {"batch_timeout_us": 125.0}),
                              ("DCSM persistent (b=64, t=0)", {"batch_timeout_us": 0.0}),
                              ("fixed batch b=128", {"fixed_batch": 128}),
                              ("fixed batch b=4096", {"fixed_batch": 4096})):  # fmt: skip

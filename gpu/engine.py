@@ -99,7 +99,7 @@ class GpuEngine(Engine):
         max_versions: int = 1 << 21,
         n_updaters: int = 4,
         batch_size: int = 64,
-        batch_timeout_us: float = 125.0,
+        batch_timeout_us: float = 0.0,
         batch_cap: int = 4096,
         in_cap: int = 1 << 16,
         out_cap: int = 1 << 24,

@@ -80,7 +80,7 @@
 #define CHUNK 1024
 #endif
 #ifndef BATCH_TIMEOUT_NS
-#define BATCH_TIMEOUT_NS 125000
+#define BATCH_TIMEOUT_NS 0  // close a batch as soon as the input ring is empty
 #endif
 // CHECK=1 compiles in self-checks of the invariants the design rests on (below, "Self-checks").
 #ifndef CHECK

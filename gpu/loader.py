@@ -42,7 +42,7 @@ class KernelConfig:
     maxchunk: int = 1 << 21
     nclass: int = 24
     chunk: int = 1024
-    batch_timeout_ns: int = 125_000
+    batch_timeout_ns: int = 0
     check: int = 0  # 1: compile in the self-checks (slower; for tests and debugging)
     # Further -D options, e.g. "-DHELP_MASK=0u -DDONATE_EVERY=1000000000" to switch a
     # mechanism off while bisecting a race (default: $DCSM_KERNEL_DEFINES).
