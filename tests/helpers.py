@@ -13,9 +13,13 @@ output), and returns deltas as comparable tuples ``(query, sign, seq, match)``.
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
+import sys
 import time
 from collections.abc import Iterable, Sequence
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from dcsm.engine import make_engine
@@ -187,3 +191,16 @@ def updates_json(batch: UpdateBatch) -> list[dict[str, Any]]:
     from dcsm.service.codec import encode_json_updates
 
     return encode_json_updates(batch)
+
+
+def bench_script(name: str) -> ModuleType:
+    """``bench/<name>.py`` as a module, loaded once (bench/ is scripts, not a package)."""
+    module_name = f"dcsm_bench_{name}"
+    if module_name not in sys.modules:
+        path = Path(__file__).resolve().parents[1] / "bench" / f"{name}.py"
+        found = importlib.util.spec_from_file_location(module_name, path)
+        assert found is not None and found.loader is not None
+        module = importlib.util.module_from_spec(found)
+        sys.modules[module_name] = module  # dataclasses look their module up while it executes
+        found.loader.exec_module(module)
+    return sys.modules[module_name]

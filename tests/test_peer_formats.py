@@ -4,29 +4,14 @@ stand-in peers (shell scripts printing what the real ones print). No GPU needed.
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import bench_script
 
 from dcsm.model import ANY_LABEL, Graph, Pattern
-
-_SCRIPT = Path(__file__).resolve().parents[1] / "bench" / "static_bench.py"
-
-
-def _bench():  # type: ignore[no-untyped-def]
-    """bench/static_bench.py as a module (bench/ is scripts, not a package)."""
-    name = "dcsm_bench_static"
-    if name not in sys.modules:
-        found = importlib.util.spec_from_file_location(name, _SCRIPT)
-        assert found is not None and found.loader is not None
-        module = importlib.util.module_from_spec(found)
-        sys.modules[name] = module  # dataclasses look their module up while it executes
-        found.loader.exec_module(module)
-    return sys.modules[name]
 
 
 def _tiny() -> Graph:
@@ -41,7 +26,7 @@ def _tiny() -> Graph:
 
 
 def test_text_graph_round_trip(tmp_path: Path) -> None:
-    sb = _bench()
+    sb = bench_script("static_bench")
     g = sb.compact(_tiny())
     # ascending external id: 5->0, 9->1, 12->2, 40->3, 70->4
     assert g.labels.tolist() == [1, 0, 1, 2, 3]
@@ -55,7 +40,7 @@ def test_text_graph_round_trip(tmp_path: Path) -> None:
 
 
 def test_query_round_trip(tmp_path: Path) -> None:
-    sb = _bench()
+    sb = bench_script("static_bench")
     p = Pattern.build("q", [4, 0, 7, 0], [(0, 1, 0), (1, 2, 0), (2, 3, 0), (3, 0, 0), (0, 2, 0)])
     sb.write_tve_query(tmp_path / "q", p)
     labels, deg, edges = sb.read_tve(tmp_path / "q")
@@ -65,7 +50,7 @@ def test_query_round_trip(tmp_path: Path) -> None:
 
 
 def test_gmatch_csr(tmp_path: Path) -> None:
-    sb = _bench()
+    sb = bench_script("static_bench")
     g = sb.compact(_tiny())
     sb.write_gmatch_csr(tmp_path / "g.bin", g)
     off, labels, nbr = sb.read_gmatch_csr(tmp_path / "g.bin")
@@ -75,7 +60,7 @@ def test_gmatch_csr(tmp_path: Path) -> None:
 
 
 def test_ascii_rows_matches_printf() -> None:
-    sb = _bench()
+    sb = bench_script("static_bench")
     rng = np.random.default_rng(0)
     a = np.concatenate([[0, 9, 10, 99, 100, 2**31 - 1, 10**12], rng.integers(0, 10**9, 500)])
     b = rng.integers(0, 1000, len(a))
@@ -87,7 +72,7 @@ def test_ascii_rows_matches_printf() -> None:
 
 
 def test_parsers() -> None:
-    sb = _bench()
+    sb = bench_script("static_bench")
     gmatch = (
         "# Transfer time of the data graph, time (ms): 41(host), 40(kernel)\n"
         "# BFS Finished, time (ms): 2(host), 2(kernel)\n"
@@ -115,7 +100,7 @@ def test_parsers() -> None:
 
 
 def test_peer_support() -> None:
-    sb = _bench()
+    sb = bench_script("static_bench")
     g = sb.compact(_tiny())
     tri = Pattern.build("t", [1, 1, 2], [(0, 1, 0), (1, 2, 0), (0, 2, 0)])
     assert sb.peer_support(tri, g) is None
@@ -139,7 +124,7 @@ def test_side_by_side_with_stand_ins(tmp_path: Path) -> None:
     """Triangle on the tiny graph (unlabelled copy): 6 embeddings, |Aut| 6. The gMatch
     stand-in agrees (and is handed gMatch's CSR), the EGSM one is off by one; a sleeping
     one is recorded as timed out, never with a time."""
-    sb = _bench()
+    sb = bench_script("static_bench")
     gfile = tmp_path / "g.graph"
     gfile.write_text("v 5 0\nv 12 0\nv 40 0\nv 70 0\ne 5 12 0\ne 12 40 0\ne 40 5 0\ne 40 70 0\n")
     qfile = tmp_path / "tri"
@@ -172,7 +157,7 @@ def test_side_by_side_with_stand_ins(tmp_path: Path) -> None:
 
 
 def test_no_gpu_without_cupy_fails_clearly(tmp_path: Path) -> None:
-    sb = _bench()
+    sb = bench_script("static_bench")
     try:
         import cupy  # noqa: F401
     except ImportError:

@@ -10,31 +10,14 @@ with ``-s`` or ``-rP`` to see it.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
+from helpers import bench_script
 
 pytestmark = pytest.mark.kafka
 
-_SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "chaos.py"
-
-
-def _chaos():
-    """bench/chaos.py as a module (bench/ is scripts, not a package)."""
-    name = "dcsm_bench_chaos"
-    if name not in sys.modules:
-        found = importlib.util.spec_from_file_location(name, _SCRIPT)
-        assert found is not None and found.loader is not None
-        module = importlib.util.module_from_spec(found)
-        sys.modules[name] = module  # dataclasses look their module up while it executes
-        found.loader.exec_module(module)
-    return sys.modules[name]
-
 
 async def test_sigkill_at_20_random_moments_loses_nothing(broker, tmp_path) -> None:
-    chaos = _chaos()
+    chaos = bench_script("chaos")
     cfg = chaos.Config(updates=20_000, kills=20, seed=1, signal="kill")
     res = await chaos.run(broker.bootstrap, chaos.Topics.fresh(), tmp_path, cfg)
     print(res.summary())
@@ -46,7 +29,7 @@ async def test_sigkill_at_20_random_moments_loses_nothing(broker, tmp_path) -> N
 
 
 async def test_sigterm_restarts_give_no_duplicates(broker, tmp_path) -> None:
-    chaos = _chaos()
+    chaos = bench_script("chaos")
     cfg = chaos.Config(updates=20_000, kills=5, seed=2, signal="term")
     res = await chaos.run(broker.bootstrap, chaos.Topics.fresh(), tmp_path, cfg)
     print(res.summary())
