@@ -239,14 +239,7 @@ class DeltaBatch:
         return len(self.seq)
 
     def rows(self) -> Iterator[Delta]:
-        for s, q, m, i, a in zip(
-            self.sign.tolist(),
-            self.seq.tolist(),
-            self.match.tolist(),
-            _hex(self.ids),
-            self.arrival_ts.tolist(),
-            strict=True,
-        ):
+        for s, q, m, i, a in _columns(self, self.match.tolist()):
             yield Delta(
                 self.query, s, q, tuple(m), i, a, self.emitted_ts, self.received_at, self.backfill
             )
@@ -274,14 +267,7 @@ class CountBatch:
         return len(self.seq)
 
     def rows(self) -> Iterator[Count]:
-        for s, q, c, i, a in zip(
-            self.sign.tolist(),
-            self.seq.tolist(),
-            self.count.tolist(),
-            _hex(self.ids),
-            self.arrival_ts.tolist(),
-            strict=True,
-        ):
+        for s, q, c, i, a in _columns(self, self.count.tolist()):
             yield Count(self.query, s, q, c, i, a, self.emitted_ts, self.received_at, self.backfill)
 
     def take(self, keep: np.ndarray) -> CountBatch:
@@ -289,6 +275,15 @@ class CountBatch:
 
 
 _Batch = TypeVar("_Batch", DeltaBatch, CountBatch)
+
+
+def _columns(batch: DeltaBatch | CountBatch, values: list[Any]) -> Iterator[tuple[Any, ...]]:
+    """(sign, seq, value, id, arrival_ts) of each row as Python values; ``values`` is the
+    batch's own column (matches or counts) as a list."""
+    return zip(
+        batch.sign.tolist(), batch.seq.tolist(), values, _hex(batch.ids),
+        batch.arrival_ts.tolist(), strict=True,
+    )  # fmt: skip
 
 
 def _take(batch: _Batch, keep: np.ndarray, *columns: str) -> _Batch:
