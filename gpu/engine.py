@@ -128,11 +128,13 @@ class GpuEngine(Engine):
         self._side = cp.cuda.Stream(non_blocking=True)
         self._static = StaticMatcher(self._side)
         self._state_dtype = L.state_dtype(cfg)
-        mirrors = L.mirrors(cfg)
+        mirrors = {"State": self._state_dtype, "Upd": L.UPD, "Done": L.DONE, "InRec": L.IN_REC,
+                   "Item": L.ITEM}  # fmt: skip
         for name, dtype in mirrors.items():
-            if name in sizes and sizes[name] != dtype.itemsize:
+            if sizes[name] != dtype.itemsize:
                 raise EngineError(f"gpu/layout.py: {name} is {dtype.itemsize} bytes, "
                                   f"the kernel's {sizes[name]}")  # fmt: skip
+        mirrors.update({"DevStatus": L.DEV_STATUS, "HostCtl": L.HOST_CTL})
         L.check_offsets(mirrors, field_offsets(cfg, L.mirrored_fields(mirrors)))
         self._fixed_batch = fixed_batch
         if pool_slabs <= 0 or max_versions <= 0:

@@ -160,14 +160,6 @@ def plan_blob(plan: QueryPlan) -> np.ndarray:
     return np.ascontiguousarray(rows)
 
 
-def mirrors(cfg: KernelConfig) -> dict[str, np.dtype]:
-    """Every host mirror of a kernel struct, by the struct's name: GpuEngine checks their
-    sizes and field offsets against the compiled kernel (tests/engine/test_gpu_layout.py
-    against nvcc's)."""
-    return {"State": state_dtype(cfg), "Upd": UPD, "Done": DONE, "InRec": IN_REC, "Item": ITEM,
-            "DevStatus": DEV_STATUS, "HostCtl": HOST_CTL}  # fmt: skip
-
-
 def mirrored_fields(mirrors: dict[str, np.dtype]) -> tuple[tuple[str, str], ...]:
     """Every named field of the structured mirrors, as (C struct, field) pairs."""
     return tuple((s, f) for s, dt in mirrors.items() if dt.names for f in dt.names)
