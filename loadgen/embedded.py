@@ -90,18 +90,21 @@ class ServiceProcess:
         except OSError:
             return ""
 
-    def terminate(self, timeout_s: float = 60.0) -> int:
-        """SIGTERM (graceful drain + final checkpoint) and wait; the exit code."""
+    def terminate(self, timeout_s: float = 180.0) -> int:
+        """SIGTERM (graceful drain + final checkpoint) and wait; the exit code. A service
+        still running after ``timeout_s`` is killed, and a TimeoutError carries its log's end
+        (the service itself gives up, with every task's stack in the log, well before)."""
         if self.proc is None:
             return 0
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
         try:
             return self.proc.wait(timeout_s)
-        finally:
-            if self.proc.poll() is None:
-                self.proc.kill()
-                self.proc.wait()
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise TimeoutError(
+                f"dcsm serve not stopped {timeout_s:.0f}s after SIGTERM: {self.log(12_000)}"
+            ) from None
 
     def kill(self) -> None:
         if self.proc is not None and self.proc.poll() is None:

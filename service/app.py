@@ -37,7 +37,7 @@ import contextlib
 import logging
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,6 +83,9 @@ log = logging.getLogger("dcsm.service")
 
 EVENTS_QUEUE_SIZE = 64
 WEBSOCKET_FLUSH_S = 5.0
+#: Seconds each step of :meth:`Service.stop` after the drain (closing a Kafka client, ...) may
+#: take before the stop logs it and goes on: the state is durable by then.
+STOP_STEP_S = 10.0
 UPDATE_LOG_SOURCE = "log:updates"
 
 
@@ -492,24 +495,14 @@ class Service:
             return
         t0 = time.time()
         self.accepting = False
-        if self.ingest is not None:
-            await self.ingest.stop()
-        # A periodic checkpoint may be writing in its thread: let it finish first (cancelling
-        # the task would not stop the thread, and the final checkpoint would race it).
-        async with self.checkpointer.lock if self.checkpointer else contextlib.nullcontext():
-            for task in self._tasks:
-                task.cancel()
-            await asyncio.gather(*self._tasks, return_exceptions=True)
+        limit = self.settings.drain_timeout_s
         try:
-            await asyncio.wait_for(self.barrier(), self.settings.drain_timeout_s)
+            await asyncio.wait_for(self._settle(), limit)
         except TimeoutError:
             log.error(
-                "drain timed out after %.0fs; no final checkpoint (the last one stands)",
-                self.settings.drain_timeout_s,
+                "drain timed out after %.0fs; no final checkpoint (the last one stands)", limit
             )
             return
-        if self.output is not None:
-            await self.output.flush()
         deadline = time.time() + WEBSOCKET_FLUSH_S
         while time.time() < deadline and not all(
             sub.idle
@@ -519,31 +512,43 @@ class Service:
         ):
             await asyncio.sleep(0.02)
         if self.checkpointer is not None:
-            await self.checkpointer.take()
+            try:
+                await asyncio.wait_for(self.checkpointer.take(), limit)
+            except TimeoutError:
+                log.error("the final checkpoint timed out after %.0fs (the last one stands)", limit)
         for st in self.catalog.states():
             for sub in st.all_subscribers():
                 sub.close()
         log.info("drained in %.2fs", time.time() - t0)
 
+    async def _settle(self) -> None:
+        """Stop consuming and the background tasks, then wait until everything admitted is
+        fanned out and acknowledged by the broker."""
+        if self.ingest is not None:
+            await self.ingest.stop()
+        # A periodic checkpoint may be writing in its thread: let it finish first (cancelling
+        # the task would not stop the thread, and the final checkpoint would race it).
+        async with self.checkpointer.lock if self.checkpointer else contextlib.nullcontext():
+            for task in self._tasks:
+                task.cancel()
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self.barrier()
+        if self.output is not None:
+            await self.output.flush()
+
     async def stop(self) -> None:
+        """Drain, then close every client and thread; a step that hangs (a broker that does
+        not answer a LeaveGroup, ...) is logged and left behind after ``STOP_STEP_S``."""
         await self.drain()
         if self.ingest is not None:
-            try:
-                await asyncio.wait_for(self.ingest.close(), 10)
-            except (Exception, asyncio.CancelledError) as exc:
-                # aiokafka's consumer.stop() re-raises the CancelledError of its own fetch
-                # task when the broker is gone; only a cancel of this task goes on up.
-                task = asyncio.current_task()
-                if task is not None and task.cancelling():
-                    raise
-                log.warning("kafka consumer stopped uncleanly: %s", exc or type(exc).__name__)
+            await _bounded("the kafka consumer", self.ingest.close())
         if self.lease is not None:
-            await self.lease.release()
+            await _bounded("the ownership lease", self.lease.release())
         if self.relay is not None:
-            await self.relay.stop()
-        await self.fanout.stop()
+            await _bounded("the relay", self.relay.stop())
+        await _bounded("the fan-out", self.fanout.stop())
         if self.output is not None:
-            await self.output.stop()
+            await _bounded("the kafka producer", self.output.stop())
         await self.worker.stop()
         for durable in (self.query_log, self.update_log):
             if durable is not None:
@@ -793,3 +798,18 @@ async def ensure_topics(
                 pass
     finally:
         await admin.close()
+
+
+async def _bounded(what: str, step: Awaitable[None]) -> None:
+    """Await one step of a stop; a failure or a hang is logged, never raised (only a cancel
+    of the stopping task itself goes on up). aiokafka's ``stop()`` re-raises the
+    CancelledError of its own fetch task when the broker is gone: that is a failure here."""
+    try:
+        await asyncio.wait_for(step, STOP_STEP_S)
+    except TimeoutError:
+        log.warning("stopping: %s did not stop within %gs; going on", what, STOP_STEP_S)
+    except (Exception, asyncio.CancelledError) as exc:
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            raise
+        log.warning("stopping: %s stopped uncleanly: %s", what, exc or type(exc).__name__)

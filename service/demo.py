@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from dcsm.client import AsyncClient, Count, Delta, Gap, Item
+from dcsm.errors import DcsmError
 from dcsm.graphio import read_graph
 from dcsm.loadgen.producer import arrival_offsets, layout, produce_paced
 from dcsm.loadgen.synth import powerlaw_stream, stream_from_graph
@@ -36,6 +37,13 @@ from .errors import ConfigError
 from .logs import configure_logging, uvicorn_log_config
 from .settings import Settings
 from .stopping import StopOnSignal
+
+#: Seconds without a processed update, while some are still due, before the demo gives up.
+STALL_S = 120.0
+
+
+class DemoStalled(DcsmError):
+    """The demo's service stopped processing (the line says where and its status)."""
 
 
 def _edges(*pairs: tuple[int, int]) -> list[tuple[int, int, int | None]]:
@@ -247,9 +255,27 @@ async def _demo_with(args: argparse.Namespace, broker: TansuBroker | None) -> in
             )
             tasks.append(producer)
 
+            progressed = [-1, time.monotonic()]  # the last processed_seq seen, and when
+
             async def refresh() -> bool:
+                """Whether every update is processed; raises if the producer failed or the
+                service stopped making progress."""
                 status.update((await c.status()).raw)
-                return status["processed_seq"] >= len(batch) - 1 and producer.done()
+                if producer.done() and producer.exception() is not None:
+                    raise producer.exception()  # type: ignore[misc]
+                seq = status["processed_seq"]
+                if seq >= len(batch) - 1 and producer.done():
+                    return True
+                now = time.monotonic()
+                if seq != progressed[0]:
+                    progressed[:] = [seq, now]
+                elif now - progressed[1] > STALL_S:
+                    raise DemoStalled(
+                        f"the service processed nothing for {STALL_S:.0f}s: at update "
+                        f"{seq + 1:,} of {len(batch):,}, {progress['sent']:,.0f} sent; "
+                        f"status: {json.dumps(status)}"
+                    )
+                return False
 
             stop_at = None
             if args.plain or not console.is_terminal:
@@ -275,8 +301,6 @@ async def _demo_with(args: argparse.Namespace, broker: TansuBroker | None) -> in
                             if time.monotonic() >= stop_at:
                                 break
                         await asyncio.sleep(0.25)
-            if producer.done() and producer.exception() is not None:
-                raise producer.exception()  # type: ignore[misc]
             await asyncio.sleep(0.5)  # last frames in flight to the websockets
         elapsed = time.monotonic() - t0
         processed = status.get("processed_seq", -1) + 1

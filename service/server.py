@@ -6,15 +6,18 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import faulthandler
 import logging
 import os
 import signal
 import ssl
+import sys
+import threading
 from types import FrameType
 from typing import Any
 
 from .api import create_app
-from .app import Service
+from .app import STOP_STEP_S, WEBSOCKET_FLUSH_S, Service
 from .auth import auth_from_settings, check_exposure
 from .errors import ConfigError
 from .logs import uvicorn_log_config
@@ -54,6 +57,24 @@ def check_tls_files(cert: str, key: str) -> None:
         raise ConfigError(f"cannot load --tls-cert {cert} with --tls-key {key}: {why}") from None
 
 
+def stop_budget_s(settings: Settings) -> float:
+    """Seconds after SIGTERM by which the process has exited: the drain (settle, websocket
+    flush, final checkpoint) and each bounded step of :meth:`Service.stop`, with room."""
+    return 2 * settings.drain_timeout_s + WEBSOCKET_FLUSH_S + 8 * STOP_STEP_S
+
+
+def dump_tasks(loop: asyncio.AbstractEventLoop) -> None:
+    """The stack of every thread and of every task of ``loop``, on stderr (any thread)."""
+    faulthandler.dump_traceback(all_threads=True)
+    try:
+        tasks = list(asyncio.all_tasks(loop))
+    except RuntimeError:  # the set changed while copied: one more try
+        tasks = list(asyncio.all_tasks(loop))
+    for task in tasks:
+        task.print_stack(limit=8, file=sys.stderr)
+    sys.stderr.flush()
+
+
 def make_server(config: Any, service: Service) -> Any:
     """A uvicorn.Server whose first SIGTERM/SIGINT drains the pipeline before exiting (a
     second one exits at once), and which exits when the pipeline cannot start."""
@@ -76,6 +97,9 @@ def make_server(config: Any, service: Service) -> Any:
             self.draining = True
             log.info("%s: draining", signal.Signals(sig).name)
             loop = self.loop
+            watchdog = threading.Timer(stop_budget_s(service.settings), give_up, (loop, sig))
+            watchdog.daemon = True
+            watchdog.start()
             loop.call_soon_threadsafe(lambda: loop.create_task(self.drain_then_exit()))
 
         async def drain_then_exit(self) -> None:
@@ -95,6 +119,16 @@ def make_server(config: Any, service: Service) -> Any:
             if service.settings.port == 0 and self.servers and self.servers[0].sockets:
                 port = int(self.servers[0].sockets[0].getsockname()[1])
                 service.settings = dataclasses.replace(service.settings, port=port)
+
+    def give_up(loop: asyncio.AbstractEventLoop, sig: int) -> None:
+        # Every step of the stop is bounded; this is the backstop should one still hang.
+        log.error(
+            "not stopped %.0fs after %s: exiting now; where it hung follows",
+            stop_budget_s(service.settings), signal.Signals(sig).name,
+        )  # fmt: skip
+        dump_tasks(loop)
+        logging.shutdown()
+        os._exit(1)
 
     server = DrainingServer(config)
 

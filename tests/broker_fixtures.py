@@ -67,5 +67,11 @@ def make_service(
         return svc.start()
 
     yield make
+    hung = []
     for svc in started:
-        svc.terminate()
+        try:
+            svc.terminate()
+        except TimeoutError as exc:  # stop the others all the same, then tell
+            hung.append(exc)
+    if hung:
+        raise hung[0]
