@@ -40,11 +40,25 @@ SOURCES = ["pyproject.toml", "README.md", "dcsm", "schemas", "gpu", "service", "
 
 
 def run(cmd: list[str], env: dict[str, str], cwd: Path, timeout: float) -> str:
-    proc = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout)
-    assert proc.returncode == 0, (
-        f"{cmd}: exit {proc.returncode}\n{proc.stdout[-3000:]}\n" + (proc.stderr[-3000:])
-    )
-    return proc.stdout
+    """``cmd``'s stdout once it exits 0. One still running after ``timeout`` gets SIGABRT,
+    on which Python's faulthandler (PYTHONFAULTHANDLER) prints every thread's stack: the
+    failure shows where it hung, not only that it did."""
+    proc = subprocess.Popen(
+        cmd, env={**env, "PYTHONFAULTHANDLER": "1"}, cwd=cwd, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGABRT)
+        try:
+            out, err = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, err = proc.communicate()
+        pytest.fail(f"{cmd}: not done in {timeout:.0f} s\n{out[-3000:]}\n{err[-12000:]}")
+    assert proc.returncode == 0, f"{cmd}: exit {proc.returncode}\n{out[-3000:]}\n{err[-3000:]}"
+    return out
 
 
 def test_wheel_installs_and_runs_without_extras(tmp_path: Path) -> None:
