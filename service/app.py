@@ -35,6 +35,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -156,6 +157,7 @@ class Service:
                 if self.sharding.owns_query(st.replica)
             ],
             next_seq, s.max_engine_batch_updates, max_events=EVENTS_QUEUE_SIZE,
+            backfill_threads=s.backfill_threads or max(1, (os.cpu_count() or 1) - 2),
             gpu_options={"pool_slabs": s.gpu_pool_slabs, "max_versions": s.gpu_max_versions,
                          "max_vertices": s.gpu_max_vertices},
         )  # fmt: skip
@@ -221,7 +223,7 @@ class Service:
             self.checkpointer = Checkpointer(
                 self.state_dir, self.sequencer, self.output, self.ingest, self.metrics,
                 self.query_log, s.checkpoint_interval_s, s.checkpoint_interval_updates,
-                self.restored, log_entries, self.sharding.placement,
+                self.restored, log_entries, self.sharding.placement, self.fanout.backfills_done,
             )  # fmt: skip
         self._tasks: list[asyncio.Task] = []
         self._starter: asyncio.Task | None = None
@@ -533,6 +535,7 @@ class Service:
                 task.cancel()
             await asyncio.gather(*self._tasks, return_exceptions=True)
         await self.barrier()
+        await self.fanout.backfills_done()  # a backfill beside the stream holds frames
         if self.output is not None:
             await self.output.flush()
 

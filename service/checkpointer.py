@@ -15,13 +15,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 from .checkpoint import Checkpoint
 from .durable import QueryLog
 from .ingest import KafkaIngest
-from .messages import Exported
+from .messages import BackfillRunning, Exported
 from .metrics import Metrics
 from .outputs import KafkaOutput
 from .sequencer import Sequencer
@@ -43,8 +44,11 @@ class Checkpointer:
         latest: Checkpoint | None,
         log_entries: int,
         placement: dict[str, Any] | None = None,
+        backfills_done: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
-        """``placement``: what the queries' owners are decided for (Sharding.placement)."""
+        """``placement``: what the queries' owners are decided for (Sharding.placement);
+        ``backfills_done``: waits while a backfill beside the stream holds frames back
+        (Fanout.backfills_done): periodic checkpoints wait for it."""
         self._state_dir = state_dir
         self._sequencer = sequencer
         self._output = output
@@ -57,6 +61,7 @@ class Checkpointer:
         self.lock = asyncio.Lock()
         self._last = (time.monotonic(), sequencer.next_seq, log_entries)
         self._placement = placement
+        self._backfills_done = backfills_done
 
     def restart_clock(self) -> None:
         """The next periodic checkpoint is due an interval from now (called at start)."""
@@ -71,8 +76,12 @@ class Checkpointer:
             changed = grown > 0 or len(self._query_log or ()) != entries
             due = time.monotonic() - t >= self._interval_s
             if changed and (due or grown >= self._interval_updates):
+                if self._backfills_done is not None:
+                    await self._backfills_done()
                 try:
                     await self.take()
+                except BackfillRunning:  # one began before the export's seq: after it, then
+                    continue
                 except Exception as exc:  # the previous checkpoint stands
                     self._metrics.checkpoint_failures_total.inc()
                     log.error("checkpoint failed: %s", exc)

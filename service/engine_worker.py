@@ -28,6 +28,7 @@ from dcsm.engine import Engine, make_engine, warm_up
 from dcsm.errors import EngineStopped
 from dcsm.model import Graph, Pattern, UpdateBatch
 
+from .backfill import Backfiller
 from .messages import (
     Applied,
     Apply,
@@ -68,6 +69,8 @@ class EngineWorker:
         next_seq: seq of the first update this engine will see.
         max_batch_updates: most updates per engine.apply call (0: by backend, above).
         gpu_options: capacities for the GPU engine (``GpuEngine`` keyword arguments).
+        backfill_threads: threads that run backfills beside the stream (engines with
+            snapshots: the CPU engine); the GPU engine backfills inline.
 
     When the engine stops for good (:class:`EngineStopped`) the thread ends, ``error`` holds
     the reason and ``halted`` is set: the service then stops without a checkpoint.
@@ -81,6 +84,7 @@ class EngineWorker:
     max_batch_updates: int = 0
     gpu_options: dict[str, int] = field(default_factory=dict)
     max_events: int = 64
+    backfill_threads: int = 1  # threads running backfills beside the stream (service/backfill.py)
     memory_bytes: int = 0
     backend_name: str = ""
     ready: threading.Event = field(default_factory=threading.Event)
@@ -168,6 +172,7 @@ class EngineWorker:
         except BaseException as exc:  # reported by start(); the service exits
             self.error = exc
             return
+        backfiller = Backfiller(self._emit, self.backfill_threads)
         self.ready.set()
         carry: Command | object | None = None
         while True:
@@ -195,13 +200,18 @@ class EngineWorker:
                     event = ApplyFailed(parts, exc)
                 self._emit(event)
             elif isinstance(cmd, Register | Unregister | Export | Barrier):
-                event = self._control(engine, cmd)
+                if isinstance(cmd, Unregister):  # its backfill, if still running, comes first
+                    backfiller.wait(cmd.qid)
+                event = self._control(engine, cmd, backfiller)
                 self._emit(event)
+                if isinstance(event, Registered) and event.backfill_job is not None:
+                    backfiller.start(event.backfill_job)  # after Registered: it goes first
                 if isinstance(event, ControlFailed) and isinstance(event.error, EngineStopped):
                     self._halt(event.error)
                     break
             else:  # _STOP
                 break
+        backfiller.close()
         try:
             engine.close()
         except EngineStopped as exc:
@@ -228,7 +238,9 @@ class EngineWorker:
         self.memory_bytes = engine.memory_bytes()
         return Applied(batch, result, slices, received)
 
-    def _control(self, engine: Engine, cmd: Register | Unregister | Export | Barrier) -> Event:
+    def _control(
+        self, engine: Engine, cmd: Register | Unregister | Export | Barrier, backfiller: Backfiller
+    ) -> Event:
         if isinstance(cmd, Barrier):
             return BarrierReached(cmd)
         try:
@@ -239,7 +251,10 @@ class EngineWorker:
                 event = Registered(cmd)
                 # Backfill reads the graph as it stands before from_seq: every earlier
                 # update was applied (commands run in seq order), no later one yet.
-                if cmd.backfill and cmd.count_only:
+                snapshot = engine.static_snapshot() if cmd.backfill else None
+                if snapshot is not None:
+                    event.backfill_job = backfiller.job(cmd, snapshot)
+                elif cmd.backfill and cmd.count_only:
                     event.backfill_count = engine.count_static(cmd.pattern)
                 elif cmd.backfill:
                     event.backfill_matches = engine.match_static(cmd.pattern)

@@ -38,6 +38,8 @@ from .frames import (
 from .messages import (
     Applied,
     ApplyFailed,
+    BackfillDone,
+    BackfillRunning,
     BarrierReached,
     ControlFailed,
     Event,
@@ -103,6 +105,9 @@ class Fanout:
         self._output = output
         self._task: asyncio.Task | None = None
         self.processed_seq = sequencer.next_seq - 1  # last seq whose output is emitted
+        self._backfilling = 0  # queries whose backfill runs beside the stream
+        self._idle = asyncio.Event()
+        self._idle.set()
 
     async def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name="dcsm-fanout")
@@ -139,11 +144,17 @@ class Fanout:
             await self._applied(event)
         elif isinstance(event, Registered):
             await self._registered(event)
+        elif isinstance(event, BackfillDone):
+            await self._backfill_done(event)
         elif isinstance(event, Unregistered):
             self._unregistered(event)
         elif isinstance(event, BarrierReached):
             _resolve(event.cmd.reply)
         elif isinstance(event, Exported):
+            if self._backfilling:
+                # Its held deltas are not out yet: a checkpoint now would skip them.
+                _reject(event.cmd.reply, BackfillRunning(f"{self._backfilling} backfills run"))
+                return
             # The queries as the engine has them at the export's seq, taken now: later
             # events change the catalog before the checkpoint is written.
             _resolve(event.cmd.reply, (event, [st.persist() for st in self._catalog.live()]))
@@ -174,13 +185,21 @@ class Fanout:
         for target, rows in self._by_query(d.query):
             match = d.match[rows, : target.num_vertices]
             orows = over.get(target.qid, rows[:0])
-            await self._emit_deltas(
-                target, d.sign[rows], d.seq[rows], match, batch,
-                overflow=(o.seq[orows], o.count[orows]),
-            )  # fmt: skip
+            seq = d.seq[rows]
+            args = (d.sign[rows], seq, match, self._arrival(batch, seq))
+            overflow = (o.seq[orows], o.count[orows])
+            if target.backfill_job is not None:  # sent after its backfill
+                target.held.append((self._emit_deltas, args, {"overflow": overflow}))
+            else:
+                await self._emit_deltas(target, *args, overflow=overflow)
         c = res.counts
         for target, rows in self._by_query(c.query):
-            await self._emit_counts(target, c.sign[rows], c.seq[rows], c.count[rows], batch)
+            seq = c.seq[rows]
+            args = (c.sign[rows], seq, c.count[rows], self._arrival(batch, seq))
+            if target.backfill_job is not None:
+                target.held.append((self._emit_counts, args, {}))
+            else:
+                await self._emit_counts(target, *args)
         for sl in ev.slices:
             if sl.origin is not None:
                 await sl.origin.settle(
@@ -235,20 +254,19 @@ class Fanout:
         sign: np.ndarray,
         seq: np.ndarray,
         match: np.ndarray,
-        batch: UpdateBatch | None,
+        arrival: np.ndarray | None,
         backfill: bool = False,
         overflow: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> None:
-        """``batch`` None: backfill (arrival is the registration time; not in the stats).
+        """``arrival`` None: backfill (arrival is the registration time; not in the stats).
         ``overflow``: (seq int64 (j,), not shipped int64 (j,)) of the updates whose deltas
         the engine capped (each seq also has rows here): an overflow row each, after the
         deltas. Rows go out FRAME_ROWS at a time with a loop turn between: one update with
         a million matches must not hold the event loop (the API, /healthz) for seconds."""
         now = time.time()
-        if batch is None:
+        if arrival is None:
             arrival = np.full(len(seq), st.created_at)
         else:
-            arrival = self._arrival(batch, seq)
             plus = int((sign > 0).sum())
             self._account(st, plus, len(sign) - plus, now - arrival)
         for i in range(0, len(seq), FRAME_ROWS):
@@ -296,14 +314,14 @@ class Fanout:
         sign: np.ndarray,
         seq: np.ndarray,
         count: np.ndarray,
-        batch: UpdateBatch | None,
+        arrival: np.ndarray | None,
         backfill: bool = False,
     ) -> None:
+        """``arrival`` None: backfill (arrival is the registration time; not in the stats)."""
         now = time.time()
-        if batch is None:
+        if arrival is None:
             arrival = np.full(len(seq), st.created_at)
         else:
-            arrival = self._arrival(batch, seq)
             plus = int(count[sign > 0].sum())
             self._account(st, plus, int(count.sum()) - plus, now - arrival)
 
@@ -367,31 +385,62 @@ class Fanout:
             _resolve(cmd.reply, 0)
             return
         st.live = True
-        n_backfill = 0
-        one = np.ones(1, np.int8)
-        at = np.array([cmd.from_seq], np.int64)
-        # Shard mode updates: the replica that owns from_seq emits the backfill.
-        emit = self._sharding.owns_seq(cmd.from_seq)
-        if ev.backfill_matches is not None and len(ev.backfill_matches) and not emit:
-            n_backfill = len(ev.backfill_matches)
-        elif ev.backfill_count and not emit:
-            n_backfill = ev.backfill_count
-        elif ev.backfill_matches is not None and len(ev.backfill_matches):
-            k = n_backfill = len(ev.backfill_matches)
-            cap = k if st.max_deltas is None else min(k, st.max_deltas)
-            seq = np.full(cap, cmd.from_seq, np.int64)
-            over = (at, np.array([k - cap], np.int64)) if cap < k else None
-            await self._emit_deltas(
-                st, np.ones(cap, np.int8), seq, ev.backfill_matches[:cap], None, backfill=True,
-                overflow=over,
-            )  # fmt: skip
-        elif ev.backfill_count:
-            n_backfill = ev.backfill_count
-            count = np.array([n_backfill], np.int64)
-            await self._emit_counts(st, one, at, count, None, backfill=True)
-        st.stats.backfill = n_backfill
+        if ev.backfill_job is not None:  # running beside the stream: BackfillDone follows
+            st.backfill_job = ev.backfill_job
+            self._backfilling += 1
+            self._idle.clear()
+            return
+        n_backfill = await self._emit_backfill(st, cmd, ev.backfill_count, ev.backfill_matches)
         # A remote query (another replica matches it): this one does not know its backfill.
         _resolve(cmd.reply, None if cmd.remote else n_backfill)
+
+    async def _backfill_done(self, ev: BackfillDone) -> None:
+        """The backfill first, then the live deltas held meanwhile, in seq order."""
+        cmd = ev.cmd
+        st = self._catalog.by_qid(cmd.qid)
+        if st is None or st.backfill_job is None:
+            _resolve(cmd.reply, None)
+            return
+        n = 0
+        if ev.error is None:
+            n = await self._emit_backfill(st, cmd, ev.count, ev.matches)
+            log.info("backfill of %s: %d in %.2fs", st.name, n, ev.seconds)
+        held, st.held, st.backfill_job = st.held, [], None
+        for emit, args, kw in held:
+            await emit(st, *args, **kw)
+        self._backfilling -= 1
+        if not self._backfilling:
+            self._idle.set()
+        if ev.error is not None:
+            _reject(cmd.reply, ev.error)
+        else:
+            _resolve(cmd.reply, n)
+
+    async def backfills_done(self) -> None:
+        """Wait until no backfill runs beside the stream (what a final checkpoint needs)."""
+        await self._idle.wait()
+
+    async def _emit_backfill(
+        self, st: QueryState, cmd: Register, count: int | None, matches: np.ndarray | None
+    ) -> int:
+        """Send a backfill (all of it from this replica, or none in shard mode updates
+        where another owns ``from_seq``); its size."""
+        emit = self._sharding.owns_seq(cmd.from_seq)
+        at = np.array([cmd.from_seq], np.int64)
+        n = len(matches) if matches is not None else int(count or 0)
+        if emit and matches is not None and n:
+            cap = n if st.max_deltas is None else min(n, st.max_deltas)
+            over = (at, np.array([n - cap], np.int64)) if cap < n else None
+            await self._emit_deltas(
+                st, np.ones(cap, np.int8), np.full(cap, cmd.from_seq, np.int64), matches[:cap],
+                None, backfill=True, overflow=over,
+            )  # fmt: skip
+        elif emit and matches is None and n:
+            await self._emit_counts(
+                st, np.ones(1, np.int8), at, np.array([n], np.int64), None, backfill=True
+            )
+        st.stats.backfill = n
+        return n
 
     def _unregistered(self, ev: Unregistered) -> None:
         cmd = ev.cmd

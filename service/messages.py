@@ -4,19 +4,24 @@ order) and events (engine thread -> fan-out, in the same order).
 Data flows one way: ingest and the API build commands, the :class:`~dcsm.service.sequencer.
 Sequencer` gives them their place, the :class:`~dcsm.service.engine_worker.EngineWorker` runs
 them and answers each with exactly one event, the :class:`~dcsm.service.fanout.Fanout` turns
-events into frames and settles each command's :class:`Origin` or reply future.
+events into frames and settles each command's :class:`Origin` or reply future. One event
+comes from elsewhere: a backfill run beside the stream (:mod:`dcsm.service.backfill`) ends
+with a :class:`BackfillDone`, after its registration's :class:`Registered`.
 """
 
 from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from dcsm.engine import BatchResult
 from dcsm.model import Graph, Pattern, UpdateBatch
+
+if TYPE_CHECKING:
+    from .backfill import BackfillJob
 
 Positions = dict[str, dict[int, int]]  # input source -> partition -> next offset to read
 
@@ -128,9 +133,26 @@ class ApplyFailed:
 
 @dataclass(slots=True)
 class Registered:
+    """The query is registered at ``cmd.from_seq``. Its backfill, if asked for, is either
+    here (computed inline) or ``backfill_job``, running beside the stream: a
+    :class:`BackfillDone` follows."""
+
     cmd: Register
     backfill_matches: np.ndarray | None = None  # int64 (k, n)
     backfill_count: int | None = None
+    backfill_job: BackfillJob | None = None
+
+
+@dataclass(slots=True)
+class BackfillDone:
+    """A backfill run beside the stream is over: its count, its matches (embeddings mode,
+    int64 (k, n)), or the error that stopped it."""
+
+    cmd: Register
+    count: int = 0
+    matches: np.ndarray | None = None
+    seconds: float = 0.0
+    error: BaseException | None = None
 
 
 @dataclass(slots=True)
@@ -158,6 +180,18 @@ class ControlFailed:
     error: BaseException
 
 
+class BackfillRunning(Exception):
+    """An export's answer while a backfill runs beside the stream: its query's live deltas
+    are held, so no checkpoint can cover them yet (the checkpointer tries again later)."""
+
+
 Event = (
-    Applied | ApplyFailed | Registered | Unregistered | Exported | BarrierReached | ControlFailed
+    Applied
+    | ApplyFailed
+    | Registered
+    | BackfillDone
+    | Unregistered
+    | Exported
+    | BarrierReached
+    | ControlFailed
 )

@@ -88,6 +88,10 @@ class QueryState:
     # registered, and kept (checkpoints); None where every replica does (shard updates).
     replica: int | None = 0
     pin: int | None = None  # the replica the registration named, if it named one
+    # A backfill running beside the stream (service/backfill.py), and the live frames held
+    # until it is out: (emit, args, kwargs) calls of the fan-out, in seq order.
+    backfill_job: Any = None
+    held: list[tuple[Any, tuple, dict[str, Any]]] = field(default_factory=list)
 
     @property
     def num_vertices(self) -> int:
@@ -102,10 +106,21 @@ class QueryState:
             "max_deltas_per_update": self.max_deltas,
             "from_seq": self.from_seq,
             "created_at": self.created_at,
-            "state": "deleting" if self.closing else ("live" if self.live else "registering"),
+            "state": self._state(),
+            # roots of the graph done (0..1) while a backfill runs beside the stream
+            "backfill_progress": (
+                None if self.backfill_job is None else round(self.backfill_job.progress, 4)
+            ),
             "replica": self.replica,
             "pinned": self.pin is not None,
         }
+
+    def _state(self) -> str:
+        if self.closing:
+            return "deleting"
+        if self.backfill_job is not None:
+            return "backfilling"
+        return "live" if self.live else "registering"
 
     def all_subscribers(self) -> list[Subscriber]:
         subs = [*self.subscribers, *self.count_subscribers]

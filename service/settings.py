@@ -152,6 +152,13 @@ class Settings:
             "on the CPU engine)"
         ),
     )
+    backfill_threads: int = field(
+        default=0,
+        metadata=_doc(
+            "threads that compute backfills beside the stream (CPU engine; 0: the cores "
+            "less two, at least one); the GPU engine backfills on the device, inline"
+        ),
+    )
     max_record_updates: int = field(
         default=100_000,
         metadata=_doc("most updates in one HTTP request or Kafka record (more: 413/dead letter)"),
@@ -304,6 +311,8 @@ class Settings:
             raise ConfigError(f"log_format={self.log_format!r}: choose text or json")
         if self.max_deltas_per_update < 0:
             raise ConfigError("max_deltas_per_update must be >= 0 (0: no cap)")
+        if self.backfill_threads < 0:
+            raise ConfigError("backfill_threads must be >= 0 (0: the cores less two)")
         if self.kafka_acks not in ("all", "1"):
             raise ConfigError(f"kafka_acks={self.kafka_acks!r}: choose all or 1")
         if self.checkpoint_interval_s <= 0 or self.checkpoint_interval_updates <= 0:

@@ -67,7 +67,9 @@ class Query:
     and ``subscribers`` come with :meth:`Client.get_query` and :meth:`Client.delete_query`
     (the final stats), ``backfill`` (matches reported at registration) with
     ``register_query(backfill=True)``; ``replica`` is the replica that matches it (None
-    without replicas), ``pinned`` whether the registration chose it."""
+    without replicas), ``pinned`` whether the registration chose it; ``backfill_progress``
+    the share of the graph's vertices a backfill running beside the stream has done (state
+    ``backfilling``), else None."""
 
     name: str
     mode: Mode
@@ -81,6 +83,7 @@ class Query:
     backfill: int | None = None
     replica: int | None = None
     pinned: bool = False
+    backfill_progress: float | None = None
 
     @staticmethod
     def from_json(body: Mapping[str, Any]) -> Query:
@@ -97,6 +100,7 @@ class Query:
             backfill=body.get("backfill"),
             replica=body.get("replica"),
             pinned=bool(body.get("pinned", False)),
+            backfill_progress=body.get("backfill_progress"),
         )
 
 

@@ -20,7 +20,7 @@ from .bulk import intern_graph
 from .idtable import IdTable
 from .interface import BatchResult, Counts, Deltas, Engine
 from .intern import admit, external_matches, grown
-from .plan import plan_query, stack_plans
+from .snapshot import StaticSnapshot
 
 
 class CpuEngine(Engine):
@@ -200,14 +200,17 @@ class CpuEngine(Engine):
             count=val.copy(),
         )  # fmt: skip
 
+    def _view(self, copy: bool) -> StaticSnapshot:
+        nv, tail = self.num_vertices, int(self._meta[1])
+        parts = (self._off[:nv], self._deg[:nv], self._nbr[:tail], self._elab[:tail],
+                 self._vlab[:nv], self._ext[:nv])  # fmt: skip
+        return StaticSnapshot(tuple(a.copy() for a in parts) if copy else parts, nv)
+
+    def static_snapshot(self) -> StaticSnapshot:
+        return self._view(copy=True)
+
     def _static(self, pattern: Pattern, emit: bool) -> tuple[int, np.ndarray]:
-        plan = stack_plans([plan_query(pattern)])
-        out = np.empty((1024 if emit else 1, pattern.num_vertices), np.int32)
-        total, out, nout = kern.static_matches(
-            0, pattern.num_vertices, emit, self._graph(), self.num_vertices,
-            kern.plan_arrays(plan), self._scratch(0), out,
-        )  # fmt: skip
-        return int(total), self._ext[out[:nout]] if emit else out[:0].astype(np.int64)
+        return self._view(copy=False).run(pattern, 0, self.num_vertices, emit)
 
     def count_static(self, pattern: Pattern) -> int:
         return self._static(pattern, emit=False)[0]

@@ -344,8 +344,9 @@ def apply_updates(
 
 
 @njit(cache=True, nogil=True)
-def static_matches(p, n, emit, G, nv, P, cand, out_m):
-    """Every match of plan p over every ordered data edge (each embedding once).
+def static_matches(p, n, emit, G, lo, hi, P, cand, out_m):
+    """Every match of plan p over every ordered data edge (a, b) with ``lo <= a < hi``
+    (each embedding once over all of [0, num_vertices)), in the order of a.
 
     Returns (count, out_m, nout); out_m holds internal ids when ``emit``."""
     off, deg, nbr, elab, vlab = G[0], G[1], G[2], G[3], G[4]
@@ -354,7 +355,7 @@ def static_matches(p, n, emit, G, nv, P, cand, out_m):
     out_tag = np.empty(out_m.shape[0], np.int64)
     nout = 0
     total = 0
-    for a in range(nv):
+    for a in range(lo, hi):
         if vlabel[p, 0] != ANY and vlab[a] != vlabel[p, 0]:
             continue
         for t in range(off[a], off[a] + deg[a]):

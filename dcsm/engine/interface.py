@@ -36,12 +36,16 @@ from __future__ import annotations
 import abc
 import dataclasses
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..errors import EngineError
 from ..model import Graph, Pattern, UpdateBatch
 from .plan import PlanTable, QueryPlan, for_counting, plan_query, stack_plans
+
+if TYPE_CHECKING:
+    from .snapshot import StaticSnapshot
 
 NO_END = np.iinfo(np.int64).max
 
@@ -257,6 +261,12 @@ class Engine(abc.ABC):
     @abc.abstractmethod
     def export_graph(self) -> Graph:
         """The current graph (for snapshots)."""
+
+    def static_snapshot(self) -> StaticSnapshot | None:
+        """A copy of the current graph that static matching can run on in other threads
+        while this engine applies updates (a backfill beside the stream); None where
+        static matching runs on the engine itself (the GPU engine's device matcher)."""
+        return None
 
     def memory_bytes(self) -> int:
         """Bytes the engine holds for its graph and buffers (host arrays by default)."""

@@ -89,13 +89,23 @@ def test_edge_cases() -> None:
     empty = intern_graph(Graph.empty())
     assert empty.num_vertices == 0 and empty.num_edges == 0 and empty.start.tolist() == [0]
     only_vertices = intern_graph(
-        Graph(np.array([3, 1], np.int64), np.array([1, 2], np.int32), np.zeros(0, np.int64),
-              np.zeros(0, np.int64), np.zeros(0, np.int32))  # fmt: skip
+        Graph(
+            np.array([3, 1], np.int64),
+            np.array([1, 2], np.int32),
+            np.zeros(0, np.int64),
+            np.zeros(0, np.int64),
+            np.zeros(0, np.int32),
+        )  # fmt: skip
     )
     assert only_vertices.ext.tolist() == [3, 1] and only_vertices.start.tolist() == [0, 0, 0]
     undeclared = intern_graph(
-        Graph(np.zeros(0, np.int64), np.zeros(0, np.int32), np.array([9, 4, 4]),
-              np.array([4, 9, 4]), np.array([5, 6, 7], np.int32))  # fmt: skip
+        Graph(
+            np.zeros(0, np.int64),
+            np.zeros(0, np.int32),
+            np.array([9, 4, 4]),
+            np.array([4, 9, 4]),
+            np.array([5, 6, 7], np.int32),
+        )  # fmt: skip
     )
     assert undeclared.ext.tolist() == [4, 9] and undeclared.elab.tolist() == [5]
     for ids in ([5, 6, 5], [2**62, 7, 2**62]):  # direct-array and hash-table paths

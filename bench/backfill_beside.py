@@ -1,0 +1,112 @@
+"""What a big backfill costs the other queries: the service (CPU engine, in this process, no
+Kafka) streams updates for a triangle query at a fixed rate; a heavy pattern is registered
+with ``?backfill=true`` mid-stream; the triangle query's response time (submit -> outcome,
+HTTP path) is reported before, during and after the backfill, beside the backfill's size and
+time. ``--inline`` runs the same with the backfill on the engine thread (the service before
+service/backfill.py): the stream then waits for it.
+
+    python bench/backfill_beside.py --edges 200000 --rate 2000 --out bench/results/backfill
+    python bench/backfill_beside.py --edges 200000 --rate 2000 --inline --out bench/results/backfill
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import platform
+import time
+from pathlib import Path
+
+import numpy as np
+
+from dcsm.engine.cpu import CpuEngine
+from dcsm.loadgen.synth import powerlaw_stream
+from dcsm.model import Pattern, UpdateBatch
+from dcsm.schemas import QuerySpec
+from dcsm.service.app import Service
+from dcsm.service.settings import Settings
+from dcsm.stats import percentiles
+
+TRI = Pattern.build("tri", [None] * 3, [(0, 1, None), (1, 2, None), (0, 2, None)])
+# A 5-vertex path: billions of embeddings on a power-law graph of a few million edges.
+PATH5 = Pattern.build("path5", [None] * 5, [(0, 1, None), (1, 2, None), (2, 3, None), (3, 4, None)])
+
+
+async def measure(args: argparse.Namespace) -> dict:
+    if args.inline:  # the engine thread computes it, as before backfills ran beside the stream
+        CpuEngine.static_snapshot = lambda self: None  # type: ignore[assignment,method-assign]
+    graph = powerlaw_stream(args.edges // 8, args.edges, num_labels=1, seed=1,
+                            delete_fraction=0.0)  # fmt: skip
+    stream = powerlaw_stream(args.edges // 8, args.updates, num_labels=1, seed=2)
+    svc = Service(Settings(backend="cpu", state_dir=None, backfill_threads=args.threads))
+    await svc.start()
+    await svc.submit_updates(graph, wait=True)
+    await svc.register_query(QuerySpec.from_pattern(TRI), "embeddings", "json", False)
+    step = 0.01
+    per = max(1, int(args.rate * step))
+    samples: list[tuple[float, float]] = []  # (sent at, seconds to the outcome)
+    t0 = time.monotonic()
+    backfill: dict = {}
+
+    async def register_heavy() -> None:
+        await asyncio.sleep(args.backfill_at)
+        b0 = time.monotonic()
+        backfill["start"] = b0 - t0
+        spec = QuerySpec.from_pattern(PATH5)
+        _, n = await svc.register_query(spec, "count", "json", True)
+        backfill.update(end=time.monotonic() - t0, seconds=time.monotonic() - b0, matches=n)
+
+    heavy = asyncio.create_task(register_heavy())
+
+    async def send(part: UpdateBatch) -> None:
+        sent = time.monotonic()
+        await svc.submit_updates(part, wait=True)
+        samples.append((sent - t0, time.monotonic() - sent))
+
+    pending = []
+    for i in range(0, len(stream), per):
+        due = t0 + (i // per) * step
+        await asyncio.sleep(max(0.0, due - time.monotonic()))
+        pending.append(asyncio.create_task(send(stream.slice(i, min(i + per, len(stream))))))
+    await asyncio.gather(*pending)
+    await heavy
+    await svc.stop()
+    at = np.array([s for s, _ in samples])
+    lat = np.array([w for _, w in samples])
+    during = (at >= backfill["start"]) & (at < backfill["end"])
+    phases = {
+        "before": percentiles(lat[at < backfill["start"]]),
+        "during": percentiles(lat[during]),
+        "after": percentiles(lat[at >= backfill["end"]]),
+    }
+    return {
+        "command": "python bench/backfill_beside.py " + " ".join(args.argv),
+        "host": platform.node(), "cpus": __import__("os").cpu_count(),
+        "mode": "inline" if args.inline else "beside", "graph_edges": args.edges,
+        "rate": args.rate, "updates": len(stream), "backfill": backfill,
+        "response_s": phases,
+    }  # fmt: skip
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--edges", type=int, default=200_000)
+    ap.add_argument("--updates", type=int, default=30_000)
+    ap.add_argument("--rate", type=float, default=2_000)
+    ap.add_argument("--backfill-at", type=float, default=3.0, help="seconds into the stream")
+    ap.add_argument("--threads", type=int, default=1, help="backfill threads")
+    ap.add_argument("--inline", action="store_true", help="backfill on the engine thread")
+    ap.add_argument("--out", type=Path, default=None, help="folder for backfill-MODE.json")
+    args = ap.parse_args()
+    args.argv = __import__("sys").argv[1:]
+    result = asyncio.run(measure(args))
+    text = json.dumps(result, indent=1)
+    print(text)
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / f"backfill-{result['mode']}.json").write_text(text + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,43 @@
+"""A frozen copy of a graph that static matching runs on away from the engine: what a
+backfill runs on beside the stream (``dcsm.service.backfill``).
+
+The CPU kernels release the GIL, so slices of root vertices (:meth:`StaticSnapshot.run` over
+``[lo, hi)``) run on other cores while the engine thread goes on applying updates; each
+embedding is found from exactly one root, so the slices' counts add up and their matches,
+concatenated in slice order, are the engine's own ``match_static`` rows in its order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..model import Pattern
+from . import cpu_kernels as kern
+from .plan import plan_query, stack_plans
+
+
+@dataclass(frozen=True)
+class StaticSnapshot:
+    """The kernels' graph arrays ``(off, deg, nbr, elab, vlab, ext)`` (copies, or the
+    engine's own arrays for a run that finishes before the next update)."""
+
+    arrays: tuple[np.ndarray, ...]
+    num_vertices: int
+
+    @property
+    def nbytes(self) -> int:
+        return sum(a.nbytes for a in self.arrays)
+
+    def run(self, pattern: Pattern, lo: int, hi: int, emit: bool) -> tuple[int, np.ndarray]:
+        """The matches of ``pattern`` whose first plan vertex is one of ``[lo, hi)``:
+        (count, int64 (k, n) external ids if ``emit``, else an empty array)."""
+        n = pattern.num_vertices
+        plans = kern.plan_arrays(stack_plans([plan_query(pattern)]))
+        # A candidate list holds at most the neighbours of one already-matched vertex.
+        cand = np.zeros((kern.K, int(self.arrays[1].max(initial=0)) + 1), np.int32)
+        out = np.empty((1024 if emit else 1, n), np.int32)
+        total, out, nout = kern.static_matches(0, n, emit, self.arrays, lo, hi, plans, cand, out)
+        ext = self.arrays[5]
+        return int(total), ext[out[:nout]] if emit else np.empty((0, n), np.int64)

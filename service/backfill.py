@@ -1,0 +1,137 @@
+"""Backfill beside the stream: the static matches of a query registered with
+``?backfill=true`` are computed in threads of their own while the engine thread goes on
+applying updates.
+
+When the engine thread reaches the registration (at its ``from_seq``) it takes a
+:class:`~dcsm.engine.snapshot.StaticSnapshot` of the graph as it stands then, registers the
+query, hands the fan-out a :class:`~dcsm.service.messages.Registered` event carrying the
+:class:`BackfillJob` and only then starts the job here. The job cuts the snapshot's root
+vertices into slices that a pool of ``threads`` runs (the kernels release the GIL), and hands
+one :class:`~dcsm.service.messages.BackfillDone` event to the events queue when every slice
+is done, through the engine worker's ``emit`` (so it takes an event slot like any other
+event). Meanwhile the fan-out holds the query's live deltas; on ``BackfillDone`` it sends the
+backfill first and then what it held, in seq order: subscribers see exactly what an inline
+backfill gives, while every other query's updates flow on.
+
+An engine without snapshots (the GPU engine: its device matcher runs on the engine itself)
+backfills inline, as the engine thread's own step.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from dcsm.engine.snapshot import StaticSnapshot
+
+from .messages import BackfillDone, Event, Register
+
+log = logging.getLogger("dcsm.service.backfill")
+
+#: Slices per pool thread: enough to spread hubs over the threads and to show progress.
+SLICES_PER_THREAD = 16
+
+
+class BackfillJob:
+    """The backfill of one registration over one snapshot; ``progress`` (0..1) is read by
+    the API while it runs."""
+
+    def __init__(self, cmd: Register, snapshot: StaticSnapshot, slices: int) -> None:
+        self.cmd = cmd
+        self.snapshot = snapshot
+        n = snapshot.num_vertices
+        self.bounds = np.unique(np.linspace(0, n, max(1, min(slices, n)) + 1).astype(np.int64))
+        self.started = time.time()
+        self._results: list[tuple[int, np.ndarray] | None] = [None] * (len(self.bounds) - 1)
+        self._roots_done = 0
+        self._left = len(self._results)
+        self._lock = threading.Lock()
+        self.finished = threading.Event()
+
+    @property
+    def progress(self) -> float:
+        n = self.snapshot.num_vertices
+        return self._roots_done / n if n else 1.0
+
+    def run_slice(self, i: int) -> bool:
+        """Run slice ``i``; True if it was the last one left."""
+        lo, hi = int(self.bounds[i]), int(self.bounds[i + 1])
+        result = self.snapshot.run(self.cmd.pattern, lo, hi, emit=not self.cmd.count_only)
+        with self._lock:
+            self._results[i] = result
+            self._roots_done += hi - lo
+            self._left -= 1
+            return self._left == 0
+
+    def outcome(self, error: BaseException | None) -> BackfillDone:
+        """The event for the fan-out, once every slice ran (or one failed)."""
+        seconds = time.time() - self.started
+        if error is not None:
+            return BackfillDone(self.cmd, seconds=seconds, error=error)
+        parts = [r for r in self._results if r is not None]
+        count = sum(c for c, _ in parts)
+        if self.cmd.count_only:
+            return BackfillDone(self.cmd, count=count, seconds=seconds)
+        n = self.cmd.pattern.num_vertices
+        matches = np.concatenate([m for _, m in parts]) if parts else np.empty((0, n), np.int64)
+        return BackfillDone(self.cmd, count=count, matches=matches, seconds=seconds)
+
+
+class Backfiller:
+    """Runs :class:`BackfillJob` slices on ``threads`` threads; each job ends with one
+    ``emit(BackfillDone)`` (called from a pool thread)."""
+
+    def __init__(self, emit: Callable[[Event], None], threads: int) -> None:
+        self._emit = emit
+        self.threads = max(1, threads)
+        self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="dcsm-backfill")
+        self._jobs: dict[int, BackfillJob] = {}
+        self._closed = False
+
+    def job(self, cmd: Register, snapshot: StaticSnapshot) -> BackfillJob:
+        return BackfillJob(cmd, snapshot, self.threads * SLICES_PER_THREAD)
+
+    def start(self, job: BackfillJob) -> None:
+        self._jobs[job.cmd.qid] = job
+        for i in range(len(job.bounds) - 1):
+            self._pool.submit(self._run, job, i)
+        if len(job.bounds) == 1:  # an empty graph: nothing to run
+            self._finish(job, None)
+
+    def wait(self, qid: int) -> None:
+        """Block until the job of ``qid`` (if any) has handed over its event: what the engine
+        thread does before it unregisters the query, so the backfill always comes first."""
+        job = self._jobs.get(qid)
+        if job is not None:
+            job.finished.wait()
+
+    def close(self) -> None:
+        """Drop every job still running (the service is stopping: nothing is emitted)."""
+        self._closed = True
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def _run(self, job: BackfillJob, i: int) -> None:
+        if self._closed or job.finished.is_set():
+            return
+        try:
+            last = job.run_slice(i)
+        except BaseException as exc:  # an engine bug or no memory: the registration says so
+            log.exception("backfill of query %d failed", job.cmd.qid)
+            self._finish(job, exc)
+            return
+        if last:
+            self._finish(job, None)
+
+    def _finish(self, job: BackfillJob, error: BaseException | None) -> None:
+        with job._lock:
+            if job.finished.is_set():
+                return
+            if not self._closed:
+                self._emit(job.outcome(error))
+            job.finished.set()  # only now: wait() must not return before the event is out
+            self._jobs.pop(job.cmd.qid, None)

@@ -1,0 +1,149 @@
+"""A backfill runs beside the stream (service/backfill.py): while it computes, every other
+query's updates are matched and delivered; the backfilled query then gets its backfill
+first and the live deltas held meanwhile, in seq order, exactly what the CPU engine gives;
+no checkpoint covers the held deltas before they are out; a deletion waits for the backfill.
+
+The backfill is held back by a gate around the real slice runner, so "while it runs" is a
+fact of the test, not a race with the machine's speed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from helpers import TRI, oracle_deltas
+
+from dcsm.engine import make_engine
+from dcsm.loadgen.synth import powerlaw_stream
+from dcsm.model import Pattern, UpdateBatch
+from dcsm.schemas import QuerySpec
+from dcsm.service import checkpoint
+from dcsm.service.app import Service
+from dcsm.service.backfill import BackfillJob
+from dcsm.service.queries import QueryState
+from dcsm.service.settings import Settings
+
+WEDGE = Pattern.build("wedge", [None] * 3, [(0, 1, None), (1, 2, None)])
+
+
+@pytest.fixture
+def gate(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    """Backfill slices wait until the gate opens, then run for real."""
+    opened = threading.Event()
+    run = BackfillJob.run_slice
+
+    def gated(self: BackfillJob, i: int) -> bool:
+        assert opened.wait(60), "the test never opened the gate"
+        return run(self, i)
+
+    monkeypatch.setattr(BackfillJob, "run_slice", gated)
+    return opened
+
+
+async def frames(st: QueryState) -> list[dict[str, Any]]:
+    """The frames the query's unclaimed subscriber collected so far."""
+    sub = st.pending
+    assert sub is not None
+    out = []
+    while not sub.idle:
+        text = await sub.next()
+        assert text is not None
+        out.append(json.loads(text))
+    return out
+
+
+def with_seqs(batch: UpdateBatch, first: int) -> UpdateBatch:
+    return dataclasses.replace(batch, seq=np.arange(first, first + len(batch), dtype=np.int64))
+
+
+async def until(check: Any, timeout_s: float = 30.0) -> None:
+    for _ in range(int(timeout_s / 0.01)):
+        if check():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("timed out")
+
+
+async def test_updates_flow_while_a_backfill_runs_and_its_frames_come_in_order(
+    tmp_path: Path, gate: threading.Event
+) -> None:
+    stream = powerlaw_stream(80, 900, num_labels=1, seed=5)
+    head, tail = stream.slice(0, 450), stream.slice(450, 900)
+    state = tmp_path / "state"
+    svc = Service(
+        Settings(
+            backend="cpu",
+            state_dir=str(state),
+            checkpoint_interval_s=0.05,
+            pending_frames=1_000_000,
+            max_deltas_per_update=0,
+        )  # fmt: skip
+    )
+    await svc.start()
+    other, _ = await svc.register_query(QuerySpec.from_pattern(TRI), "embeddings", "json", False)
+    await svc.submit_updates(head, wait=True)  # seqs 0..449 (a registration takes none)
+    spec = QuerySpec.from_pattern(WEDGE)
+    registering = asyncio.create_task(svc.register_query(spec, "embeddings", "json", True))
+    await until(lambda: (q := svc.catalog.find("wedge")) is not None and q.live)
+    st = svc.catalog.get("wedge")
+    assert st.from_seq == 450 and st.describe()["state"] == "backfilling"
+    assert st.describe()["backfill_progress"] == 0.0
+
+    # The stream goes on: the tail is matched and out for the other query meanwhile.
+    await svc.submit_updates(tail, wait=True)  # seqs 450..899
+    assert st.backfill_job is not None and not registering.done()
+    want_tri = oracle_deltas(with_seqs(stream, 0), [(TRI, 0)])
+    got_tri = await frames(other)
+    assert len(got_tri) == len(want_tri) and got_tri[-1]["seq"] > 450
+    assert await frames(st) == [], "the wedge's live deltas wait for its backfill"
+    await asyncio.sleep(0.3)  # periodic checkpoints are due: none may cover the held deltas
+    latest = checkpoint.Checkpoint.latest(state)
+    assert latest is None or latest.next_seq <= 450
+
+    gate.set()
+    _, n_backfill = await asyncio.wait_for(registering, 60)
+    got = await frames(st)
+    backfill = [f for f in got if f.get("backfill")]
+    assert got[: len(backfill)] == backfill, "the backfill comes first"
+    live = got[len(backfill) :]
+    assert [f["seq"] for f in live] == sorted(f["seq"] for f in live)
+
+    oracle = make_engine("cpu")
+    oracle.apply(with_seqs(head, 0))
+    static = sorted(map(tuple, oracle.match_static(WEDGE).tolist()))
+    assert n_backfill == len(backfill) == len(static) > 0
+    assert sorted(tuple(f["match"]) for f in backfill) == static
+    want = oracle_deltas(with_seqs(stream, 0), [(WEDGE, 450)])
+    assert sorted(("wedge", f["sign"], f["seq"], tuple(f["match"])) for f in live) == want
+    assert st.describe()["state"] == "live" and st.describe()["backfill_progress"] is None
+    await until(lambda: (c := checkpoint.Checkpoint.latest(state)) is not None and c.next_seq > 450)
+    await svc.stop()
+
+
+async def test_a_deletion_waits_for_the_backfill_it_follows(
+    tmp_path: Path, gate: threading.Event
+) -> None:
+    svc = Service(Settings(backend="cpu", state_dir=str(tmp_path / "state")))
+    await svc.start()
+    await svc.submit_updates(powerlaw_stream(40, 200, num_labels=1, seed=2), wait=True)
+    spec = QuerySpec.from_pattern(WEDGE)
+    registering = asyncio.create_task(svc.register_query(spec, "count", "json", True))
+    await until(lambda: (q := svc.catalog.find("wedge")) is not None and q.live)
+    st = svc.catalog.get("wedge")
+    deleting = asyncio.create_task(svc.unregister_query("wedge"))
+    await asyncio.sleep(0.3)
+    assert not deleting.done() and not registering.done()
+    gate.set()
+    _, n = await asyncio.wait_for(registering, 60)
+    _, final = await asyncio.wait_for(deleting, 60)
+    assert n > 0 and final["backfill"] == n
+    counts = await frames(st)
+    assert counts[0]["backfill"] is True and counts[0]["count"] == n
+    await svc.stop()
