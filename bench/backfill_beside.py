@@ -1,13 +1,14 @@
 """What a big backfill costs the other queries: the service (CPU engine, in this process, no
 Kafka) streams updates for a triangle query at a fixed rate; a heavy pattern is registered
-with ``?backfill=true`` mid-stream (over the graph loaded first; the stream's updates touch
-vertices of their own, so the heavy pattern's live matching stays cheap); the triangle query's response time (submit -> outcome,
-HTTP path) is reported before, during and after the backfill, beside the backfill's size and
-time. ``--inline`` runs the same with the backfill on the engine thread (the service before
-service/backfill.py): the stream then waits for it.
+with ``?backfill=true`` mid-stream, over the graph loaded first (the stream's updates touch
+vertices of their own, so the heavy pattern's live matching stays cheap). The triangle
+query's response time (submit -> outcome, HTTP path) is reported before, during and after
+the backfill, beside the backfill's size and time. ``--inline`` runs the same with the
+backfill on the engine thread (the service before service/backfill.py): the stream then
+waits for it.
 
-    python bench/backfill_beside.py --edges 200000 --rate 2000 --out bench/results/backfill
-    python bench/backfill_beside.py --edges 200000 --rate 2000 --inline --out bench/results/backfill
+    python bench/backfill_beside.py --edges 5000 --updates 8000 --rate 500 \
+        --backfill-at 2 [--inline] --out bench/results/backfill
 """
 
 from __future__ import annotations
