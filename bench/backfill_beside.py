@@ -23,7 +23,6 @@ from pathlib import Path
 
 import numpy as np
 
-from dcsm.engine.cpu import CpuEngine
 from dcsm.loadgen.synth import powerlaw_stream
 from dcsm.model import Pattern, UpdateBatch
 from dcsm.schemas import QuerySpec
@@ -37,8 +36,6 @@ PATH5 = Pattern.build("path5", [None] * 5, [(0, 1, None), (1, 2, None), (2, 3, N
 
 
 async def measure(args: argparse.Namespace) -> dict:
-    if args.inline:  # the engine thread computes it, as before backfills ran beside the stream
-        CpuEngine.static_snapshot = lambda self: None  # type: ignore[assignment,method-assign]
     graph = powerlaw_stream(args.edges // 8, args.edges, num_labels=1, seed=1,
                             delete_fraction=0.0)  # fmt: skip
     # The stream lives on vertices of its own, sparse: the heavy pattern, once registered,
@@ -46,7 +43,9 @@ async def measure(args: argparse.Namespace) -> dict:
     # the backfill's cost, not the heavy pattern's live matching.
     far = powerlaw_stream(args.updates, args.updates, num_labels=1, seed=2)
     stream = dataclasses.replace(far, u=far.u + 10**9, v=far.v + 10**9)
-    svc = Service(Settings(backend="cpu", state_dir=None, backfill_threads=args.threads))
+    mode = "inline" if args.inline else "beside"
+    svc = Service(Settings(backend="cpu", state_dir=None, backfill_threads=args.threads,
+                           backfill_mode=mode))  # fmt: skip
     await svc.start()
     await svc.submit_updates(graph, wait=True)
     await svc.register_query(QuerySpec.from_pattern(TRI), "embeddings", "json", False)
@@ -90,7 +89,7 @@ async def measure(args: argparse.Namespace) -> dict:
     return {
         "command": "python bench/backfill_beside.py " + " ".join(args.argv),
         "host": platform.node(), "cpus": __import__("os").cpu_count(),
-        "mode": "inline" if args.inline else "beside", "graph_edges": args.edges,
+        "mode": mode, "graph_edges": args.edges,
         "rate": args.rate, "updates": len(stream), "backfill": backfill,
         "response_s": phases,
     }  # fmt: skip
@@ -103,7 +102,8 @@ def main() -> None:
     ap.add_argument("--rate", type=float, default=2_000)
     ap.add_argument("--backfill-at", type=float, default=3.0, help="seconds into the stream")
     ap.add_argument("--threads", type=int, default=1, help="backfill threads")
-    ap.add_argument("--inline", action="store_true", help="backfill on the engine thread")
+    ap.add_argument("--inline", action="store_true",
+                    help="--backfill-mode inline: the backfill on the engine thread")  # fmt: skip
     ap.add_argument("--out", type=Path, default=None, help="folder for backfill-MODE.json")
     args = ap.parse_args()
     args.argv = __import__("sys").argv[1:]

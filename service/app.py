@@ -158,6 +158,7 @@ class Service:
             ],
             next_seq, s.max_engine_batch_updates, max_events=EVENTS_QUEUE_SIZE,
             backfill_threads=s.backfill_threads or max(1, (os.cpu_count() or 1) - 2),
+            backfill_mode=s.backfill_mode,
             gpu_options={"pool_slabs": s.gpu_pool_slabs, "max_versions": s.gpu_max_versions,
                          "max_vertices": s.gpu_max_vertices},
         )  # fmt: skip

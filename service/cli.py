@@ -71,6 +71,16 @@ def _settings_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--gpu-max-vertices", type=int, metavar="N", help="GPU vertex capacity (default 4194304)"
     )
+    p.add_argument(
+        "--backfill-mode", choices=["auto", "beside", "inline"],
+        help="where ?backfill=true runs: auto (beside the stream on the CPU engine, on the "
+        "device inline on the GPU engine), beside (the GPU engine's graph copied to the host "
+        "and matched there), inline (the stream waits) (default auto)",
+    )  # fmt: skip
+    p.add_argument(
+        "--backfill-threads", type=int, metavar="N",
+        help="threads computing backfills beside the stream (default 0: the cores less two)",
+    )  # fmt: skip
     p.add_argument("--updates-topic", help="input topic (default dcsm.updates)")
     p.add_argument("--matches-topic", help="output topic (default dcsm.matches)")
     p.add_argument("--dead-letter-topic", help="dead-letter topic (default dcsm.dead-letter)")

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dcsm.engine import Engine, make_engine, warm_up
+from dcsm.engine.snapshot import StaticSnapshot
 from dcsm.errors import EngineStopped
 from dcsm.model import Graph, Pattern, UpdateBatch
 
@@ -69,8 +70,10 @@ class EngineWorker:
         next_seq: seq of the first update this engine will see.
         max_batch_updates: most updates per engine.apply call (0: by backend, above).
         gpu_options: capacities for the GPU engine (``GpuEngine`` keyword arguments).
-        backfill_threads: threads that run backfills beside the stream (engines with
-            snapshots: the CPU engine); the GPU engine backfills inline.
+        backfill_threads: threads that run backfills beside the stream.
+        backfill_mode: ``auto``: beside the stream where the engine has snapshots (the CPU
+            engine), inline otherwise (the GPU engine's device matcher); ``beside``: always
+            (the GPU engine's graph copied to the host); ``inline``: on this thread.
 
     When the engine stops for good (:class:`EngineStopped`) the thread ends, ``error`` holds
     the reason and ``halted`` is set: the service then stops without a checkpoint.
@@ -85,6 +88,7 @@ class EngineWorker:
     gpu_options: dict[str, int] = field(default_factory=dict)
     max_events: int = 64
     backfill_threads: int = 1  # threads running backfills beside the stream (service/backfill.py)
+    backfill_mode: str = "auto"  # auto, beside or inline (Settings.backfill_mode)
     memory_bytes: int = 0
     backend_name: str = ""
     ready: threading.Event = field(default_factory=threading.Event)
@@ -238,6 +242,15 @@ class EngineWorker:
         self.memory_bytes = engine.memory_bytes()
         return Applied(batch, result, slices, received)
 
+    def _snapshot(self, engine: Engine) -> StaticSnapshot | None:
+        """What a backfill beside the stream runs on; None: it runs inline."""
+        if self.backfill_mode == "inline":
+            return None
+        snapshot = engine.static_snapshot()
+        if snapshot is None and self.backfill_mode == "beside":
+            snapshot = StaticSnapshot.from_graph(engine.export_graph())
+        return snapshot
+
     def _control(
         self, engine: Engine, cmd: Register | Unregister | Export | Barrier, backfiller: Backfiller
     ) -> Event:
@@ -251,7 +264,7 @@ class EngineWorker:
                 event = Registered(cmd)
                 # Backfill reads the graph as it stands before from_seq: every earlier
                 # update was applied (commands run in seq order), no later one yet.
-                snapshot = engine.static_snapshot() if cmd.backfill else None
+                snapshot = self._snapshot(engine) if cmd.backfill else None
                 if snapshot is not None:
                     event.backfill_job = backfiller.job(cmd, snapshot)
                 elif cmd.backfill and cmd.count_only:

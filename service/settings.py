@@ -152,6 +152,15 @@ class Settings:
             "on the CPU engine)"
         ),
     )
+    backfill_mode: str = field(
+        default="auto",
+        metadata=_doc(
+            "where backfills run: auto (beside the stream where the engine snapshots its "
+            "graph: the CPU engine; inline on the GPU engine's device matcher), beside (also "
+            "the GPU engine: its graph is copied to the host and matched there by "
+            "backfill_threads threads), or inline (on the engine thread: the stream waits)"
+        ),
+    )
     backfill_threads: int = field(
         default=0,
         metadata=_doc(
@@ -311,6 +320,10 @@ class Settings:
             raise ConfigError(f"log_format={self.log_format!r}: choose text or json")
         if self.max_deltas_per_update < 0:
             raise ConfigError("max_deltas_per_update must be >= 0 (0: no cap)")
+        if self.backfill_mode not in ("auto", "beside", "inline"):
+            raise ConfigError(
+                f"backfill_mode={self.backfill_mode!r}: choose auto, beside or inline"
+            )
         if self.backfill_threads < 0:
             raise ConfigError("backfill_threads must be >= 0 (0: the cores less two)")
         if self.kafka_acks not in ("all", "1"):

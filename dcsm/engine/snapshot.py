@@ -13,8 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..model import Pattern
+from ..model import Graph, Pattern
 from . import cpu_kernels as kern
+from .bulk import intern_graph
 from .plan import plan_query, stack_plans
 
 
@@ -25,6 +26,14 @@ class StaticSnapshot:
 
     arrays: tuple[np.ndarray, ...]
     num_vertices: int
+
+    @staticmethod
+    def from_graph(graph: Graph) -> StaticSnapshot:
+        """The snapshot of any engine's exported graph (the GPU engine's, to match it on
+        the host beside the stream), built as the CPU engine bulk-loads one."""
+        g = intern_graph(graph)
+        off, deg, _, nbr, elab, tail = kern.bulk_load(g)
+        return StaticSnapshot((off, deg, nbr[:tail], elab[:tail], g.vlab, g.ext), g.num_vertices)
 
     @property
     def nbytes(self) -> int:

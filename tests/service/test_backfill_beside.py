@@ -21,12 +21,13 @@ import pytest
 from helpers import TRI, oracle_deltas
 
 from dcsm.engine import make_engine
+from dcsm.engine.cpu import CpuEngine
 from dcsm.loadgen.synth import powerlaw_stream
 from dcsm.model import Pattern, UpdateBatch
 from dcsm.schemas import QuerySpec
 from dcsm.service import checkpoint
 from dcsm.service.app import Service
-from dcsm.service.backfill import BackfillJob
+from dcsm.service.backfill import Backfiller, BackfillJob
 from dcsm.service.queries import QueryState
 from dcsm.service.settings import Settings
 
@@ -147,3 +148,27 @@ async def test_a_deletion_waits_for_the_backfill_it_follows(
     counts = await frames(st)
     assert counts[0]["backfill"] is True and counts[0]["count"] == n
     await svc.stop()
+
+
+@pytest.mark.parametrize(("mode", "beside"), [("auto", False), ("inline", False), ("beside", True)])
+async def test_backfill_mode_for_an_engine_without_snapshots(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str, beside: bool
+) -> None:
+    """Like the GPU engine: ``auto`` and ``inline`` backfill on the engine thread, ``beside``
+    copies the exported graph to a host snapshot; the count is the same either way."""
+    monkeypatch.setattr(CpuEngine, "static_snapshot", lambda self: None)
+    started: list[BackfillJob] = []
+    start = Backfiller.start
+    monkeypatch.setattr(
+        Backfiller, "start", lambda self, job: (started.append(job), start(self, job))
+    )
+    stream = powerlaw_stream(40, 300, num_labels=1, seed=2)
+    svc = Service(Settings(backend="cpu", state_dir=None, backfill_mode=mode))
+    await svc.start()
+    await svc.submit_updates(stream, wait=True)
+    _, n = await svc.register_query(QuerySpec.from_pattern(WEDGE), "count", "json", True)
+    await svc.stop()
+    oracle = make_engine("cpu")
+    oracle.apply(stream)
+    assert n == oracle.count_static(WEDGE) > 0
+    assert len(started) == beside
