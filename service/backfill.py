@@ -6,24 +6,25 @@ When the engine thread reaches the registration (at its ``from_seq``) it takes a
 :class:`~dcsm.engine.snapshot.StaticSnapshot` of the graph as it stands then, registers the
 query, hands the fan-out a :class:`~dcsm.service.messages.Registered` event carrying the
 :class:`BackfillJob` and only then starts the job here. The job cuts the snapshot's root
-vertices into slices that a pool of ``threads`` runs (the kernels release the GIL), and hands
+vertices into slices that ``threads`` threads run (the kernels release the GIL), and hands
 one :class:`~dcsm.service.messages.BackfillDone` event to the events queue when every slice
 is done, through the engine worker's ``emit`` (so it takes an event slot like any other
 event). Meanwhile the fan-out holds the query's live deltas; on ``BackfillDone`` it sends the
 backfill first and then what it held, in seq order: subscribers see exactly what an inline
 backfill gives, while every other query's updates flow on.
 
-An engine without snapshots (the GPU engine: its device matcher runs on the engine itself)
-backfills inline, as the engine thread's own step.
+An engine without snapshots of its own (the GPU engine) backfills inline on its device
+matcher, as the engine thread's own step, unless ``backfill_mode`` is ``beside``: then its
+exported graph becomes a host snapshot (:meth:`StaticSnapshot.from_graph`) matched here.
 """
 
 from __future__ import annotations
 
 import logging
+import queue
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -68,6 +69,17 @@ class BackfillJob:
             self._left -= 1
             return self._left == 0
 
+    def hand_over(self, emit: Callable[[Event], None] | None, error: BaseException | None) -> bool:
+        """Emit the job's one :class:`BackfillDone` (unless ``emit`` is None: the service is
+        stopping), then mark it finished; False if it already was."""
+        with self._lock:
+            if self.finished.is_set():
+                return False
+            if emit is not None:
+                emit(self.outcome(error))
+            self.finished.set()  # only now: wait() must not return before the event is out
+            return True
+
     def outcome(self, error: BaseException | None) -> BackfillDone:
         """The event for the fan-out, once every slice ran (or one failed)."""
         seconds = time.time() - self.started
@@ -83,15 +95,19 @@ class BackfillJob:
 
 
 class Backfiller:
-    """Runs :class:`BackfillJob` slices on ``threads`` threads; each job ends with one
-    ``emit(BackfillDone)`` (called from a pool thread)."""
+    """Runs :class:`BackfillJob` slices on ``threads`` daemon threads (a slice cannot be
+    interrupted; a stopping service must not wait for one); each job ends with one
+    ``emit(BackfillDone)``, called from the thread that ran its last slice."""
 
     def __init__(self, emit: Callable[[Event], None], threads: int) -> None:
         self._emit = emit
         self.threads = max(1, threads)
-        self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="dcsm-backfill")
+        self._work: queue.SimpleQueue[tuple[BackfillJob, int] | None] = queue.SimpleQueue()
         self._jobs: dict[int, BackfillJob] = {}
         self._closed = False
+        for k in range(self.threads):
+            name = f"dcsm-backfill-{k}"
+            threading.Thread(target=self._serve, name=name, daemon=True).start()
 
     def job(self, cmd: Register, snapshot: StaticSnapshot) -> BackfillJob:
         return BackfillJob(cmd, snapshot, self.threads * SLICES_PER_THREAD)
@@ -99,7 +115,7 @@ class Backfiller:
     def start(self, job: BackfillJob) -> None:
         self._jobs[job.cmd.qid] = job
         for i in range(len(job.bounds) - 1):
-            self._pool.submit(self._run, job, i)
+            self._work.put((job, i))
         if len(job.bounds) == 1:  # an empty graph: nothing to run
             self._finish(job, None)
 
@@ -113,25 +129,23 @@ class Backfiller:
     def close(self) -> None:
         """Drop every job still running (the service is stopping: nothing is emitted)."""
         self._closed = True
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        for _ in range(self.threads):
+            self._work.put(None)
 
-    def _run(self, job: BackfillJob, i: int) -> None:
-        if self._closed or job.finished.is_set():
-            return
-        try:
-            last = job.run_slice(i)
-        except BaseException as exc:  # an engine bug or no memory: the registration says so
-            log.exception("backfill of query %d failed", job.cmd.qid)
-            self._finish(job, exc)
-            return
-        if last:
-            self._finish(job, None)
+    def _serve(self) -> None:
+        while (item := self._work.get()) is not None:
+            job, i = item
+            if self._closed or job.finished.is_set():
+                continue
+            try:
+                last = job.run_slice(i)
+            except BaseException as exc:  # an engine bug or no memory: the registration says so
+                log.exception("backfill of query %d failed", job.cmd.qid)
+                self._finish(job, exc)
+                continue
+            if last:
+                self._finish(job, None)
 
     def _finish(self, job: BackfillJob, error: BaseException | None) -> None:
-        with job._lock:
-            if job.finished.is_set():
-                return
-            if not self._closed:
-                self._emit(job.outcome(error))
-            job.finished.set()  # only now: wait() must not return before the event is out
+        if job.hand_over(None if self._closed else self._emit, error):
             self._jobs.pop(job.cmd.qid, None)

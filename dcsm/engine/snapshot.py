@@ -35,10 +35,6 @@ class StaticSnapshot:
         off, deg, _, nbr, elab, tail = kern.bulk_load(g)
         return StaticSnapshot((off, deg, nbr[:tail], elab[:tail], g.vlab, g.ext), g.num_vertices)
 
-    @property
-    def nbytes(self) -> int:
-        return sum(a.nbytes for a in self.arrays)
-
     def run(self, pattern: Pattern, lo: int, hi: int, emit: bool) -> tuple[int, np.ndarray]:
         """The matches of ``pattern`` whose first plan vertex is one of ``[lo, hi)``:
         (count, int64 (k, n) external ids if ``emit``, else an empty array)."""
