@@ -62,7 +62,10 @@ class BackfillJob:
     def run_slice(self, i: int) -> bool:
         """Run slice ``i``; True if it was the last one left."""
         lo, hi = int(self.bounds[i]), int(self.bounds[i + 1])
-        result = self.snapshot.run(self.cmd.pattern, lo, hi, emit=not self.cmd.count_only)
+        # Each slice keeps at most the rows the query ships (its cap): the first rows overall
+        # are those of the first slices, so memory stays bounded whatever the match count.
+        cmd = self.cmd
+        result = self.snapshot.run(cmd.pattern, lo, hi, not cmd.count_only, cmd.max_deltas)
         with self._lock:
             self._results[i] = result
             self._roots_done += hi - lo
@@ -91,6 +94,7 @@ class BackfillJob:
             return BackfillDone(self.cmd, count=count, seconds=seconds)
         n = self.cmd.pattern.num_vertices
         matches = np.concatenate([m for _, m in parts]) if parts else np.empty((0, n), np.int64)
+        matches = matches[: self.cmd.max_deltas]  # the cap, if any (the count stays whole)
         return BackfillDone(self.cmd, count=count, matches=matches, seconds=seconds)
 
 

@@ -427,7 +427,8 @@ class Fanout:
         where another owns ``from_seq``); its size."""
         emit = self._sharding.owns_seq(cmd.from_seq)
         at = np.array([cmd.from_seq], np.int64)
-        n = len(matches) if matches is not None else int(count or 0)
+        # ``count`` is the whole backfill where given (its rows may stop at the cap).
+        n = int(count) if count is not None else len(matches) if matches is not None else 0
         if emit and matches is not None and n:
             cap = n if st.max_deltas is None else min(n, st.max_deltas)
             over = (at, np.array([n - cap], np.int64)) if cap < n else None

@@ -344,11 +344,12 @@ def apply_updates(
 
 
 @njit(cache=True, nogil=True)
-def static_matches(p, n, emit, G, lo, hi, P, cand, out_m):
+def static_matches(p, n, emit, stop, G, lo, hi, P, cand, out_m):
     """Every match of plan p over every ordered data edge (a, b) with ``lo <= a < hi``
     (each embedding once over all of [0, num_vertices)), in the order of a.
 
-    Returns (count, out_m, nout); out_m holds internal ids when ``emit``."""
+    Returns (count, out_m, nout); out_m holds internal ids when ``emit``, the first ``stop``
+    matches (NO_STOP: all); the count is always exact."""
     off, deg, nbr, elab, vlab = G[0], G[1], G[2], G[3], G[4]
     vlabel = P[1]
     m = np.empty(K, np.int32)
@@ -363,7 +364,7 @@ def static_matches(p, n, emit, G, lo, hi, P, cand, out_m):
             if not _start_ok(p, a, b, elab[t], G, P):
                 continue
             c, out_m, out_tag, nout = _extend(
-                p, n, a, b, emit, NO_STOP, cand, m, G, P, out_m, out_tag, nout, 0
+                p, n, a, b, emit, stop, cand, m, G, P, out_m, out_tag, nout, 0
             )
             total += c
     return total, out_m, nout

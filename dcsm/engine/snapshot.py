@@ -35,14 +35,21 @@ class StaticSnapshot:
         off, deg, _, nbr, elab, tail = kern.bulk_load(g)
         return StaticSnapshot((off, deg, nbr[:tail], elab[:tail], g.vlab, g.ext), g.num_vertices)
 
-    def run(self, pattern: Pattern, lo: int, hi: int, emit: bool) -> tuple[int, np.ndarray]:
+    def run(
+        self, pattern: Pattern, lo: int, hi: int, emit: bool, limit: int | None = None
+    ) -> tuple[int, np.ndarray]:
         """The matches of ``pattern`` whose first plan vertex is one of ``[lo, hi)``:
-        (count, int64 (k, n) external ids if ``emit``, else an empty array)."""
+        (count, int64 (k, n) external ids if ``emit``, else an empty array). ``limit``:
+        keep only the first that many rows (the count stays exact, and the rest is
+        counted without being enumerated to the last vertex)."""
         n = pattern.num_vertices
         plans = kern.plan_arrays(stack_plans([plan_query(pattern)]))
         # A candidate list holds at most the neighbours of one already-matched vertex.
         cand = np.zeros((kern.K, int(self.arrays[1].max(initial=0)) + 1), np.int32)
         out = np.empty((1024 if emit else 1, n), np.int32)
-        total, out, nout = kern.static_matches(0, n, emit, self.arrays, lo, hi, plans, cand, out)
+        stop = kern.NO_STOP if limit is None else limit
+        total, out, nout = kern.static_matches(
+            0, n, emit, stop, self.arrays, lo, hi, plans, cand, out
+        )
         ext = self.arrays[5]
         return int(total), ext[out[:nout]] if emit else np.empty((0, n), np.int64)

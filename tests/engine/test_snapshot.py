@@ -44,3 +44,5 @@ def test_slices_and_exported_snapshots_match_like_the_engine() -> None:
         n, m = exported.run(p, 0, nv, emit=True)
         assert n == count and rows(m) == rows(matches), p.name
         assert exported.run(p, 0, nv, emit=False)[0] == count
+        capped, first = own.run(p, 0, nv, emit=True, limit=5)
+        assert capped == count and first.tolist() == matches[:5].tolist(), p.name

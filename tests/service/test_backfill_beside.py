@@ -172,3 +172,29 @@ async def test_backfill_mode_for_an_engine_without_snapshots(
     oracle.apply(stream)
     assert n == oracle.count_static(WEDGE) > 0
     assert len(started) == beside
+
+
+async def test_a_capped_backfill_keeps_only_the_rows_it_ships(tmp_path: Path) -> None:
+    """Past the query's max_deltas_per_update, beside the stream as inline: the first rows in
+    the engine's order, then one overflow row with the exact rest; slices keep no more."""
+    stream = powerlaw_stream(40, 300, num_labels=1, seed=2)
+    got = {}
+    for mode in ("beside", "inline"):
+        svc = Service(
+            Settings(backend="cpu", state_dir=None, backfill_mode=mode, max_deltas_per_update=7)
+        )
+        await svc.start()
+        await svc.submit_updates(stream, wait=True)
+        st, n = await svc.register_query(QuerySpec.from_pattern(WEDGE), "embeddings", "json", True)
+        got[mode] = [
+            {k: v for k, v in f.items() if k not in ("arrival_ts", "emitted_ts")}
+            for f in await frames(st)
+        ]
+        await svc.stop()
+    oracle = make_engine("cpu")
+    oracle.apply(stream)
+    total = oracle.count_static(WEDGE)
+    rows, over = got["beside"][:7], got["beside"][7:]
+    assert [f["match"] for f in rows] == oracle.match_static(WEDGE)[:7].tolist()
+    assert len(over) == 1 and over[0]["shipped"] == 7 and over[0]["not_shipped"] == total - 7
+    assert got["beside"] == got["inline"]
