@@ -34,7 +34,7 @@ from .messages import BackfillDone, Event, Register
 
 log = logging.getLogger("dcsm.service.backfill")
 
-#: Slices per pool thread: enough to spread hubs over the threads and to show progress.
+#: Slices per backfill thread: enough to spread hubs over the threads and to show progress.
 SLICES_PER_THREAD = 16
 
 

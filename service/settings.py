@@ -164,8 +164,8 @@ class Settings:
     backfill_threads: int = field(
         default=0,
         metadata=_doc(
-            "threads that compute backfills beside the stream (CPU engine; 0: the cores "
-            "less two, at least one); the GPU engine backfills on the device, inline"
+            "threads that compute backfills beside the stream (see backfill_mode; 0: the "
+            "cores less two, at least one)"
         ),
     )
     max_record_updates: int = field(

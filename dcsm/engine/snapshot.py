@@ -10,6 +10,7 @@ concatenated in slice order, are the engine's own ``match_static`` rows in its o
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -35,6 +36,12 @@ class StaticSnapshot:
         off, deg, _, nbr, elab, tail = kern.bulk_load(g)
         return StaticSnapshot((off, deg, nbr[:tail], elab[:tail], g.vlab, g.ext), g.num_vertices)
 
+    @cached_property
+    def _widest(self) -> int:
+        """The largest degree: a candidate list holds at most the neighbours of one
+        already-matched vertex (computed once, not once per slice)."""
+        return int(self.arrays[1].max(initial=0))
+
     def run(
         self, pattern: Pattern, lo: int, hi: int, emit: bool, limit: int | None = None
     ) -> tuple[int, np.ndarray]:
@@ -44,8 +51,7 @@ class StaticSnapshot:
         counted without being enumerated to the last vertex)."""
         n = pattern.num_vertices
         plans = kern.plan_arrays(stack_plans([plan_query(pattern)]))
-        # A candidate list holds at most the neighbours of one already-matched vertex.
-        cand = np.zeros((kern.K, int(self.arrays[1].max(initial=0)) + 1), np.int32)
+        cand = np.zeros((kern.K, self._widest + 1), np.int32)
         out = np.empty((1024 if emit else 1, n), np.int32)
         stop = kern.NO_STOP if limit is None else limit
         total, out, nout = kern.static_matches(
