@@ -253,7 +253,7 @@ class Report:
             lines.append(f"| {ds} | {mode} | {len(sel)} | {g:.4f} | {f:.4f} | {_ratio(f, g)} | "
                          f"{faster} of {len(done)} | {timed} |")  # fmt: skip
         if self.profiles:
-            keys = [k for k in self.profiles[0] if k != "stream"]
+            keys = list(dict.fromkeys(k for p in self.profiles for k in p if k != "stream"))
             lines += [
                 "",
                 "## Graph-updater time per batch (device clock, mean over every batch of the run)",
@@ -262,7 +262,8 @@ class Report:
                 "|---|" + "---:|" * len(keys),
             ]
             for p in self.profiles:
-                lines.append(f"| {p['stream']} | " + " | ".join(f"{p[k]:.1f}" for k in keys) + " |")
+                cells = " | ".join(f"{p.get(k, 0.0):.1f}" for k in keys)
+                lines.append(f"| {p['stream']} | {cells} |")
         if self.latency:
             lines += [
                 "",
@@ -279,6 +280,26 @@ class Report:
                     f"{r['resp_p99_us']:.1f} | {r['done_p50_us']:.1f} | {r['done_p99_us']:.1f} | "
                     f"{r['throughput']:.0f} |"
                 )
+            parts = [r for r in self.latency if "late_p50_us" in r]
+            if parts:
+                lines += [
+                    "",
+                    "Where the response time goes (p50 / p99 us): the pacer's lateness "
+                    "(scheduled arrival -> written into the input ring), ring -> read by the "
+                    "updater, read -> matching started (the updater's batch); and the "
+                    "response time counted from entry into the ring.",
+                    "",
+                    "| engine | rate (upd/s) | late | ring | updater | response from entry | "
+                    "mean batch |",
+                    "|---|---:|---:|---:|---:|---:|---:|",
+                ]  # fmt: skip
+                for r in parts:
+                    keys = ("late", "ring", "updater", "resp_entered")
+                    cells = " | ".join(
+                        f"{r[k + '_p50_us']:.1f} / {r[k + '_p99_us']:.1f}" for k in keys
+                    )
+                    lines.append(f"| {r['engine']} | {r['rate']:.0f} | {cells} | "
+                                 f"{r['mean_batch']:.1f} |")  # fmt: skip
         (self.out / "gpu_bench.md").write_text("\n".join(lines) + "\n")
 
 
@@ -350,6 +371,8 @@ def latency_part(data: Path, report: Report, n: int) -> None:
             arrival = start + np.cumsum(gaps)
             batch = UpdateBatch.from_arrays(stream.op, stream.u, stream.v, stream.label, ts=arrival)
             res = eng.apply_paced(batch)
+            line = eng.last_timeline
+            profile = eng.updater_profile()
             eng.close()
             resp = (res.started - arrival) * 1e6
             done = (res.finished - arrival) * 1e6
@@ -359,6 +382,18 @@ def latency_part(data: Path, report: Report, n: int) -> None:
                        done_p50_us=float(np.percentile(done, 50)),
                        done_p99_us=float(np.percentile(done, 99)),
                        throughput=n / float(res.finished.max() - arrival[0]))  # fmt: skip
+            if line.get("entered") is not None and line["entered"].all():
+                # Where the response time goes: the pacer's lateness (scheduled arrival ->
+                # written into the input ring), ring -> taken by the updater, taken ->
+                # matching started; and the response time from entry into the ring.
+                sched = arrival[line["update"]]
+                for key, us in (("late", line["entered"] - sched),
+                                ("ring", line["taken"] - line["entered"]),
+                                ("updater", line["started"] - line["taken"]),
+                                ("resp_entered", line["started"] - line["entered"])):  # fmt: skip
+                    row[f"{key}_p50_us"] = float(np.percentile(us * 1e6, 50))
+                    row[f"{key}_p99_us"] = float(np.percentile(us * 1e6, 99))
+            row["mean_batch"] = profile["mean_batch"]
             report.latency.append(row)
             print(json.dumps(row), flush=True)
             report.flush()

@@ -51,6 +51,7 @@ from .static_match import DeviceCsr, StaticMatcher
 THREADS = 256
 _PIECE = 4096  # updates admitted and sent to the kernel at a time within one apply
 _ROWS = 1 << 16  # match records decoded per read of the output ring
+_SPIN_NS = 50_000  # a paced write waits by spinning for a record due within this time
 _SLAB_BYTES = 32 * 16 + 4 + 8  # entries, slab_owner, free-ring words
 _VERSION_BYTES = 8 * 4 + 4 + 4  # vers, ver_free, gcq
 _MAX_SLABS = 1 << 26  # entry offsets are 32-bit in the kernel: 2^26 slabs is 2^31 entries
@@ -223,6 +224,8 @@ class GpuEngine(Engine):
         # Records read while no apply call collects them (decoded, then dropped).
         self._drain_rows = MatchRows(16, chunk_rows=_ROWS)
         self._clock_offset_ns = 0
+        # Per update of the last apply call, when it entered, was taken, started, finished.
+        self.last_timeline: dict[str, np.ndarray] = {}
         self._blocks = blocks or self._default_blocks()
         GpuEngine._live.add(self)
 
@@ -463,15 +466,25 @@ class GpuEngine(Engine):
         return out
 
     def updater_profile(self) -> dict[str, float]:
-        """Mean microseconds per batch the updater spent in each phase (device clock), the
-        batch count and the mean batch size, since the engine was created."""
+        """Mean microseconds per batch the updater spent in each phase and in each of its
+        steps (jobs, and the steps between them; device clock), the batch count and the mean
+        batch size, since the engine was created."""
         st = self._get_state()[0]
         n = max(1, int(st["batches"]))
         out = {
             f"{name}_us": float(st["phase_ns"][k]) / n / 1e3
             for k, name in enumerate(L.UPDATER_PHASES)
         }
-        return out | {"batches": int(st["batches"]), "mean_batch": float(st["batched_updates"]) / n}
+        steps = {
+            f"step_{name}_us": float(st["step_ns"][k]) / n / 1e3
+            for k, name in enumerate(L.UPDATER_STEPS)
+            if name and st["step_ns"][k]
+        }
+        return (
+            out
+            | steps
+            | {"batches": int(st["batches"]), "mean_batch": float(st["batched_updates"]) / n}
+        )
 
     def wait_collected(self, timeout_s: float = 10.0) -> dict[str, int]:
         """Wait until the collector has passed every completed update and emptied its queue
@@ -563,7 +576,9 @@ class GpuEngine(Engine):
             recs = self._with_controls(recs, batch.seq[sent], tau0)
             # Control records carry arrival 0 and are due at once.
             due = np.maximum.accumulate(recs["arrival_ns"]) if paced else None
-            self._write_records(recs, col, due)
+            written = self._write_records(recs, col, due)
+            if written is not None:
+                col.add_entered(written[recs["kind"] <= L.REC_DELETE])
         if then_stop:
             self._write_records(L.STOP_RECORD, col)
         last = self._next_tau - 1
@@ -577,6 +592,7 @@ class GpuEngine(Engine):
             self._raise_check_failures()
         if n:
             self.queries.advance(int(batch.seq[-1]))
+        self.last_timeline = col.timeline()
         return col.result(batch, outcome)
 
     def _encode(
@@ -616,17 +632,27 @@ class GpuEngine(Engine):
 
     def _write_records(
         self, recs: np.ndarray, col: _Collector | None, due_ns: np.ndarray | None = None
-    ) -> None:
+    ) -> np.ndarray | None:
         """Write records into the input ring as space frees up (and, when ``due_ns`` is
-        given, no record before its due time), pumping the output rings meanwhile."""
+        given, no record before its due time), pumping the output rings meanwhile. With
+        ``due_ns``, returns when each record entered the ring (epoch ns)."""
         cap = self._in.shape[0]
         i = 0
+        written = None if due_ns is None else np.zeros(len(recs), np.int64)
         watch = _Watchdog(self)
         while i < len(recs):
             free = cap - (self._in_tail - int(self._dstat["in_consumed"][0]))
             k = min(free, len(recs) - i)
             if due_ns is not None:
-                k = min(k, int(np.searchsorted(due_ns, time.time_ns(), "right")) - i)
+                now = time.time_ns()
+                if free > 0 and due_ns[i] - now < _SPIN_NS:
+                    # The next record is due soon: wait for it here rather than in a pump,
+                    # which could make it late.
+                    while now < due_ns[i]:
+                        now = time.time_ns()
+                k = min(k, int(np.searchsorted(due_ns, now, "right")) - i)
+                if k > 0:
+                    written[i : i + k] = now
             if k > 0:
                 at = self._in_tail % cap
                 first = min(k, cap - at)  # up to the ring's end, then from its start
@@ -638,6 +664,7 @@ class GpuEngine(Engine):
             else:
                 self._pump(col)
                 watch.check()
+        return written
 
     def _pump(self, col: _Collector | None) -> None:
         """Read completion records, then match records, and hand both to the collector."""
@@ -738,8 +765,11 @@ class _Collector:
         self.nsent = 0
         self.tau0 = tau0
         self.dev_outcome = np.zeros(n, np.int8)
+        self.entered = np.zeros(n, np.float64)  # paced calls: when each entered the ring
+        self.taken = np.zeros(n, np.float64)  # when the updater read it from the ring
         self.started = np.zeros(n, np.float64)
         self.finished = np.zeros(n, np.float64)
+        self._nentered = 0
         self.count_rows: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self.rows = MatchRows(width)  # match records, decoded by GpuEngine._pump
         # The query of each slot now: a slot may be freed before the call returns.
@@ -754,6 +784,12 @@ class _Collector:
         self._sent[self.nsent : self.nsent + len(sent)] = sent
         self.nsent += len(sent)
 
+    def add_entered(self, written_ns: np.ndarray) -> None:
+        """When the next sent updates entered the input ring (epoch ns, in tau order)."""
+        k = len(written_ns)
+        self.entered[self._nentered : self._nentered + k] = written_ns / 1e9
+        self._nentered += k
+
     def add_done(
         self, taus: np.ndarray, rec: np.ndarray, counts: np.ndarray, eng: GpuEngine
     ) -> None:
@@ -762,6 +798,7 @@ class _Collector:
         i, rec, counts = i[inside], rec[inside], counts[inside]
         self.dev_outcome[i] = rec["outcome"]
         off = eng._clock_offset_ns
+        self.taken[i] = (rec["t_taken"].astype(np.int64) + off) / 1e9
         self.started[i] = (rec["t_start"].astype(np.int64) + off) / 1e9
         self.finished[i] = (rec["t_finish"].astype(np.int64) + off) / 1e9
         slots = np.nonzero(eng._slot_count & (eng._slot_qid >= 0))[0]
@@ -770,6 +807,14 @@ class _Collector:
             r, s = np.nonzero(c)
             if len(r):
                 self.count_rows.append((i[r], eng._slot_qid[slots[s]], c[r, s].astype(np.int64)))
+
+    def timeline(self) -> dict[str, np.ndarray]:
+        """Per sent update, in tau order (epoch seconds): entered the input ring (paced
+        calls only, else 0), taken by the updater, matching started, finished."""
+        k = self.nsent
+        return {"update": self.sent.copy(), "entered": self.entered[:k].copy(),
+                "taken": self.taken[:k].copy(), "started": self.started[:k].copy(),
+                "finished": self.finished[:k].copy()}  # fmt: skip
 
     def result(self, batch: UpdateBatch, outcome: np.ndarray) -> BatchResult:
         now = time.time()

@@ -105,6 +105,7 @@
 #endif
 
 #define KMAX 16
+#define NSTEP 24
 #define INF_TS 0x7fffffff
 #define ANY (-1)
 #define HMAX (2 * BATCH_CAP)
@@ -230,6 +231,9 @@ struct State {
     // publish items; then the number of batches and of updates they held.
     u64 phase_ns[5];
     u64 batches, batched_updates;
+    // w0 lane 0: %globaltimer ns per updater step, summed over batches (index: JobKind, or
+    // STEP_* below for the steps between jobs).
+    u64 step_ns[NSTEP];
     u64 check_count[32];     // CHECK=1: violations per CHK_* code
     i64 check_first[32][3];  // the first violation of each code: three values that locate it
 };

@@ -78,6 +78,7 @@ def state_dtype(cfg: KernelConfig) -> np.dtype:
         ("phase_ns", np.uint64, len(UPDATER_PHASES)),
         ("batches", np.uint64),
         ("batched_updates", np.uint64),
+        ("step_ns", np.uint64, len(UPDATER_STEPS)),
         ("check_count", np.uint64, 32),
         ("check_first", np.int64, (32, 3)),
     ]
@@ -116,6 +117,14 @@ CHECKS = {
 
 # Updater phases timed by the kernel (State.phase_ns), in order.
 UPDATER_PHASES = ("form_batch", "classify_allocate", "copy", "publish_versions", "publish_items")
+
+# Updater steps timed by the kernel (State.step_ns): slot k is JobKind k (updater_jobs.cuh),
+# then the StepKind steps between jobs; slot 0 is unused.
+UPDATER_STEPS = (
+    "", "halves", "segcount", "segstart", "place", "order", "classify", "seginfo", "segedit",
+    "alloc", "mask", "scan", "copy", "publish", "count", "items", "verify",
+    "allocate", "gcq_wait", "live_plans", "item_room", "", "", "",
+)  # fmt: skip
 
 
 # Field order of struct Ctx (every field 8 bytes: a device pointer or a size).

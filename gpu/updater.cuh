@@ -108,7 +108,11 @@ __device__ void updater(const Ctx& C, int w, int lane) {
             job(C, J_CLASSIFY, cdiv(nb, 32), w, lane);
             job(C, J_SEGINFO, nst, w, lane);
             job(C, J_SEGEDIT, nht, w, lane);
-            if (clock) S.fatal = !allocate(C);
+            if (clock) {
+                u64 ta = gtime();
+                S.fatal = !allocate(C);
+                time_step(C, STEP_ALLOCATE, ta);
+            }
             named_barrier_updaters();
             if (S.fatal) break;
             job(C, J_ALLOC, nst, w, lane);
@@ -119,21 +123,27 @@ __device__ void updater(const Ctx& C, int w, int lane) {
             job(C, J_COPY, cdiv(nchunks, COPY_UNROLL) + cdiv(vload(&B.ctl.nins), 32), w, lane);
             t[2] = clock ? gtime() : 0;
             if (clock) {
-                u64 tl = C.st->gcq_tail, np = (u64)vload(&B.ctl.npush);
+                u64 tw = gtime(), tl = C.st->gcq_tail, np = (u64)vload(&B.ctl.npush);
                 while (tl + np - vload(&C.st->gcq_head) > C.gcq_cap) { relay(C); __nanosleep(1000); }
                 B.ctl.gcq_base = tl;
+                time_step(C, STEP_GCQ_WAIT, tw);
             }
             job(C, J_PUBLISH, nht + nst, w, lane);
             if (CHECK) job(C, J_VERIFY, nst, w, lane);
             if (clock) vstore(&C.st->gcq_tail, C.st->gcq_tail + (u64)vload(&B.ctl.npush));
             t[3] = clock ? gtime() : 0;
-            if (w == 0) live_plans(C, S.tau0, nb, lane);
+            if (w == 0) {
+                u64 tp = clock ? gtime() : 0;
+                live_plans(C, S.tau0, nb, lane);
+                if (clock) time_step(C, STEP_LIVE_PLANS, tp);
+            }
             job(C, J_COUNT, cdiv(nb, 32), w, lane);
             if (clock) {
                 // Room in the item ring for the whole batch, so that no helper waits inside
                 // J_ITEMS on a slot whose reader is itself helping.
-                u64 end = vload(&C.st->item_reserve) + (u64)vload(&B.ctl.nitems);
+                u64 tr = gtime(), end = vload(&C.st->item_reserve) + (u64)vload(&B.ctl.nitems);
                 while (end > 0 && vload(&C.item_free[(end - 1) % MAXI]) < (i64)(end - 1)) __nanosleep(500);
+                time_step(C, STEP_ITEM_ROOM, tr);
             }
             job(C, J_ITEMS, cdiv(nb, 32), w, lane);
             if (w == 0) {

@@ -34,6 +34,13 @@ enum JobKind {
     J_ITEMS,        // per record: update record, then its items
     J_VERIFY,       // CHECK=1 only, after J_PUBLISH: per segment, the new version is whole
 };
+// Steps between jobs, timed beside them in st.step_ns (NSTEP slots in all).
+enum StepKind { STEP_ALLOCATE = J_VERIFY + 1, STEP_GCQ_WAIT, STEP_LIVE_PLANS, STEP_ITEM_ROOM };
+
+// Add the time since t0 to step k's total (updater w0, lane 0).
+__device__ __forceinline__ void time_step(const Ctx& C, int k, u64 t0) {
+    C.st->step_ns[k] += gtime() - t0;
+}
 
 #define COPY_UNROLL 4
 
@@ -614,10 +621,9 @@ __device__ __noinline__ void help(const Ctx& C, int lane, bool updater = false) 
     }
 }
 
-// Post a job of n tasks, work on it, and return once every task has finished (all updater
-// warps call it together).
-__device__ void job(const Ctx& C, int kind, int n, int w, int lane) {
-    if (n <= 0) return;
+// Post a job of n > 0 tasks, work on it, and return once every task has finished (all
+// updater warps call it together).
+__device__ void job_body(const Ctx& C, int kind, int n, int w, int lane) {
     __threadfence();
     named_barrier_updaters();
     if (n <= N_UPDATERS) {
@@ -652,4 +658,14 @@ __device__ void job(const Ctx& C, int kind, int n, int w, int lane) {
     }
     named_barrier_updaters();
     __threadfence();
+}
+
+// Post a job of n tasks, work on it, and return once every task has finished (all updater
+// warps call it together); updater w0 times it.
+__device__ void job(const Ctx& C, int kind, int n, int w, int lane) {
+    if (n <= 0) return;
+    const bool clock = w == 0 && lane == 0;
+    const u64 t0 = clock ? gtime() : 0;
+    job_body(C, kind, n, w, lane);
+    if (clock) time_step(C, kind, t0);
 }
