@@ -679,12 +679,13 @@ class GpuEngine(Engine):
             if m:
                 slots = taus[:m] % maxu
                 rec = self._done[slots].copy()
-                counts = self._done_counts[slots].copy()
-                self._expect_records += int(
-                    counts[:, ~self._slot_count & (self._slot_qid >= 0)].sum()
-                )
+                # Only the columns of live query slots (a row holds QMAX counts).
+                live = np.nonzero(self._slot_qid >= 0)[0]
+                counts = self._done_counts[np.ix_(slots, live)]
+                counts[rec["counted"] == 0] = 0  # rows the device left unwritten
+                self._expect_records += int(counts[:, ~self._slot_count[live]].sum())
                 if col is not None:
-                    col.add_done(taus[:m], rec, counts, self)
+                    col.add_done(taus[:m], rec, counts, live, self)
                 self._done_next += m
                 self._hctl["done_consumed"] = self._done_next - 1
         rows = self._drain_rows if col is None else col.rows
@@ -791,8 +792,15 @@ class _Collector:
         self._nentered += k
 
     def add_done(
-        self, taus: np.ndarray, rec: np.ndarray, counts: np.ndarray, eng: GpuEngine
+        self,
+        taus: np.ndarray,
+        rec: np.ndarray,
+        counts: np.ndarray,
+        cols: np.ndarray,
+        eng: GpuEngine,
     ) -> None:
+        """Completion records of updates ``taus``; ``counts`` holds their counts in the
+        query slots ``cols`` (one column each)."""
         i = taus - self.tau0
         inside = (i >= 0) & (i < self.nsent)
         i, rec, counts = i[inside], rec[inside], counts[inside]
@@ -801,9 +809,9 @@ class _Collector:
         self.taken[i] = (rec["t_taken"].astype(np.int64) + off) / 1e9
         self.started[i] = (rec["t_start"].astype(np.int64) + off) / 1e9
         self.finished[i] = (rec["t_finish"].astype(np.int64) + off) / 1e9
-        slots = np.nonzero(eng._slot_count & (eng._slot_qid >= 0))[0]
-        if len(slots):
-            c = counts[:, slots]
+        counted = eng._slot_count[cols]
+        if counted.any():
+            slots, c = cols[counted], counts[:, counted]
             r, s = np.nonzero(c)
             if len(r):
                 self.count_rows.append((i[r], eng._slot_qid[slots[s]], c[r, s].astype(np.int64)))

@@ -46,7 +46,8 @@
 //   out    int32[out_cap]      match records [stamp, tau, slot, v0..v(n-1)]; executors write
 //                              the body, then the stamp; host reads in order.
 //   done   Done[MAXU], done_counts u64[MAXU*QMAX]: per-update completion records; the
-//                              finishing warp writes counts and times, then the stamp tau.
+//                              finishing warp writes counts (only where some may be non-zero:
+//                              Done.counted) and times, then the stamp tau.
 //
 
 #ifndef N_UPDATERS
@@ -173,7 +174,9 @@ struct __align__(16) Item { int tau; int slot_plan; int level; int pos; int end;
 
 struct Done {
     i64 tau;           // written last: the record is valid once it equals the tau expected
-    int outcome, nitems;
+    int outcome;
+    int counted;       // 1: done_counts holds this update's counts; 0: all of them are zero
+                       // (an update without work items; its row is not written)
     u64 t_taken, t_start, t_finish;
     i64 pad;
 };

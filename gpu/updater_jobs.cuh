@@ -178,6 +178,7 @@ __device__ __forceinline__ void task_order(const Ctx& C, Batch& B, int nb, int t
     u64 key = ld(B.hkey[e]);
     int y = half_y(B, key), i = half_i(key);
     int r = 0, rp = 0;  // ranks by update index, and by (other endpoint, update index)
+#pragma unroll 8
     for (int k = h0; k < h0 + cnt; ++k) {
         u64 o = ld(B.tmp[k]);
         int yo = ld(B.tmp_y[k]);
@@ -245,16 +246,43 @@ __device__ __forceinline__ void task_seginfo(const Ctx& C, Batch& B, int nb, int
     int ns = ld(B.ctl.nseg);
     bool on = e < ns;
     int first_ins = -1, nins = 0, ndel = 0, oldlen = 0, dead = 0, off = 0, cur = -1, cls = -1;
+    const int h0 = on ? ld(B.seg_h0[e]) : 0, cnt = on ? ld(B.seg_cnt[e]) : 0;
+    // The segment's applied insertions, the first of them, and the applied deletions before
+    // it: a lane walks a small segment, the whole warp a large one (a hub's), 32 at a time.
+    const bool big = cnt > 32;
+    for (int q = h0; !big && q < h0 + cnt; ++q) {
+        int i = half_i(ld(B.half[q]));
+        if (!applied(C, B, i, J_SEGINFO)) continue;
+        if (is_insert(B, i)) { if (first_ins < 0) first_ins = q; ++nins; }
+        else if (first_ins < 0) ++ndel;
+    }
+    for (unsigned bigs = __ballot_sync(0xffffffffu, big); bigs; bigs &= bigs - 1) {
+        const int src = __ffs(bigs) - 1;
+        const int s0 = __shfl_sync(0xffffffffu, h0, src);
+        const int s1 = s0 + __shfl_sync(0xffffffffu, cnt, src);
+        int f = -1, ni = 0, nd = 0;
+        for (int base = s0; base < s1; base += 32) {
+            const int q = base + lane;
+            bool ap = false, ins = false;
+            if (q < s1) {
+                int i = half_i(ld(B.half[q]));
+                ap = applied(C, B, i, J_SEGINFO);
+                ins = ap && is_insert(B, i);
+            }
+            const unsigned mi = __ballot_sync(0xffffffffu, ins);
+            const unsigned md = __ballot_sync(0xffffffffu, ap && !ins);
+            if (f < 0) {
+                const unsigned before = mi ? (1u << (__ffs(mi) - 1)) - 1u : 0xffffffffu;
+                nd += __popc(md & before);
+                if (mi) f = base + __ffs(mi) - 1;
+            }
+            ni += __popc(mi);
+        }
+        if (lane == src) { first_ins = f; nins = ni; ndel = nd; }
+    }
     if (on) {
         int x = ld(B.seg_x[e]);
-        int h0 = ld(B.seg_h0[e]), h1 = h0 + ld(B.seg_cnt[e]);
         cur = __ldcg(C.head + x);
-        for (int q = h0; q < h1; ++q) {
-            int i = half_i(ld(B.half[q]));
-            if (!applied(C, B, i, J_SEGINFO)) continue;
-            if (is_insert(B, i)) { if (first_ins < 0) first_ins = q; ++nins; }
-            else if (first_ins < 0) ++ndel;
-        }
         if (cur >= 0) {
             Version ver = load_version(C.vers + cur);
             if (CHECK && ver.x != x) check_fail(C, CHK_WRONG_VERTEX, tau0, x, cur);
@@ -300,14 +328,14 @@ __device__ __forceinline__ void task_seginfo(const Ctx& C, Batch& B, int nb, int
     }
 }
 
-// J_SEGEDIT: per half edge: in-place deletions; insertions sorted per segment
-__device__ __forceinline__ void task_segedit(const Ctx& C, Batch& B, int nb, int tau0, int t, int lane) {
-    const int e = t * 32 + lane;  // element of an element job
-    if (e >= 2 * nb) return;
-    u64 key = ld(B.half[e]);
+// Segments of more half edges than this (a hub's) place their insertions warp-wide.
+#define SEG_COOP 32
+
+// J_SEGEDIT, one half edge e (key, segment g): an in-place deletion, or an insertion's place
+// in its segment's sorted insertion list (small segments; see place_insertions).
+__device__ void edit_half(const Ctx& C, Batch& B, int tau0, int e, u64 key, int g) {
     int i = half_i(key);
     if (!applied(C, B, i, J_SEGEDIT)) return;
-    int g = ld(C.vseg[half_x(key)]);
     int first_ins = ld(B.seg_first_ins[g]);
     int y = half_y(B, key);
     if (CHECK) {
@@ -331,7 +359,9 @@ __device__ __forceinline__ void task_segedit(const Ctx& C, Batch& B, int nb, int
         }
         return;
     }
+    if (ld(B.seg_cnt[g]) > SEG_COOP) return;  // placed by place_insertions
     int h1 = ld(B.seg_h0[g]) + ld(B.seg_cnt[g]), r = 0;
+#pragma unroll 4
     for (int q = first_ins; q < h1; ++q) {
         u64 hq = ld(B.half[q]);
         int iq = half_i(hq);
@@ -343,6 +373,48 @@ __device__ __forceinline__ void task_segedit(const Ctx& C, Batch& B, int nb, int
     B.ins_y[at] = y;
     B.ins_i[at] = i;
     B.ins_seg[at] = g;
+}
+
+// The applied insertions of a large segment g in (neighbour, update) order (whole warp):
+// hpair already holds the segment's half edges in that order, so an insertion's place is
+// the number of applied insertions before it there, one warp-wide count per 32.
+__device__ void place_insertions(const Ctx& C, Batch& B, int g, int lane) {
+    const int h0 = ld(B.seg_h0[g]), h1 = h0 + ld(B.seg_cnt[g]);
+    int at = ld(B.seg_ins0[g]);
+    for (int k0 = h0; k0 < h1; k0 += 32) {
+        const int k = k0 + lane;
+        bool ins = false;
+        int i = 0;
+        if (k < h1) {
+            i = half_i(ld(B.hpair[k]));
+            ins = applied(C, B, i, J_SEGEDIT) && is_insert(B, i);
+        }
+        const unsigned mi = __ballot_sync(0xffffffffu, ins);
+        if (ins) {
+            const int pos = at + __popc(mi & lanemask_lt());
+            B.ins_y[pos] = ld(B.hpair_y[k]);
+            B.ins_i[pos] = i;
+            B.ins_seg[pos] = g;
+        }
+        at += __popc(mi);
+    }
+}
+
+// J_SEGEDIT: per half edge: in-place deletions; insertions sorted per segment (a large
+// segment's by the task holding its first half edge, warp-wide)
+__device__ __forceinline__ void task_segedit(const Ctx& C, Batch& B, int nb, int tau0, int t, int lane) {
+    const int e = t * 32 + lane;  // element of an element job
+    int g = -1;
+    bool leads_large = false;
+    if (e < 2 * nb) {
+        u64 key = ld(B.half[e]);
+        g = ld(C.vseg[half_x(key)]);
+        leads_large = e == ld(B.seg_h0[g]) && ld(B.seg_cnt[g]) > SEG_COOP &&
+                      ld(B.seg_first_ins[g]) >= 0;
+        edit_half(C, B, tau0, e, key, g);
+    }
+    for (unsigned m = __ballot_sync(0xffffffffu, leads_large); m; m &= m - 1)
+        place_insertions(C, B, __shfl_sync(0xffffffffu, g, __ffs(m) - 1), lane);
 }
 
 // J_ALLOC: per segment: new version, slab run, chunk table
@@ -384,15 +456,21 @@ __device__ __forceinline__ void task_alloc(const Ctx& C, Batch& B, int nb, int t
     for (int k = 0; k < nch; ++k) C.chunkseg[c0 + k] = e;
 }
 
-// J_MASK: per chunk: live masks of versions with dead entries
+// J_MASK: per COPY_UNROLL chunks: live masks of versions with dead entries
 __device__ __forceinline__ void task_mask(const Ctx& C, Batch& B, int nb, int tau0, int t, int lane) {
-    int g = ld(C.chunkseg[t]);
-    if (ld(B.seg_dead[g]) == 0) return;
-    int j = (t - ld(B.seg_chunk0[g])) * 32 + lane;
-    bool live = j < ld(B.seg_oldlen[g]) &&
-                __ldcg(&C.entries[ld(B.seg_off[g]) + j].dt) == INF_TS;
-    unsigned mask = __ballot_sync(0xffffffffu, live);
-    if (lane == 0) C.chunkmask[t] = mask;
+    const int nchunks = ld(B.ctl.nchunks);
+#pragma unroll
+    for (int u = 0; u < COPY_UNROLL; ++u) {
+        const int c = t * COPY_UNROLL + u;
+        if (c >= nchunks) break;  // uniform across the warp
+        int g = ld(C.chunkseg[c]);
+        if (ld(B.seg_dead[g]) == 0) continue;
+        int j = (c - ld(B.seg_chunk0[g])) * 32 + lane;
+        bool live = j < ld(B.seg_oldlen[g]) &&
+                    __ldcg(&C.entries[ld(B.seg_off[g]) + j].dt) == INF_TS;
+        unsigned mask = __ballot_sync(0xffffffffu, live);
+        if (lane == 0) C.chunkmask[c] = mask;
+    }
 }
 
 // J_SCAN: per segment: live counts per chunk; new version length
@@ -520,6 +598,7 @@ __device__ __forceinline__ void task_items(const Ctx& C, Batch& B, int nb, int t
     int a = ld(B.rec[e].a), b = ld(B.rec[e].b), elab = ld(B.elab[e]);
     int mlen[2] = {ld(B.len_a[e]), ld(B.len_b[e])};
     int nqp = ld(B.ctl.nqp);
+    const u64 first = idx;
     for (int k = 0; k < nqp; ++k) {
         int qp = ld(B.qp[k]);
         int nchunk = chunks_of(C, qp, tau, a, b, elab, mlen);
@@ -528,9 +607,12 @@ __device__ __forceinline__ void task_items(const Ctx& C, Batch& B, int nb, int t
             it.tau = tau; it.slot_plan = qp; it.level = 2; it.pos = c * CHUNK; it.end = -1;
             it.pad = 0;
             for (int x = 0; x < KMAX - 2; ++x) it.pre[x] = -1;
-            write_item(C, reserve_item_slot(C, idx), it);
+            write_item_body(C, reserve_item_slot(C, idx), it);
         }
     }
+    // One fence for all of the update's items, then their stamps.
+    __threadfence();
+    for (u64 j = first; j < idx; ++j) stamp_item(C, j);
 }
 
 // J_VERIFY: CHECK=1 only, after J_PUBLISH: per segment, the new version is whole
