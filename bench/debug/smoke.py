@@ -17,10 +17,6 @@ from dcsm.model import Graph, Pattern, UpdateBatch
 
 
 def main() -> None:
-    if "--cpu" not in sys.argv:
-        from dcsm.gpu.engine import GpuEngine
-    else:
-        GpuEngine = type(None)  # noqa: N806 - never matches an engine
     rng = np.random.default_rng(1)
     n, m = 60, 400
     pairs = np.unique(np.sort(rng.integers(0, n, (m, 2)), axis=1), axis=0)
@@ -34,20 +30,23 @@ def main() -> None:
     keep = su != sv
     op, su, sv = op[keep], su[keep], sv[keep]
     results = []
-    engines = [CpuEngine, GpuEngine]
-    if "--cpu" in sys.argv:  # check the script itself where there is no GPU
-        engines = [CpuEngine, CpuEngine]
-    for make in engines:
-        eng = make()
+    on_gpu = "--cpu" not in sys.argv  # --cpu: check the script itself where there is no GPU
+    for second in (False, on_gpu):
+        if second:
+            from dcsm.gpu.engine import GpuEngine
+
+            eng = GpuEngine()
+        else:
+            eng = CpuEngine()
         eng.load_graph(graph)
         eng.register(0, tri, from_seq=0, count_only=True)
         first = UpdateBatch.from_arrays(op, su, sv)
         r1 = eng.apply(first)
         ts = time.time() + 0.01 + np.arange(len(op)) * 1e-4
         back = UpdateBatch.from_arrays(-op[::-1], su[::-1], sv[::-1], ts=ts, first_seq=len(op))
-        r2 = eng.apply_paced(back) if isinstance(eng, GpuEngine) else eng.apply(back)
+        r2 = eng.apply_paced(back) if second else eng.apply(back)
         results.append([(r.counts.seq.tolist(), r.counts.count.tolist()) for r in (r1, r2)])
-        if isinstance(eng, GpuEngine):
+        if second:
             print("timeline keys", sorted(eng.last_timeline), "profile", eng.updater_profile())
         eng.close()
     if results[0] != results[1]:
