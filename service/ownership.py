@@ -166,6 +166,19 @@ class InputLease:
             except TimeoutError:
                 pass
         c.pause(*c.assignment())
+        # A service of this host killed with kill -9 stays the owner until its session times
+        # out: wait for that (polling, so that the rebalance reaches this member) instead of
+        # refusing to start.
+        if not self.owner and self._owner_died_here():
+            log.info("input lease on %s: the owner (%s) has exited; waiting for its session to "
+                     "end", self.topic, self.describe_owner())  # fmt: skip
+        while not self.owner and self._owner_died_here() and time.monotonic() < deadline:
+            try:
+                await c.getmany(timeout_ms=500)
+            except Exception as exc:  # broker hiccups: aiokafka reconnects
+                log.debug("input lease poll: %s", exc)
+                await asyncio.sleep(0.5)
+            c.pause(*c.assignment())
         if not self.owner:
             who = self.describe_owner()
             await self.release()
@@ -176,6 +189,22 @@ class InputLease:
             )
         self._keep = asyncio.create_task(self._keep_alive(), name="dcsm-input-lease")
         log.info("input lease on %s held (group %s)", self.topic, self.group)
+
+    def _owner_died_here(self) -> bool:
+        """Is the owner named in the last assignment a process of this host that has exited?"""
+        who = getattr(self._assignor, "received", None) or {}
+        pid = who.get("pid")
+        if who.get("host") != self.identity["host"] or not isinstance(pid, int):
+            return False
+        if pid == self.identity["pid"]:
+            return False
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:  # alive, another user's
+            return False
+        return False
 
     def describe_owner(self) -> str:
         who = getattr(self._assignor, "received", None) or {}
