@@ -50,7 +50,7 @@ extern "C" __global__ void __launch_bounds__(256, 3) dcsm_persistent(const u64* 
     __shared__ BlockView V;
     int lane = threadIdx.x & 31;
     int warp = threadIdx.x >> 5;
-    if (threadIdx.x == 0) { V.last_ns = 0; V.job_active = 0; V.hungry = 0; V.stop = 0; }
+    if (threadIdx.x == 0) { V.last_ns = 0; V.reserve = 0; V.job_active = 0; V.hungry = 0; V.stop = 0; }
     __syncthreads();
     if (blockIdx.x == 0 && warp < N_UPDATERS) updater(C, warp, lane);
     else if (blockIdx.x == 0 && warp == N_UPDATERS) collector(C, lane);

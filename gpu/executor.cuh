@@ -233,7 +233,9 @@ __device__ void executor(const Ctx& C, volatile BlockView& V, int lane) {
                 continue;
             }
             __nanosleep(ns);
-            if (ns < 1024) ns <<= 1;
+            // Poll often only while this ticket's item is about to be written.
+            const unsigned cap = idx < V.reserve + NEAR_ITEMS ? WAIT_NS_NEAR : WAIT_NS_MAX;
+            ns = ns < cap ? ns << 1 : cap;
         }
         Item it;
         {

@@ -88,6 +88,24 @@
 #define CHECK 0
 #endif
 
+// Idle polling. One warp per block refreshes the block's view of the updater's job at most
+// every VIEW_NS ns; an executor waiting for its item sleeps up to WAIT_NS_MAX ns between
+// polls, or up to WAIT_NS_NEAR while its ticket is among the next NEAR_ITEMS items to be
+// written. Thousands of idle warps polling L2 slow everything else down: with 1 us (view)
+// and 1,024 ns (sleep) a batch of 3,600 updates took 1.5x as long as with 8 us and 8,192 ns
+// (bench/results/gpu/NOTES.md, "Idle polling").
+#ifndef VIEW_NS
+#define VIEW_NS 8000
+#endif
+#ifndef WAIT_NS_MAX
+#define WAIT_NS_MAX 8192
+#endif
+#ifndef WAIT_NS_NEAR
+#define WAIT_NS_NEAR 512
+#endif
+#ifndef NEAR_ITEMS
+#define NEAR_ITEMS 256
+#endif
 // Work donation: an executor offers the rest of a level every DONATE_EVERY steps.
 #ifndef DONATE_EVERY
 #define DONATE_EVERY 16

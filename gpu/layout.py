@@ -123,7 +123,7 @@ UPDATER_PHASES = ("form_batch", "classify_allocate", "copy", "publish_versions",
 UPDATER_STEPS = (
     "", "halves", "segcount", "segstart", "place", "order", "classify", "seginfo", "segedit",
     "alloc", "mask", "scan", "copy", "publish", "count", "items", "verify",
-    "allocate", "gcq_wait", "live_plans", "item_room", "", "", "",
+    "allocate", "gcq_wait", "live_plans", "item_room", "fence", "", "",
 )  # fmt: skip
 
 

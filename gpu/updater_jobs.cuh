@@ -35,7 +35,10 @@ enum JobKind {
     J_VERIFY,       // CHECK=1 only, after J_PUBLISH: per segment, the new version is whole
 };
 // Steps between jobs, timed beside them in st.step_ns (NSTEP slots in all).
-enum StepKind { STEP_ALLOCATE = J_VERIFY + 1, STEP_GCQ_WAIT, STEP_LIVE_PLANS, STEP_ITEM_ROOM };
+enum StepKind {
+    STEP_ALLOCATE = J_VERIFY + 1, STEP_GCQ_WAIT, STEP_LIVE_PLANS, STEP_ITEM_ROOM,
+    STEP_FENCE,  // the fence that opens every job (updater w0, lane 0): what one fence costs
+};
 
 // Add the time since t0 to step k's total (updater w0, lane 0).
 __device__ __forceinline__ void time_step(const Ctx& C, int k, u64 t0) {
@@ -706,7 +709,9 @@ __device__ __noinline__ void help(const Ctx& C, int lane, bool updater = false) 
 // Post a job of n > 0 tasks, work on it, and return once every task has finished (all
 // updater warps call it together).
 __device__ void job_body(const Ctx& C, int kind, int n, int w, int lane) {
+    const u64 tf = w == 0 && lane == 0 ? gtime() : 0;
     __threadfence();
+    if (w == 0 && lane == 0) time_step(C, STEP_FENCE, tf);
     named_barrier_updaters();
     if (n <= N_UPDATERS) {
         // A small job (small batches at low update rates): one task per updater warp,

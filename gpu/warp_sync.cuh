@@ -103,10 +103,9 @@ template <typename T> __device__ T warp_claim(T* ctr, T amount, int lane) {
 // Block view: one warp per block at a time refreshes it from global memory (at most every
 // VIEW_NS), so thousands of waiting warps do not all poll the same few L2 lines.
 
-#define VIEW_NS 1000
 #define MASK40 ((1ULL << 40) - 1)
 
-struct BlockView { u64 last_ns; int job_active; int hungry; int stop; int pad; };
+struct BlockView { u64 last_ns; u64 reserve; int job_active; int hungry; int stop; int pad; };
 
 __device__ void refresh_view(const Ctx& C, volatile BlockView& V, bool force = false) {
     u64 now = gtime();
@@ -114,7 +113,9 @@ __device__ void refresh_view(const Ctx& C, volatile BlockView& V, bool force = f
     V.last_ns = now;
     u64 w = vload(&C.st->job_word), c = vload(&C.st->job_cursor);
     V.job_active = (c >> 40) == (w >> 40) && (c & MASK40) < (w & 0xffffffffULL);
-    V.hungry = vload(&C.st->item_ticket) > vload(&C.st->item_reserve);
+    u64 reserve = vload(&C.st->item_reserve);
+    V.reserve = reserve;
+    V.hungry = vload(&C.st->item_ticket) > reserve;
     V.stop = vload(&C.st->stop) != 0;
 }
 
