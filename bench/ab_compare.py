@@ -1,6 +1,8 @@
-"""Compare two gpu_bench.json files written on the same host in the same call (a base
-commit and a new one): every search row's seconds side by side with the ratio, totals per
-dataset and mode, and the response-time rows. Counts must agree row by row.
+"""Compare two gpu_bench.json files (a base commit and a new one): every search row's
+seconds side by side with the ratio (and each run's ratio to RapidFlow on its own host, where
+it ran), totals per dataset and mode, and the response-time rows. Counts must agree row by
+row. Seconds compare like with like only when both ran on one host in one call; the RapidFlow
+ratios compare across hosts.
 
     python3 bench/ab_compare.py BASE/gpu_bench.json NEW/gpu_bench.json > README-table.md
 """
@@ -16,6 +18,14 @@ def _key(r: dict) -> tuple[str, str, str, str]:
     return (r["dataset"], r["query"], r["stream"], r["mode"])
 
 
+def _vs_rapidflow(r: dict) -> str:
+    """RapidFlow's same-host seconds over ours, where that run has them."""
+    if r.get("rapidflow_timed_out"):
+        return "RF timed out"
+    rf = r.get("rapidflow_same_host_s")
+    return f"{rf / r['seconds']:.2f}x" if rf else "-"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("base", type=Path)
@@ -27,13 +37,17 @@ def main() -> None:
     for b, n in rows:
         if b["matches"] != n["matches"]:
             raise SystemExit(f"counts differ on {_key(n)}: {b['matches']} vs {n['matches']}")
-    print("| dataset | query | stream | mode | matches | base ms | new ms | speed-up |")
-    print("|---|---|---|---|---:|---:|---:|---:|")
+    print(
+        "| dataset | query | stream | mode | matches | base ms | new ms | speed-up | "
+        "base / new vs RapidFlow same host |"
+    )
+    print("|---|---|---|---|---:|---:|---:|---:|---:|")
     totals: dict[tuple[str, str], list[float]] = {}
     for b, n in rows:
+        vs = f"{_vs_rapidflow(b)} / {_vs_rapidflow(n)}"
         print(f"| {n['dataset']} | {n['query']} | {n['stream']} | {n['mode']} | "
               f"{n['matches']:,} | {b['seconds'] * 1e3:.1f} | {n['seconds'] * 1e3:.1f} | "
-              f"{b['seconds'] / n['seconds']:.2f}x |")  # fmt: skip
+              f"{b['seconds'] / n['seconds']:.2f}x | {vs} |")  # fmt: skip
         if n["query"] != "all at once":
             t = totals.setdefault((n["dataset"], n["mode"]), [0.0, 0.0])
             t[0] += b["seconds"]
