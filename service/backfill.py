@@ -9,9 +9,12 @@ query, hands the fan-out a :class:`~dcsm.service.messages.Registered` event carr
 vertices into slices that ``threads`` threads run (the kernels release the GIL), and hands
 one :class:`~dcsm.service.messages.BackfillDone` event to the events queue when every slice
 is done, through the engine worker's ``emit`` (so it takes an event slot like any other
-event). Meanwhile the fan-out holds the query's live deltas; on ``BackfillDone`` it sends the
-backfill first and then what it held, in seq order: subscribers see exactly what an inline
-backfill gives, while every other query's updates flow on.
+event). In embeddings mode without a cap, the rows of the slices done so far in slice order
+go out meanwhile as :class:`~dcsm.service.messages.BackfillPart` events and are dropped here,
+so memory holds the slices in flight, not the whole backfill. Meanwhile the fan-out holds
+the query's live deltas; it sends the parts as they come and, on ``BackfillDone``, the rest
+of the backfill and then what it held, in seq order: subscribers see the rows an inline
+backfill gives, in the same order, while every other query's updates flow on.
 
 An engine without snapshots of its own (the GPU engine) backfills inline on its device
 matcher, as the engine thread's own step, unless ``backfill_mode`` is ``beside``: then its
@@ -30,7 +33,7 @@ import numpy as np
 
 from dcsm.engine.snapshot import StaticSnapshot
 
-from .messages import BackfillDone, Event, Register
+from .messages import BackfillDone, BackfillPart, Event, Register
 
 log = logging.getLogger("dcsm.service.backfill")
 
@@ -53,6 +56,10 @@ class BackfillJob:
         self._left = len(self._results)
         self._lock = threading.Lock()
         self.finished = threading.Event()
+        # Embeddings without a cap stream out in parts: the slices before _shipped went out.
+        self.streams = not cmd.count_only and cmd.max_deltas is None
+        self._shipped = 0
+        self._emitting = threading.Lock()  # parts and the final event leave in slice order
 
     @property
     def progress(self) -> float:
@@ -72,10 +79,40 @@ class BackfillJob:
             self._left -= 1
             return self._left == 0
 
+    def ship_ready(self, emit: Callable[[Event], None]) -> int:
+        """Embeddings without a cap: emit the rows of the slices done in a row since the last
+        part as one :class:`BackfillPart` and drop them here (their counts stay). The last
+        slices' rows are left to :meth:`hand_over`. Returns the rows emitted."""
+        if not self.streams:
+            return 0
+        with self._emitting:
+            with self._lock:
+                if self.finished.is_set():
+                    return 0
+                k = self._shipped
+                while k < len(self._results) and self._results[k] is not None:
+                    k += 1
+                if k == len(self._results):  # every slice is done: the BackfillDone carries it
+                    return 0
+                empty = np.empty((0, self.cmd.pattern.num_vertices), np.int64)
+                parts = []
+                for j in range(self._shipped, k):
+                    done = self._results[j]
+                    assert done is not None
+                    if len(done[1]):
+                        parts.append(done[1])
+                    self._results[j] = (done[0], empty)
+                self._shipped = k
+            if not parts:
+                return 0
+            rows = np.concatenate(parts)
+            emit(BackfillPart(self.cmd, rows))
+            return len(rows)
+
     def hand_over(self, emit: Callable[[Event], None] | None, error: BaseException | None) -> bool:
         """Emit the job's one :class:`BackfillDone` (unless ``emit`` is None: the service is
         stopping), then mark it finished; False if it already was."""
-        with self._lock:
+        with self._emitting, self._lock:
             if self.finished.is_set():
                 return False
             if emit is not None:
@@ -149,6 +186,8 @@ class Backfiller:
                 continue
             if last:
                 self._finish(job, None)
+            elif not self._closed:
+                job.ship_ready(self._emit)
 
     def _finish(self, job: BackfillJob, error: BaseException | None) -> None:
         if job.hand_over(None if self._closed else self._emit, error):

@@ -39,6 +39,7 @@ from .messages import (
     Applied,
     ApplyFailed,
     BackfillDone,
+    BackfillPart,
     BackfillRunning,
     BarrierReached,
     ControlFailed,
@@ -144,6 +145,8 @@ class Fanout:
             await self._applied(event)
         elif isinstance(event, Registered):
             await self._registered(event)
+        elif isinstance(event, BackfillPart):
+            await self._backfill_part(event)
         elif isinstance(event, BackfillDone):
             await self._backfill_done(event)
         elif isinstance(event, Unregistered):
@@ -394,6 +397,19 @@ class Fanout:
         # A remote query (another replica matches it): this one does not know its backfill.
         _resolve(cmd.reply, None if cmd.remote else n_backfill)
 
+    async def _backfill_part(self, ev: BackfillPart) -> None:
+        """Rows of a backfill still running beside the stream: out now, ahead of the live
+        deltas held for it."""
+        cmd = ev.cmd
+        st = self._catalog.by_qid(cmd.qid)
+        if st is None or st.backfill_job is None or not self._sharding.owns_seq(cmd.from_seq):
+            return
+        k = len(ev.matches)
+        await self._emit_deltas(
+            st, np.ones(k, np.int8), np.full(k, cmd.from_seq, np.int64), ev.matches, None,
+            backfill=True,
+        )  # fmt: skip
+
     async def _backfill_done(self, ev: BackfillDone) -> None:
         """The backfill first, then the live deltas held meanwhile, in seq order."""
         cmd = ev.cmd
@@ -430,12 +446,16 @@ class Fanout:
         # ``count`` is the whole backfill where given (its rows may stop at the cap).
         n = int(count) if count is not None else len(matches) if matches is not None else 0
         if emit and matches is not None and n:
-            cap = n if st.max_deltas is None else min(n, st.max_deltas)
-            over = (at, np.array([n - cap], np.int64)) if cap < n else None
-            await self._emit_deltas(
-                st, np.ones(cap, np.int8), np.full(cap, cmd.from_seq, np.int64), matches[:cap],
-                None, backfill=True, overflow=over,
-            )  # fmt: skip
+            if st.max_deltas is None:  # every row; any before these went out as parts
+                cap, over = len(matches), None
+            else:
+                cap = min(n, st.max_deltas)
+                over = (at, np.array([n - cap], np.int64)) if cap < n else None
+            if cap or over is not None:
+                await self._emit_deltas(
+                    st, np.ones(cap, np.int8), np.full(cap, cmd.from_seq, np.int64),
+                    matches[:cap], None, backfill=True, overflow=over,
+                )  # fmt: skip
         elif emit and matches is None and n:
             await self._emit_counts(
                 st, np.ones(1, np.int8), at, np.array([n], np.int64), None, backfill=True

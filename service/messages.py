@@ -5,8 +5,9 @@ Data flows one way: ingest and the API build commands, the :class:`~dcsm.service
 Sequencer` gives them their place, the :class:`~dcsm.service.engine_worker.EngineWorker` runs
 them and answers each with exactly one event, the :class:`~dcsm.service.fanout.Fanout` turns
 events into frames and settles each command's :class:`Origin` or reply future. One event
-comes from elsewhere: a backfill run beside the stream (:mod:`dcsm.service.backfill`) ends
-with a :class:`BackfillDone`, after its registration's :class:`Registered`.
+comes from elsewhere: a backfill run beside the stream (:mod:`dcsm.service.backfill`) sends
+its rows as :class:`BackfillPart` events while it runs (embeddings without a cap) and ends
+with a :class:`BackfillDone`, all after its registration's :class:`Registered`.
 """
 
 from __future__ import annotations
@@ -144,9 +145,19 @@ class Registered:
 
 
 @dataclass(slots=True)
+class BackfillPart:
+    """The next rows of a backfill run beside the stream (embeddings mode without a cap),
+    sent once every slice before them is done, so that a backfill of billions of rows is
+    never held whole: more parts, then the :class:`BackfillDone`, follow."""
+
+    cmd: Register
+    matches: np.ndarray  # int64 (k, n)
+
+
+@dataclass(slots=True)
 class BackfillDone:
-    """A backfill run beside the stream is over: its count, its matches (embeddings mode,
-    int64 (k, n)), or the error that stopped it."""
+    """A backfill run beside the stream is over: its whole count, its matches not sent as
+    parts already (embeddings mode, int64 (k, n)), or the error that stopped it."""
 
     cmd: Register
     count: int = 0
@@ -189,6 +200,7 @@ Event = (
     Applied
     | ApplyFailed
     | Registered
+    | BackfillPart
     | BackfillDone
     | Unregistered
     | Exported

@@ -28,6 +28,7 @@ from dcsm.schemas import QuerySpec
 from dcsm.service import checkpoint
 from dcsm.service.app import Service
 from dcsm.service.backfill import Backfiller, BackfillJob
+from dcsm.service.messages import BackfillDone, BackfillPart, Register
 from dcsm.service.queries import QueryState
 from dcsm.service.settings import Settings
 
@@ -198,3 +199,52 @@ async def test_a_capped_backfill_keeps_only_the_rows_it_ships(tmp_path: Path) ->
     assert [f["match"] for f in rows] == oracle.match_static(WEDGE)[:7].tolist()
     assert len(over) == 1 and over[0]["shipped"] == 7 and over[0]["not_shipped"] == total - 7
     assert got["beside"] == got["inline"]
+
+
+def test_an_uncapped_backfill_streams_its_rows_in_slice_order() -> None:
+    """Slices finish in any order; the rows of those done in a row go out as parts, in slice
+    order, and leave the job; the parts and the final event give the rows of one whole run,
+    in its order, with the whole count."""
+    engine = CpuEngine()
+    engine.apply(powerlaw_stream(80, 450, num_labels=1, seed=5))
+    snapshot = engine.static_snapshot()
+    cmd = Register(qid=1, pattern=WEDGE, from_seq=450, count_only=False, backfill=True)
+    job = BackfillJob(cmd, snapshot, 8)
+    n = len(job.bounds) - 1
+    assert n == 8 and job.streams
+    events: list[Any] = []
+    for i in (3, 0, 1, 5, 2, 4, 7, 6):
+        if job.run_slice(i):
+            job.hand_over(events.append, None)
+        else:
+            job.ship_ready(events.append)
+    *parts, done = events
+    assert isinstance(done, BackfillDone) and parts
+    assert all(isinstance(p, BackfillPart) for p in parts)
+    # Each part is the run of slices done in a row: 0; 1 (2 was not done); 2-3; 4-5 (6 was
+    # not); the final event has 6-7.
+    b = job.bounds
+    rows_of = [snapshot.run(WEDGE, int(b[i]), int(b[i + 1]), True)[1] for i in range(n)]
+    want = [np.concatenate([rows_of[i] for i in run]) for run in ([0], [1], [2, 3], [4, 5])]
+    assert [p.matches.tolist() for p in parts] == [w.tolist() for w in want if len(w)]
+    assert done.matches.tolist() == np.concatenate(rows_of[6:]).tolist()
+    whole_count, whole = snapshot.run(WEDGE, 0, snapshot.num_vertices, True)
+    rows = np.concatenate([p.matches for p in parts] + [done.matches])
+    assert rows.tolist() == whole.tolist()
+    assert done.count == whole_count == len(rows) == engine.count_static(WEDGE) > 0
+    assert len(done.matches) < len(rows), "most rows went out before the end"
+    assert all(len(m) == 0 for _, m in job._results[: job._shipped]), "shipped rows are dropped"
+
+
+def test_a_capped_or_counted_backfill_does_not_stream() -> None:
+    engine = CpuEngine()
+    engine.apply(powerlaw_stream(80, 450, num_labels=1, seed=5))
+    snapshot = engine.static_snapshot()
+    for cap, count_only in ((5, False), (None, True)):
+        cmd = Register(qid=1, pattern=WEDGE, from_seq=450, count_only=count_only,
+                       backfill=True, max_deltas=cap)  # fmt: skip
+        job = BackfillJob(cmd, snapshot, 4)
+        assert not job.streams
+        for i in range(len(job.bounds) - 2):
+            job.run_slice(i)
+            assert job.ship_ready(lambda e: pytest.fail(f"streamed {e}")) == 0
