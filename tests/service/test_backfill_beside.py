@@ -28,6 +28,7 @@ from dcsm.schemas import QuerySpec
 from dcsm.service import checkpoint
 from dcsm.service.app import Service
 from dcsm.service.backfill import Backfiller, BackfillJob
+from dcsm.service.fanout import Fanout
 from dcsm.service.messages import BackfillDone, BackfillPart, Register
 from dcsm.service.queries import QueryState
 from dcsm.service.settings import Settings
@@ -74,8 +75,16 @@ async def until(check: Any, timeout_s: float = 30.0) -> None:
 
 
 async def test_updates_flow_while_a_backfill_runs_and_its_frames_come_in_order(
-    tmp_path: Path, gate: threading.Event
+    tmp_path: Path, gate: threading.Event, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    parts: list[int] = []  # rows of each BackfillPart the fan-out handled
+    handle_part = Fanout._backfill_part
+
+    async def counted(self: Fanout, ev: BackfillPart) -> None:
+        parts.append(len(ev.matches))
+        await handle_part(self, ev)
+
+    monkeypatch.setattr(Fanout, "_backfill_part", counted)
     stream = powerlaw_stream(80, 900, num_labels=1, seed=5)
     head, tail = stream.slice(0, 450), stream.slice(450, 900)
     state = tmp_path / "state"
@@ -122,6 +131,8 @@ async def test_updates_flow_while_a_backfill_runs_and_its_frames_come_in_order(
     static = sorted(map(tuple, oracle.match_static(WEDGE).tolist()))
     assert n_backfill == len(backfill) == len(static) > 0
     assert sorted(tuple(f["match"]) for f in backfill) == static
+    assert 2 * sum(parts) >= n_backfill, "most of the backfill went out in parts"
+    assert [f["match"] for f in backfill] == oracle.match_static(WEDGE).tolist(), "in order"
     want = oracle_deltas(with_seqs(stream, 0), [(WEDGE, 450)])
     assert sorted(("wedge", f["sign"], f["seq"], tuple(f["match"])) for f in live) == want
     assert st.describe()["state"] == "live" and st.describe()["backfill_progress"] is None
