@@ -173,12 +173,7 @@ class InputLease:
             log.info("input lease on %s: the owner (%s) has exited; waiting for its session to "
                      "end", self.topic, self.describe_owner())  # fmt: skip
         while not self.owner and self._owner_died_here() and time.monotonic() < deadline:
-            try:
-                await c.getmany(timeout_ms=500)
-            except Exception as exc:  # broker hiccups: aiokafka reconnects
-                log.debug("input lease poll: %s", exc)
-                await asyncio.sleep(0.5)
-            c.pause(*c.assignment())
+            await self._poll()
         if not self.owner:
             who = self.describe_owner()
             await self.release()
@@ -190,9 +185,13 @@ class InputLease:
         self._keep = asyncio.create_task(self._keep_alive(), name="dcsm-input-lease")
         log.info("input lease on %s held (group %s)", self.topic, self.group)
 
+    def _owner(self) -> dict[str, Any]:
+        """The owner the last assignment named (host, pid, member), or {}."""
+        return getattr(self._assignor, "received", None) or {}
+
     def _owner_died_here(self) -> bool:
         """Is the owner named in the last assignment a process of this host that has exited?"""
-        who = getattr(self._assignor, "received", None) or {}
+        who = self._owner()
         pid = who.get("pid")
         if who.get("host") != self.identity["host"] or not isinstance(pid, int):
             return False
@@ -207,21 +206,26 @@ class InputLease:
         return False
 
     def describe_owner(self) -> str:
-        who = getattr(self._assignor, "received", None) or {}
+        who = self._owner()
         return (
             f"host {who.get('host', '?')} pid {who.get('pid', '?')} member {who.get('member', '?')}"
         )
 
+    async def _poll(self) -> None:
+        """One poll of the lease consumer (paused: it reads nothing), so that rebalances
+        reach this member."""
+        c = self._consumer
+        c.pause(*c.assignment())
+        try:
+            await c.getmany(timeout_ms=500)
+        except Exception as exc:  # broker hiccups: aiokafka reconnects
+            log.debug("input lease poll: %s", exc)
+            await asyncio.sleep(0.5)
+
     async def _keep_alive(self) -> None:
         """aiokafka heartbeats in the background; rebalances are served while polling."""
-        c = self._consumer
         while True:
-            c.pause(*c.assignment())
-            try:
-                await c.getmany(timeout_ms=500)
-            except Exception as exc:  # broker hiccups: aiokafka reconnects
-                log.debug("input lease poll: %s", exc)
-                await asyncio.sleep(0.5)
+            await self._poll()
 
     async def release(self) -> None:
         keep = self._keep
