@@ -46,6 +46,9 @@ __device__ __forceinline__ void time_step(const Ctx& C, int k, u64 t0) {
 }
 
 #define COPY_UNROLL 4
+// Segments of more half edges than this (a hub's) are walked by the whole warp (J_SEGINFO)
+// and place their insertions warp-wide (J_SEGEDIT).
+#define SEG_COOP 32
 
 // Live entries of segment g's current version before index j (from the chunk masks and
 // offsets of J_MASK and J_SCAN; every entry is live when the version has no dead entry).
@@ -252,7 +255,7 @@ __device__ __forceinline__ void task_seginfo(const Ctx& C, Batch& B, int nb, int
     const int h0 = on ? ld(B.seg_h0[e]) : 0, cnt = on ? ld(B.seg_cnt[e]) : 0;
     // The segment's applied insertions, the first of them, and the applied deletions before
     // it: a lane walks a small segment, the whole warp a large one (a hub's), 32 at a time.
-    const bool big = cnt > 32;
+    const bool big = cnt > SEG_COOP;
     for (int q = h0; !big && q < h0 + cnt; ++q) {
         int i = half_i(ld(B.half[q]));
         if (!applied(C, B, i, J_SEGINFO)) continue;
@@ -330,9 +333,6 @@ __device__ __forceinline__ void task_seginfo(const Ctx& C, Batch& B, int nb, int
         B.seg_crank[e] = base + __popc(peers & lanemask_lt());
     }
 }
-
-// Segments of more half edges than this (a hub's) place their insertions warp-wide.
-#define SEG_COOP 32
 
 // J_SEGEDIT, one half edge e (key, segment g): an in-place deletion, or an insertion's place
 // in its segment's sorted insertion list (small segments; see place_insertions).
