@@ -404,10 +404,20 @@ class Fanout:
         st = self._catalog.by_qid(cmd.qid)
         if st is None or st.backfill_job is None or not self._sharding.owns_seq(cmd.from_seq):
             return
-        k = len(ev.matches)
+        await self._send_backfill_rows(st, cmd, ev.matches)
+
+    async def _send_backfill_rows(
+        self,
+        st: QueryState,
+        cmd: Register,
+        rows: np.ndarray,
+        overflow: tuple[np.ndarray, np.ndarray] | None = None,
+    ) -> None:
+        """Backfill rows as + deltas at ``cmd.from_seq`` (and an overflow row, if given)."""
+        k = len(rows)
         await self._emit_deltas(
-            st, np.ones(k, np.int8), np.full(k, cmd.from_seq, np.int64), ev.matches, None,
-            backfill=True,
+            st, np.ones(k, np.int8), np.full(k, cmd.from_seq, np.int64), rows, None,
+            backfill=True, overflow=overflow,
         )  # fmt: skip
 
     async def _backfill_done(self, ev: BackfillDone) -> None:
@@ -452,10 +462,7 @@ class Fanout:
                 cap = min(n, st.max_deltas)
                 over = (at, np.array([n - cap], np.int64)) if cap < n else None
             if cap or over is not None:
-                await self._emit_deltas(
-                    st, np.ones(cap, np.int8), np.full(cap, cmd.from_seq, np.int64),
-                    matches[:cap], None, backfill=True, overflow=over,
-                )  # fmt: skip
+                await self._send_backfill_rows(st, cmd, matches[:cap], over)
         elif emit and matches is None and n:
             await self._emit_counts(
                 st, np.ones(1, np.int8), at, np.array([n], np.int64), None, backfill=True
