@@ -218,6 +218,15 @@ async def test_a_websocket_on_any_replica_gets_every_delta(
         assert pinned.status_code == 201, pinned.text
         assert pinned.json()["replica"] == (1 if shard == "queries" else None)
     stream = powerlaw_stream(200, 1500, seed=3)
+    # Replica 0 knows the query once it has read the registration's control record from the
+    # input topic; a websocket opened before that is closed as "not found".
+    async with http_client(svcs[0].base_url) as c:
+        for _ in range(600):
+            if (await c.get(f"/api/v1/queries/{name}")).status_code == 200:
+                break
+            await asyncio.sleep(0.05)
+        else:
+            raise AssertionError(f"replica 0 never learned of {name}")
     async with ws_connect(svcs[0].ws_url(name)) as ws:  # replica 0: not (all) its deltas
         await produce(broker.bootstrap, topics.updates, records(stream))
         await wait_all(svcs, len(stream) - 1)
