@@ -43,6 +43,7 @@
 #include "collector.cuh"
 #include "updater_batch.cuh"
 #include "updater_jobs.cuh"
+#include "updater_small.cuh"
 #include "updater.cuh"
 
 extern "C" __global__ void __launch_bounds__(256, 3) dcsm_persistent(const u64* ctx_words) {

@@ -87,6 +87,9 @@ class GpuEngine(Engine):
         blocks: grid size (default: as many co-resident blocks as fit).
         check: compile in the kernel's self-checks (default: ``DCSM_GPU_CHECK=1`` in the
             environment); a violated invariant then fails the ``apply`` that saw it.
+        small_path: batches of at most 32 updates applied by one updater warp without the
+            job pipeline: 0 never, 1 when the kernel's measured cost models say it is
+            cheaper (default), 2 always.
     """
 
     backend = "gpu"
@@ -108,6 +111,7 @@ class GpuEngine(Engine):
         fixed_batch: int | None = None,
         blocks: int | None = None,
         check: bool | None = None,
+        small_path: int = 1,
     ) -> None:
         super().__init__()
         import cupy as cp
@@ -121,6 +125,7 @@ class GpuEngine(Engine):
             chunk=chunk,
             batch_timeout_ns=int(batch_timeout_us * 1000),
             check=int(os.environ.get("DCSM_GPU_CHECK") == "1" if check is None else check),
+            small_path=small_path,
             extra=KernelConfig.extra_from_env(),
         )
         self.cfg = cfg
@@ -468,7 +473,9 @@ class GpuEngine(Engine):
     def updater_profile(self) -> dict[str, float]:
         """Mean microseconds per batch the updater spent in each phase and in each of its
         steps (jobs, and the steps between them; device clock), the batch count and the mean
-        batch size, since the engine was created."""
+        batch size, since the engine was created; then the batches and updates the short
+        path applied and its cost models' current values (us per update, per 32-entry chunk
+        copied, per bulk batch of at most 32 updates)."""
         st = self._get_state()[0]
         n = max(1, int(st["batches"]))
         out = {
@@ -480,10 +487,18 @@ class GpuEngine(Engine):
             for k, name in enumerate(L.UPDATER_STEPS)
             if name and st["step_ns"][k]
         }
+        small = {
+            "small_batches": int(st["small_batches"]),
+            "small_updates": int(st["small_updates"]),
+            "model_update_us": float(st["model_update_ps"]) / 1e6,
+            "model_chunk_us": float(st["model_chunk_ps"]) / 1e6,
+            "model_bulk_us": float(st["model_bulk_ns"]) / 1e3,
+        }
         return (
             out
             | steps
             | {"batches": int(st["batches"]), "mean_batch": float(st["batched_updates"]) / n}
+            | small
         )
 
     def wait_collected(self, timeout_s: float = 10.0) -> dict[str, int]:

@@ -106,6 +106,29 @@
 #ifndef NEAR_ITEMS
 #define NEAR_ITEMS 256
 #endif
+// The short path (updater_small.cuh): batches of at most SMALL_MAX updates may be applied by
+// updater warp 0 alone. SMALL_PATH 0: never; 1: when the cost models say it is cheaper; 2:
+// always. The models start from the *0 values (picoseconds per update and per 32-entry
+// chunk copied; nanoseconds per bulk batch) and learn from every batch; every SMALL_PROBE-th
+// eligible batch takes the other path, so that both stay measured.
+#ifndef SMALL_PATH
+#define SMALL_PATH 1
+#endif
+#ifndef SMALL_MAX
+#define SMALL_MAX 32
+#endif
+#ifndef SMALL_PROBE
+#define SMALL_PROBE 256
+#endif
+#ifndef SMALL_UPDATE_PS0
+#define SMALL_UPDATE_PS0 20000
+#endif
+#ifndef SMALL_CHUNK_PS0
+#define SMALL_CHUNK_PS0 100000
+#endif
+#ifndef BULK_NS0
+#define BULK_NS0 80000
+#endif
 // Work donation: an executor offers the rest of a level every DONATE_EVERY steps.
 #ifndef DONATE_EVERY
 #define DONATE_EVERY 16
@@ -252,6 +275,10 @@ struct State {
     // publish items; then the number of batches and of updates they held.
     u64 phase_ns[5];
     u64 batches, batched_updates;
+    // w0 lane 0: batches and updates applied on the short path, eligible batches seen (for
+    // SMALL_PROBE), and the cost models (updater_small.cuh).
+    u64 small_batches, small_updates, small_probe;
+    u64 model_update_ps, model_chunk_ps, model_bulk_ns;
     // w0 lane 0: %globaltimer ns per updater step, summed over batches (index: JobKind, or
     // STEP_* below for the steps between jobs).
     u64 step_ns[NSTEP];

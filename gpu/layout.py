@@ -78,6 +78,12 @@ def state_dtype(cfg: KernelConfig) -> np.dtype:
         ("phase_ns", np.uint64, len(UPDATER_PHASES)),
         ("batches", np.uint64),
         ("batched_updates", np.uint64),
+        ("small_batches", np.uint64),
+        ("small_updates", np.uint64),
+        ("small_probe", np.uint64),
+        ("model_update_ps", np.uint64),
+        ("model_chunk_ps", np.uint64),
+        ("model_bulk_ns", np.uint64),
         ("step_ns", np.uint64, len(UPDATER_STEPS)),
         ("check_count", np.uint64, 32),
         ("check_first", np.int64, (32, 3)),
@@ -123,7 +129,7 @@ UPDATER_PHASES = ("form_batch", "classify_allocate", "copy", "publish_versions",
 UPDATER_STEPS = (
     "", "halves", "segcount", "segstart", "place", "order", "classify", "seginfo", "segedit",
     "alloc", "mask", "scan", "copy", "publish", "count", "items", "verify",
-    "allocate", "gcq_wait", "live_plans", "item_room", "fence", "", "",
+    "allocate", "gcq_wait", "live_plans", "item_room", "fence", "small", "",
 )  # fmt: skip
 
 

@@ -44,6 +44,9 @@ class KernelConfig:
     chunk: int = 1024
     batch_timeout_ns: int = 0
     check: int = 0  # 1: compile in the self-checks (slower; for tests and debugging)
+    # Batches of at most 32 updates on updater warp 0 alone (updater_small.cuh): 0 never,
+    # 1 where the measured cost models say it is cheaper, 2 always.
+    small_path: int = 1
     # Further -D options, e.g. "-DHELP_MASK=0u -DDONATE_EVERY=1000000000" to switch a
     # mechanism off while bisecting a race (default: $DCSM_KERNEL_DEFINES).
     extra: str = ""
@@ -64,6 +67,8 @@ class KernelConfig:
             raise ValueError(
                 f"need 1 <= batch_b <= batch_cap <= 32768, got {self.batch_b}, {self.batch_cap}"
             )
+        if self.small_path not in (0, 1, 2):
+            raise ValueError(f"small_path must be 0, 1 or 2, got {self.small_path}")
         if not 1 <= self.qmax <= 32:
             raise ValueError(f"qmax must be 1..32, got {self.qmax}")
         for name in ("maxu", "maxi", "maxchunk"):

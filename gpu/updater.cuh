@@ -92,10 +92,33 @@ __device__ void updater(const Ctx& C, int w, int lane) {
             reset_batch_counters(B, lane);
             form_batch(C, S, lane);
             if (lane == 0 && S.nb > 0) vstore(&C.st->batch_no, vload(&C.st->batch_no) + 1);
+            const bool small = S.nb > 0 && choose_small(C, S, S.nb, vload(&C.st->hold) != 0, lane);
+            if (lane == 0) S.small = small;
+            warp_join();
         }
         named_barrier_updaters();
         int nb = S.nb, stop = S.stop;
-        if (nb > 0) {
+        if (nb > 0 && S.small) {
+            if (w == 0) {
+                const u64 t0 = clock ? gtime() : 0;
+                SmallCost cost = {0, 0, 0};
+                const bool ok = apply_small(C, B, nb, S.tau0, lane, cost);
+                relay(C);
+                if (lane == 0) {
+                    S.fatal = !ok;
+                    vstore(&C.st->next_tau, (u64)(S.tau0 + nb));
+                    const u64 t1 = gtime();
+                    C.st->phase_ns[0] += t0 - S.first_seen;
+                    C.st->phase_ns[1] += cost.t_edit - t0;
+                    C.st->phase_ns[4] += t1 - cost.t_edit;
+                    C.st->step_ns[STEP_SMALL] += t1 - t0;
+                    C.st->batches += 1;
+                    C.st->batched_updates += nb;
+                    learn_small(*C.st, nb, t0, cost);
+                }
+                warp_join();
+            }
+        } else if (nb > 0) {
             u64 t[5];
             t[0] = clock ? gtime() : 0;
             int nht = cdiv(2 * nb, 32);
@@ -156,10 +179,11 @@ __device__ void updater(const Ctx& C, int w, int lane) {
                 for (int k = 1; k < 5; ++k) C.st->phase_ns[k] += t[k] - t[k - 1];
                 C.st->batches += 1;
                 C.st->batched_updates += nb;
+                if (nb <= SMALL_MAX) ewma(C.st->model_bulk_ns, t[4] - t[0]);
             }
         }
         named_barrier_updaters();
-        if (stop) break;
+        if (stop || S.fatal) break;
     }
     if (w == 0) {
         // Drain: every published update completes before the others are told to stop.

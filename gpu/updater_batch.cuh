@@ -50,6 +50,8 @@ struct UpdShared {
     int nb, stop, fatal;
     int tau0;
     u64 first_seen;              // %globaltimer when the batch's first record was read
+    int small;                   // 1: this batch takes the short path (updater_small.cuh)
+    int chunks;                  // its old chunks, as choose_small estimated them
 };
 
 // Form the next batch (warp 0): at least BATCH_B updates or what arrived within

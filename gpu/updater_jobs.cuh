@@ -38,6 +38,7 @@ enum JobKind {
 enum StepKind {
     STEP_ALLOCATE = J_VERIFY + 1, STEP_GCQ_WAIT, STEP_LIVE_PLANS, STEP_ITEM_ROOM,
     STEP_FENCE,  // the fence that opens every job (updater w0, lane 0): what one fence costs
+    STEP_SMALL,  // a batch on the short path (updater_small.cuh), from decision to items
 };
 
 // Add the time since t0 to step k's total (updater w0, lane 0).
@@ -618,6 +619,21 @@ __device__ __forceinline__ void task_items(const Ctx& C, Batch& B, int nb, int t
     for (u64 j = first; j < idx; ++j) stamp_item(C, j);
 }
 
+// CHECK=1: a new version's entries [off, off + len) of vertex x are all written, sorted by
+// (neighbour, ct), with at most one live entry per neighbour (one lane). `shape` locates a
+// violation: 1000 * old length + 1e6 * insertions.
+__device__ void check_version_whole(const Ctx& C, int off, int len, int tau0, i64 x, i64 shape) {
+    for (int k = 0; k < len; ++k) {
+        Entry q = load_entry(C.entries + off + k);
+        if (q.nbr == CHECK_SENTINEL) { check_fail(C, CHK_HOLE, tau0, x, k + shape); break; }
+        if (k == 0) continue;
+        Entry p = load_entry(C.entries + off + k - 1);
+        int bad = p.nbr > q.nbr || (p.nbr == q.nbr && p.ct > q.ct) ? CHK_ORDER
+                : p.nbr == q.nbr && p.dt == INF_TS && q.dt == INF_TS ? CHK_TWO_LIVE : 0;
+        if (bad) { check_fail(C, bad, tau0, x, k + shape); break; }
+    }
+}
+
 // J_VERIFY: CHECK=1 only, after J_PUBLISH: per segment, the new version is whole
 __device__ __forceinline__ void task_verify(const Ctx& C, Batch& B, int nb, int tau0, int t, int lane) {
     const int e = t * 32 + lane;  // element of an element job
@@ -638,15 +654,7 @@ __device__ __forceinline__ void task_verify(const Ctx& C, Batch& B, int nb, int 
         }
         if (!found) check_fail(C, CHK_INSERT_MISSING, ct, x, y);
     }
-    for (int k = 0; k < len; ++k) {
-        Entry q = load_entry(C.entries + off + k);
-        if (q.nbr == CHECK_SENTINEL) { check_fail(C, CHK_HOLE, tau0, x, k + shape); break; }
-        if (k == 0) continue;
-        Entry p = load_entry(C.entries + off + k - 1);
-        int bad = p.nbr > q.nbr || (p.nbr == q.nbr && p.ct > q.ct) ? CHK_ORDER
-                : p.nbr == q.nbr && p.dt == INF_TS && q.dt == INF_TS ? CHK_TWO_LIVE : 0;
-        if (bad) { check_fail(C, bad, tau0, x, k + shape); break; }
-    }
+    check_version_whole(C, off, len, tau0, x, shape);
 }
 
 // Run task t of job `kind` (whole warp): one function per job kind (above).

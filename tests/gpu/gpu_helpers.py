@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from dcsm.engine.cpu import CpuEngine
@@ -61,12 +63,18 @@ def edge_set(g: Graph) -> set[tuple[int, int]]:
 
 
 def run(engine: Engine, g: Graph, stream: UpdateBatch, patterns: list[Pattern], count_only: bool,
-        chunk: int) -> list[BatchResult]:  # fmt: skip
+        chunk: int, before_close: Callable[[Engine], None] | None = None,
+        ) -> list[BatchResult]:  # fmt: skip
+    """Load g, register the patterns, apply the stream `chunk` updates per call; then
+    `before_close(engine)`, if given, and close."""
     try:
         engine.load_graph(g)
         for q, p in enumerate(patterns):
             engine.register(q, p, from_seq=0, count_only=count_only)
-        return [engine.apply(stream.slice(i, i + chunk)) for i in range(0, len(stream), chunk)]
+        out = [engine.apply(stream.slice(i, i + chunk)) for i in range(0, len(stream), chunk)]
+        if before_close is not None:
+            before_close(engine)
+        return out
     finally:
         engine.close()
 

@@ -89,6 +89,50 @@ def test_hub_vertex_of_degree_100k() -> None:
     assert_same(got_e, want_e)
 
 
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("mode", ["always", "alternate"])
+def test_short_path_for_small_batches(
+    seed: int, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Batches of at most 32 updates applied by one updater warp (updater_small.cuh): every
+    one of them, or every other one (SMALL_PROBE=2 flips the cost models' choice on every
+    second batch, so the short path and the job pipeline interleave), with the self-checks
+    compiled in. The engine's profile shows how many took the short path."""
+    if mode == "alternate":
+        monkeypatch.setenv("DCSM_KERNEL_DEFINES", "-DSMALL_PROBE=2")
+    rng = np.random.default_rng(100 + seed)
+    g = random_graph(rng, nv=int(rng.integers(20, 80)), ne=int(rng.integers(40, 400)))
+    stream = random_stream(rng, g, 1500)
+    want = cpu_run(g, stream, PATTERNS, seed % 2 == 1)
+    cap = int(rng.integers(2, 33))
+    eng = GpuEngine(batch_size=1, batch_cap=cap, check=True,
+                    small_path=2 if mode == "always" else 1, **SMALL)  # fmt: skip
+    prof: dict[str, float] = {}
+    got = run(eng, g, stream, PATTERNS, seed % 2 == 1, 97,
+              before_close=lambda e: prof.update(e.updater_profile()))  # fmt: skip
+    assert_same(got, want)
+    assert prof["small_batches"] > 0
+    if mode == "always":
+        assert prof["small_batches"] == prof["batches"], prof
+    else:
+        assert 0.3 < prof["small_batches"] / prof["batches"] < 0.7, prof
+
+
+def test_short_path_copies_a_hub() -> None:
+    """The short path merging into a neighbour array of 100K entries, one update at a time."""
+    rng = np.random.default_rng(8)
+    g = _hub_graph(rng, 100_000)
+    n = 300
+    u = np.where(rng.random(n) < 0.5, 0, rng.integers(1, 100_001, n))
+    v = rng.integers(1, 100_001, n)
+    op = np.where(rng.random(n) < 0.7, 1, -1).astype(np.int8)
+    stream = UpdateBatch.from_arrays(op, u, v)
+    want = cpu_run(g, stream, [TRIANGLE], True)
+    got = run(GpuEngine(batch_size=1, batch_cap=4, small_path=2, check=True), g, stream,
+              [TRIANGLE], True, 25)  # fmt: skip
+    assert_same(got, want)
+
+
 def test_register_and_unregister_at_exact_seq() -> None:
     rng = np.random.default_rng(3)
     g = random_graph(rng, nv=60, ne=300)
