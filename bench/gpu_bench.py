@@ -42,6 +42,7 @@ from pathlib import Path
 import numpy as np
 
 from dcsm.gpu.engine import GpuEngine
+from dcsm.gpu.layout import SMALL_STEPS
 from dcsm.graphio import read_csm_query, read_csm_stream, read_graph
 from dcsm.model import OUTCOME_APPLIED, UpdateBatch
 
@@ -290,11 +291,12 @@ class Report:
                     "response time counted from entry into the ring. Short path: the share "
                     "of batches updater warp 0 applied alone (updater_small.cuh), and the "
                     "cost models at the end (us per update, per chunk copied, per bulk batch "
-                    "of at most 32 updates).",
+                    "of at most 32 updates), and its mean us per short batch in each step ("
+                    + ", ".join(SMALL_STEPS) + ").",
                     "",
                     "| engine | rate (upd/s) | late | ring | updater | response from entry | "
-                    "mean batch | short path | models |",
-                    "|---|---:|---:|---:|---:|---:|---:|---:|---|",
+                    "mean batch | short path | models | short steps |",
+                    "|---|---:|---:|---:|---:|---:|---:|---:|---|---|",
                 ]  # fmt: skip
                 for r in parts:
                     keys = ("late", "ring", "updater", "resp_entered")
@@ -304,9 +306,10 @@ class Report:
                     models = "{:.2f} / {:.3f} / {:.1f}".format(
                         *(r.get(k, 0.0) for k in ("model_update_us", "model_chunk_us",
                                                   "model_bulk_us")))  # fmt: skip
+                    steps = " / ".join(f"{r.get(f'small_{k}_us', 0.0):.1f}" for k in SMALL_STEPS)
                     lines.append(f"| {r['engine']} | {r['rate']:.0f} | {cells} | "
                                  f"{r['mean_batch']:.1f} | {r.get('small_share', 0.0):.0%} | "
-                                 f"{models} |")  # fmt: skip
+                                 f"{models} | {steps} |")  # fmt: skip
         (self.out / "gpu_bench.md").write_text("\n".join(lines) + "\n")
 
 
@@ -409,6 +412,8 @@ def latency_part(data: Path, report: Report, n: int) -> None:
             row["small_share"] = profile["small_batches"] / max(1, profile["batches"])
             for key in ("model_update_us", "model_chunk_us", "model_bulk_us"):
                 row[key] = profile[key]
+            for key in SMALL_STEPS:
+                row[f"small_{key}_us"] = profile[f"small_{key}_us"]
             report.latency.append(row)
             print(json.dumps(row), flush=True)
             report.flush()

@@ -474,8 +474,9 @@ class GpuEngine(Engine):
         """Mean microseconds per batch the updater spent in each phase and in each of its
         steps (jobs, and the steps between them; device clock), the batch count and the mean
         batch size, since the engine was created; then the batches and updates the short
-        path applied and its cost models' current values (us per update, per 32-entry chunk
-        copied, per bulk batch of at most 32 updates)."""
+        path applied, its cost models' current values (us per update, per 32-entry chunk
+        copied, per bulk batch of at most 32 updates) and its mean us per step and short
+        batch."""
         st = self._get_state()[0]
         n = max(1, int(st["batches"]))
         out = {
@@ -493,6 +494,11 @@ class GpuEngine(Engine):
             "model_update_us": float(st["model_update_ps"]) / 1e6,
             "model_chunk_us": float(st["model_chunk_ps"]) / 1e6,
             "model_bulk_us": float(st["model_bulk_ns"]) / 1e3,
+        }
+        ns = max(1, small["small_batches"])
+        small |= {
+            f"small_{name}_us": float(st["small_ns"][k]) / ns / 1e3
+            for k, name in enumerate(L.SMALL_STEPS)
         }
         return (
             out

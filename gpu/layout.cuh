@@ -148,6 +148,7 @@
 
 #define KMAX 16
 #define NSTEP 24
+#define NSMALL 5
 #define INF_TS 0x7fffffff
 #define ANY (-1)
 #define HMAX (2 * BATCH_CAP)
@@ -279,6 +280,7 @@ struct State {
     // SMALL_PROBE), and the cost models (updater_small.cuh).
     u64 small_batches, small_updates, small_probe;
     u64 model_update_ps, model_chunk_ps, model_bulk_ns;
+    u64 small_ns[NSMALL];  // w0 lane 0: %globaltimer ns per short-path step, summed
     // w0 lane 0: %globaltimer ns per updater step, summed over batches (index: JobKind, or
     // STEP_* below for the steps between jobs).
     u64 step_ns[NSTEP];

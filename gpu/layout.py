@@ -84,6 +84,7 @@ def state_dtype(cfg: KernelConfig) -> np.dtype:
         ("model_update_ps", np.uint64),
         ("model_chunk_ps", np.uint64),
         ("model_bulk_ns", np.uint64),
+        ("small_ns", np.uint64, len(SMALL_STEPS)),
         ("step_ns", np.uint64, len(UPDATER_STEPS)),
         ("check_count", np.uint64, 32),
         ("check_first", np.int64, (32, 3)),
@@ -123,6 +124,9 @@ CHECKS = {
 
 # Updater phases timed by the kernel (State.phase_ns), in order.
 UPDATER_PHASES = ("form_batch", "classify_allocate", "copy", "publish_versions", "publish_items")
+
+# Steps of the short path timed by the kernel (State.small_ns, updater_small.cuh), in order.
+SMALL_STEPS = ("classify", "prepare", "merge", "publish", "items")
 
 # Updater steps timed by the kernel (State.step_ns): slot k is JobKind k (updater_jobs.cuh),
 # then the StepKind steps between jobs; slot 0 is unused.

@@ -79,6 +79,7 @@ __device__ void reset_batch_counters(Batch& B, int lane) {
 
 __device__ void updater(const Ctx& C, int w, int lane) {
     __shared__ UpdShared S;
+    __shared__ SmallShared SS;
     Batch& B = *C.batch;
     if (w == 0 && lane == 0) {
         S.fatal = 0;
@@ -101,16 +102,16 @@ __device__ void updater(const Ctx& C, int w, int lane) {
         if (nb > 0 && S.small) {
             if (w == 0) {
                 const u64 t0 = clock ? gtime() : 0;
-                SmallCost cost = {0, 0, 0};
-                const bool ok = apply_small(C, B, nb, S.tau0, lane, cost);
+                SmallCost cost = {0, {0, 0, 0, 0, 0}};
+                const bool ok = apply_small(C, B, SS, nb, S.tau0, lane, cost);
                 relay(C);
                 if (lane == 0) {
                     S.fatal = !ok;
                     vstore(&C.st->next_tau, (u64)(S.tau0 + nb));
                     const u64 t1 = gtime();
                     C.st->phase_ns[0] += t0 - S.first_seen;
-                    C.st->phase_ns[1] += cost.t_edit - t0;
-                    C.st->phase_ns[4] += t1 - cost.t_edit;
+                    C.st->phase_ns[1] += cost.t[3] - t0;
+                    C.st->phase_ns[4] += t1 - cost.t[3];
                     C.st->step_ns[STEP_SMALL] += t1 - t0;
                     C.st->batches += 1;
                     C.st->batched_updates += nb;

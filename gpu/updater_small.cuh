@@ -67,77 +67,107 @@ __device__ bool choose_small(const Ctx& C, UpdShared& S, int nb, bool hold, int 
     return __shfl_sync(0xffffffffu, small, 0) != 0;
 }
 
-// A version id and a slab run of class cls for one new version (updater w0, lane 0).
-__device__ bool take_run(const Ctx& C, int cls, int& v, int& slab) {
-    State* st = C.st;
-    u64 h, b0;
-    int n;
-    if (!pop_units(C, 1, &st->ver_free_head, &st->ver_free_tail, &st->ver_bump, C.maxver, 1, h, n, b0)) {
-        vstore(&C.dstat->error, (u64)ERR_VERSIONS_EXHAUSTED);
-        return false;
-    }
-    __threadfence();  // the ring slot after the tail that covers it
-    v = n ? ld(C.ver_free[h % C.maxver]) : (int)b0;
-    atomicAdd(&st->versions_in_use, 1ULL);
-    if (!pop_units(C, 1, &st->free_head[cls], &st->free_tail[cls], &st->slab_bump, C.nslabs, 1ULL << cls,
-                   h, n, b0)) {
-        vstore(&C.dstat->error, (u64)ERR_POOL_EXHAUSTED);
-        return false;
-    }
-    __threadfence();
-    slab = n ? ld(C.slab_free[class_base(C, cls) + h % (C.nslabs >> cls)]) : (int)b0;
-    atomicAdd(&st->slabs_in_use, 1ULL << cls);
-    if (CHECK) {
-        int owner = atomicExch(&C.slab_owner[slab], v);
-        if (owner != -1) check_fail(C, CHK_SLAB_TWICE, slab, owner, v);
-        Version pv = load_version(C.vers + v);
-        if (n && (pv.dt_max == INF_TS || __ldcg(C.head + pv.x) == v))
-            check_fail(C, CHK_VERSION_LIVE, v, pv.x, pv.dt_max);
-    }
-    return true;
-}
+// Per-vertex state of a short batch (block 0's shared memory; updater w0 writes and reads):
+// vertex index j < nv names a distinct vertex the batch's applied updates touch.
+struct SmallShared {
+    int x[2 * SMALL_MAX];        // the vertex
+    int cur[2 * SMALL_MAX];      // its current version (-1: none)
+    int first[2 * SMALL_MAX];    // update index of its first applied insertion (32: none)
+    int off[2 * SMALL_MAX], len[2 * SMALL_MAX];  // the current version's entries
+    int nins[2 * SMALL_MAX];     // applied insertions
+    int cls[2 * SMALL_MAX];      // size class of its new version (-1: no new version)
+    int rank[2 * SMALL_MAX];     // rank among the new versions of its class
+    int vrank[2 * SMALL_MAX];    // rank among all new versions
+    int v[2 * SMALL_MAX], slab[2 * SMALL_MAX];  // the new version and its slab run
+    int live[2 * SMALL_MAX];     // old live entries merged into it
+    int ndead[2 * SMALL_MAX];    // its entries ended by deletions after the first insertion
+    int nv, nver;
+    int cnt[NCLASS];             // new versions per class
+    u64 ring_h[NCLASS], bump0[NCLASS];
+    int ring_n[NCLASS];
+    u64 ver_h, ver_b0;
+    int ver_n;
+};
 
-// Where a short batch's time went (updater w0, lane 0): the merges, the chunks they copied,
-// and when the graph edits ended (the items follow).
-struct SmallCost { u64 copy_ns; int chunks; u64 t_edit; };
+// Where a short batch's time went (updater w0, lane 0): the chunks its merges copied, and
+// the clock at the end of each step (classify, prepare, merge, publish, items: SMALL_STEPS
+// in gpu/layout.py).
+struct SmallCost { int chunks; u64 t[NSMALL]; };
 
-// Update the cost models with a short batch of nb updates that began at t0 (w0, lane 0).
+// Update the cost models and step times with a short batch of nb updates that began at t0
+// (w0, lane 0).
 __device__ void learn_small(State& st, int nb, u64 t0, const SmallCost& cost) {
-    const u64 total = gtime() - t0;
-    if (cost.chunks > 0) ewma(st.model_chunk_ps, cost.copy_ns * 1000 / cost.chunks);
-    ewma(st.model_update_ps, (total - cost.copy_ns) * 1000 / nb);
+    const u64 merge_ns = cost.t[2] - cost.t[1];
+    if (cost.chunks > 0) ewma(st.model_chunk_ps, merge_ns * 1000 / cost.chunks);
+    ewma(st.model_update_ps, (cost.t[NSMALL - 1] - t0 - merge_ns) * 1000 / nb);
+    for (int k = 0; k < NSMALL; ++k) st.small_ns[k] += cost.t[k] - (k ? cost.t[k - 1] : t0);
     st.small_batches += 1;
     st.small_updates += nb;
 }
 
-// One lane per update of the batch: what the short path knows about it.
+// One lane per update of the batch: what the short path knows about it. Side s of the
+// update is its endpoint a (s = 0) or b (s = 1); vi[s] is that vertex's index.
 struct SmallLane {
     bool applied, ins;
     int a, b, label, tau;
+    int vi[2];
+    __device__ int end(int s) const { return s ? b : a; }
+    __device__ int other(int s) const { return s ? a : b; }
 };
 
-// Merge x's old live entries [off, off + oldlen) with the insertions of the lanes in `mins`
-// (neighbour y, at tau) into the run at noff, in (neighbour, ct) order (whole warp). Returns
-// the number of old live entries.
-__device__ int merge_small(const Ctx& C, int off, int oldlen, int noff, unsigned mins, int y, int tau,
-                           int label, int lane) {
-    const bool my_ins = (mins >> lane) & 1u;
-    // The insertion's rank among the vertex's insertions by (neighbour, update), and the
-    // old entries at or below its neighbour (it goes after live ones of the same neighbour).
-    int rank = 0;
-    for (unsigned m = mins; m; m &= m - 1) {
-        const int k = __ffs(m) - 1, yk = __shfl_sync(0xffffffffu, y, k);
-        rank += yk < y || (yk == y && k < lane);
+// Take the version ids and slab runs of every new version from the pools (w0, lane 0), as
+// `allocate` does for a bulk batch.
+__device__ bool take_runs(const Ctx& C, SmallShared& S) {
+    State* st = C.st;
+    if (!pop_units(C, S.nver, &st->ver_free_head, &st->ver_free_tail, &st->ver_bump, C.maxver, 1,
+                   S.ver_h, S.ver_n, S.ver_b0)) {
+        vstore(&C.dstat->error, (u64)ERR_VERSIONS_EXHAUSTED);
+        return false;
     }
-    const int above = my_ins ? lower_nbr(C, off, oldlen, y, true) : 0;
+    atomicAdd(&st->versions_in_use, (u64)S.nver);
+    for (int c = 0; c < NCLASS; ++c) {
+        if (S.cnt[c] == 0) continue;
+        if (!pop_units(C, S.cnt[c], &st->free_head[c], &st->free_tail[c], &st->slab_bump, C.nslabs,
+                       1ULL << c, S.ring_h[c], S.ring_n[c], S.bump0[c])) {
+            vstore(&C.dstat->error, (u64)ERR_POOL_EXHAUSTED);
+            return false;
+        }
+        atomicAdd(&st->slabs_in_use, (u64)S.cnt[c] << c);
+    }
+    return true;
+}
+
+// Vertex j's new version id and slab run, by its ranks (one lane; as J_ALLOC).
+__device__ void place_run(const Ctx& C, SmallShared& S, int j) {
+    const int c = S.cls[j], r = S.rank[j], vr = S.vrank[j];
+    S.slab[j] = r < S.ring_n[c]
+        ? ld(C.slab_free[class_base(C, c) + (S.ring_h[c] + r) % (C.nslabs >> c)])
+        : (int)(S.bump0[c] + (u64)(r - S.ring_n[c]) * (1ULL << c));
+    S.v[j] = vr < S.ver_n ? ld(C.ver_free[(S.ver_h + vr) % C.maxver]) : (int)(S.ver_b0 + vr - S.ver_n);
+    if (CHECK) {
+        int owner = atomicExch(&C.slab_owner[S.slab[j]], S.v[j]);
+        if (owner != -1) check_fail(C, CHK_SLAB_TWICE, S.slab[j], owner, S.v[j]);
+        Version pv = load_version(C.vers + S.v[j]);
+        if (vr < S.ver_n && (pv.dt_max == INF_TS || __ldcg(C.head + pv.x) == S.v[j]))
+            check_fail(C, CHK_VERSION_LIVE, S.v[j], pv.x, pv.dt_max);
+    }
+}
+
+// Merge vertex j's old live entries with its insertions into its new run, in (neighbour,
+// ct) order (whole warp). Lanes in `mins` insert neighbour y at tau, as the rank-th of the
+// vertex's insertions, after the old entries [0, above). Returns the old live entries.
+__device__ int merge_small(const Ctx& C, const SmallShared& S, int j, unsigned mins, int y, int tau,
+                           int label, int rank, int above, int lane) {
+    const bool my_ins = (mins >> lane) & 1u;
+    const int off = S.off[j], oldlen = S.len[j], noff = S.slab[j] * 32;
     int carry = 0, before = -1;
     constexpr int U = 4;  // chunks loaded at once
     for (int base = 0; base < oldlen; base += 32 * U) {
         Entry e[U];
 #pragma unroll
         for (int u = 0; u < U; ++u) {
-            const int j = base + 32 * u + lane;
-            e[u] = j < oldlen ? load_entry(C.entries + off + j) : Entry{0x7fffffff, 0, 0, 0};
+            const int k = base + 32 * u + lane;
+            e[u] = k < oldlen ? load_entry(C.entries + off + k) : Entry{0x7fffffff, 0, 0, 0};
         }
 #pragma unroll
         for (int u = 0; u < U; ++u) {
@@ -161,77 +191,13 @@ __device__ int merge_small(const Ctx& C, int off, int oldlen, int noff, unsigned
     return carry;
 }
 
-// Apply the batch's updates to vertex x's neighbour array (whole warp; `in_x`: this lane's
-// update is applied and touches x, whose other endpoint is y). Appends the version it
-// retires to the GC queue at gcq_tail + npush. Returns false on a fatal pool error.
-__device__ bool apply_small_vertex(const Ctx& C, const SmallLane& u, int x, bool in_x, int y, int tau0,
-                                   u64 gcq_tail, int& npush, SmallCost& cost, int lane) {
-    const unsigned mins = __ballot_sync(0xffffffffu, in_x && u.ins);
-    const int first = mins ? __ffs(mins) - 1 : 32;  // the first applied insertion's update
-    const int cur = __ldcg(C.head + x);
-    Version ov = {0, 0, 0, 0, 0, -1, 0, x};
-    if (cur >= 0) ov = load_version(C.vers + cur);
-    // Deletions before the first insertion end their entry in place (as J_SEGEDIT).
-    const bool del_before = in_x && !u.ins && lane < first;
-    if (del_before) {
-        const int ent = find_live(C, cur, y);
-        if (ent >= 0) C.entries[ent].dt = u.tau;
-        else if (CHECK) check_fail(C, CHK_DELETE_MISSING, u.tau, x, y);
-    }
-    const int ndel = __popc(__ballot_sync(0xffffffffu, del_before));
-    if (ndel && cur >= 0 && lane == 0) C.vers[cur].ndead = ov.ndead + ndel;
-    if (!mins) return true;
-
-    const int nins = __popc(mins), first_tau = tau0 + first;
-    const int cls = ceil_log2((unsigned)((ov.len + nins + 31) / 32));
-    int v = 0, slab = 0, ok = 1;
-    if (lane == 0) ok = take_run(C, cls, v, slab);
-    if (!__shfl_sync(0xffffffffu, ok, 0)) return false;
-    v = __shfl_sync(0xffffffffu, v, 0);
-    slab = __shfl_sync(0xffffffffu, slab, 0);
-    const int noff = slab * 32;
-    if (CHECK)
-        for (int k = lane; k < ov.len + nins; k += 32)
-            *reinterpret_cast<int4*>(C.entries + noff + k) = make_int4(CHECK_SENTINEL, 0, 0, 0);
-    warp_join();
-    const u64 tc = lane == 0 ? gtime() : 0;
-    const int live = merge_small(C, ov.slab * 32, ov.len, noff, mins, y, u.tau, u.label, lane);
-    if (lane == 0) { cost.copy_ns += gtime() - tc; cost.chunks += (ov.len + 31) / 32; }
-    const int len = live + nins;
-    warp_join();  // the merged run before it is searched
-    // Deletions after the first insertion end their entry in the new version (as J_PUBLISH).
-    const bool del_after = in_x && !u.ins && lane > first;
-    if (del_after) {
-        const int ent = find_at(C, noff, len, y, u.tau);
-        if (CHECK && (ent < 0 || ld(C.entries[ent].dt) != INF_TS))
-            check_fail(C, ent < 0 ? CHK_DELETE_MISSING : CHK_DELETE_DEAD, u.tau, x, y);
-        if (ent >= 0) C.entries[ent].dt = u.tau;
-    }
-    const int ndead = __popc(__ballot_sync(0xffffffffu, del_after));
-    if (lane == 0) {
-        int4* nv = reinterpret_cast<int4*>(C.vers + v);
-        nv[0] = make_int4(slab, len, cls, first_tau);
-        nv[1] = make_int4(INF_TS, cur, ndead, x);
-        if (cur >= 0) C.vers[cur].dt_max = first_tau - 1;
-    }
-    warp_join();
-    if (CHECK && lane == 0) check_version_whole(C, noff, len, tau0, x, 1000LL * ov.len + 1000000LL * nins);
-    __threadfence();  // the version and its entries before the head that names it
-    if (lane == 0) {
-        vstore(C.head + x, v);
-        if (cur >= 0) C.gcq[(gcq_tail + npush) % C.gcq_cap] = cur;
-    }
-    npush += cur >= 0;
-    return true;
-}
-
-// Apply batch [tau0, tau0 + nb) (nb <= SMALL_MAX) on updater warp 0 alone, through to its
-// work items. Returns false on a fatal pool error. Lane 0 times it into `cost`.
-__device__ bool apply_small(const Ctx& C, Batch& B, int nb, int tau0, int lane, SmallCost& cost) {
-    SmallLane u = {false, false, -1, -1, 0, tau0 + lane};
+// Labels, external ids, the update's count row (as J_HALVES) and its outcome: the pair's
+// updates of the batch replayed in order from its state in the graph (as J_CLASSIFY), every
+// lane before any edit.
+__device__ SmallLane classify_small(const Ctx& C, Batch& B, int nb, int tau0, int lane) {
+    SmallLane u = {false, false, -1, -1, 0, tau0 + lane, {0, 0}};
     const bool on = lane < nb;
     if (on) {
-        // Labels, external ids, the update's count row (as J_HALVES).
         const InRec r = load_rec(B.rec + lane);
         C.vlab[r.a] = r.a_label;
         C.vlab[r.b] = r.b_label;
@@ -242,8 +208,6 @@ __device__ bool apply_small(const Ctx& C, Batch& B, int nb, int tau0, int lane, 
         for (int q = 0; q < QMAX; ++q) C.upd_count[slot + q] = 0;
         u.a = r.a; u.b = r.b; u.label = r.label; u.ins = r.kind == REC_INSERT;
     }
-    // Outcome: the pair's updates of the batch replayed in order from its state in the
-    // graph (as J_CLASSIFY), every lane before any edit.
     const int lo = min(u.a, u.b), hi = max(u.a, u.b);
     const int ent = on ? find_live(C, __ldcg(C.head + lo), hi) : -1;
     bool exists = ent >= 0, mine = false;
@@ -267,27 +231,160 @@ __device__ bool apply_small(const Ctx& C, Batch& B, int nb, int tau0, int lane, 
         B.elab[lane] = lab;
         if (CHECK) B.outcome_shadow[lane] = ((int)vload(&C.st->batch_no) << 4) | outcome;
     }
-    // Room in the GC queue for every version the batch may retire (two per update).
+    return u;
+}
+
+// Number the distinct vertices the applied updates touch (S.x, S.nv) and give each lane the
+// index of its endpoints (u.vi). Whole warp.
+__device__ void number_vertices(SmallShared& S, SmallLane& u, int nb, int lane) {
+    bool firsts[2] = {u.applied, u.applied};  // the first applied half edge of its vertex
+    for (int k = 0; k < nb; ++k) {
+        const int ka = __shfl_sync(0xffffffffu, u.a, k), kb = __shfl_sync(0xffffffffu, u.b, k);
+        const bool kap = __shfl_sync(0xffffffffu, (int)u.applied, k) != 0;
+        if (kap && k < lane)
+            for (int s = 0; s < 2; ++s) firsts[s] = firsts[s] && u.end(s) != ka && u.end(s) != kb;
+    }
+    const unsigned f0 = __ballot_sync(0xffffffffu, firsts[0]), f1 = __ballot_sync(0xffffffffu, firsts[1]);
+    const int at = __popc(f0 & lanemask_lt()) + __popc(f1 & lanemask_lt());
+    if (firsts[0]) S.x[at] = u.a;
+    if (firsts[1]) S.x[at + firsts[0]] = u.b;
+    const int nv = __popc(f0) + __popc(f1);
+    if (lane == 0) { S.nv = nv; S.nver = 0; }
+    if (lane < NCLASS) S.cnt[lane] = 0;
+    __syncwarp();
+    for (int s = 0; s < 2; ++s) {
+        u.vi[s] = 0;
+        if (u.applied)
+            while (S.x[u.vi[s]] != u.end(s)) ++u.vi[s];
+    }
+}
+
+// Vertex lane j: its current version, first insertion, insertions and in-place deletions
+// (as J_SEGINFO), its new version's class and ranks.
+__device__ void prepare_vertex(const Ctx& C, SmallShared& S, const SmallLane& u, int nb, int j, bool on,
+                               int lane) {
+    const int x = on ? S.x[j] : -1;
+    const int cur = on ? __ldcg(C.head + x) : -1;
+    Version ov = {0, 0, 0, 0, 0, -1, 0, x};
+    if (cur >= 0) ov = load_version(C.vers + cur);
+    int first = 32, nins = 0, ndel = 0;
+    for (int k = 0; k < nb; ++k) {
+        const int ka = __shfl_sync(0xffffffffu, u.a, k), kb = __shfl_sync(0xffffffffu, u.b, k);
+        const bool kap = __shfl_sync(0xffffffffu, (int)u.applied, k) != 0;
+        const bool kins = __shfl_sync(0xffffffffu, (int)u.ins, k) != 0;
+        if (!on || !kap || (ka != x && kb != x)) continue;
+        if (kins) { if (first == 32) first = k; ++nins; }
+        else if (first == 32) ++ndel;
+    }
+    if (!on) return;
+    // Dead-entry count (the in-place deletions of delete_in_place count here).
+    if (ndel && cur >= 0) C.vers[cur].ndead = ov.ndead + ndel;
+    const int cls = nins ? ceil_log2((unsigned)((ov.len + nins + 31) / 32)) : -1;
+    S.cur[j] = cur; S.first[j] = first; S.off[j] = ov.slab * 32; S.len[j] = ov.len;
+    S.nins[j] = nins; S.cls[j] = cls; S.ndead[j] = 0;
+    if (cls >= 0) {
+        S.rank[j] = atomicAdd(&S.cnt[cls], 1);
+        S.vrank[j] = atomicAdd(&S.nver, 1);
+    }
+}
+
+// Apply batch [tau0, tau0 + nb) (nb <= SMALL_MAX) on updater warp 0 alone, through to its
+// work items. Returns false on a fatal pool error. Lane 0 times its steps into `cost`.
+__device__ bool apply_small(const Ctx& C, Batch& B, SmallShared& S, int nb, int tau0, int lane,
+                            SmallCost& cost) {
+    SmallLane u = classify_small(C, B, nb, tau0, lane);
+    number_vertices(S, u, nb, lane);
+    const int nv = S.nv;
+    cost.t[0] = gtime();
+    // Every vertex at once, 32 at a time: its versions, counts, class; then the pools.
+    for (int j0 = 0; j0 < nv; j0 += 32) prepare_vertex(C, S, u, nb, j0 + lane, j0 + lane < nv, lane);
+    warp_join();
+    int ok = 1;
+    if (lane == 0 && S.nver) {
+        ok = take_runs(C, S);
+        __threadfence();  // the free rings' slots after the tails that cover them
+    }
+    if (!__shfl_sync(0xffffffffu, ok, 0)) return false;
+    warp_join();
+    for (int j = lane; j < nv; j += 32)
+        if (S.cls[j] >= 0) place_run(C, S, j);
+    // Each side of each applied update: deletions before its vertex's first insertion end
+    // their entry in place (as J_SEGEDIT); an insertion's rank among its vertex's insertions
+    // by (neighbour, update), and the old entries at or below its neighbour.
+    int rank[2] = {0, 0}, above[2] = {0, 0};
+    for (int s = 0; s < 2; ++s) {
+        const int x = u.end(s), y = u.other(s), j = u.vi[s];
+        if (u.applied && !u.ins && lane < S.first[j]) {
+            const int ent = find_live(C, S.cur[j], y);
+            if (ent >= 0) C.entries[ent].dt = u.tau;
+            else if (CHECK) check_fail(C, CHK_DELETE_MISSING, u.tau, x, y);
+        }
+        if (u.applied && u.ins) above[s] = lower_nbr(C, S.off[j], S.len[j], y, true);
+        for (int k = 0; k < nb; ++k) {
+            const int ka = __shfl_sync(0xffffffffu, u.a, k), kb = __shfl_sync(0xffffffffu, u.b, k);
+            const bool kin = __shfl_sync(0xffffffffu, (int)(u.applied && u.ins), k) != 0;
+            if (!kin || (ka != x && kb != x)) continue;
+            const int yk = ka == x ? kb : ka;
+            rank[s] += yk < y || (yk == y && k < lane);
+        }
+    }
+    warp_join();
+    cost.t[1] = gtime();
+    // The merges, one vertex after another (the whole warp on each array).
+    for (int j = 0; j < nv; ++j) {
+        if (S.cls[j] < 0) continue;  // uniform
+        const int x = S.x[j];
+        const int s = u.applied && u.b == x;  // this lane's side at x, if it touches x
+        const bool in_x = u.applied && u.end(s) == x;
+        const unsigned mins = __ballot_sync(0xffffffffu, in_x && u.ins);
+        if (CHECK)
+            for (int k = lane; k < S.len[j] + S.nins[j]; k += 32)
+                *reinterpret_cast<int4*>(C.entries + S.slab[j] * 32 + k) = make_int4(CHECK_SENTINEL, 0, 0, 0);
+        warp_join();
+        const int live = merge_small(C, S, j, mins, u.other(s), u.tau, u.label, rank[s], above[s], lane);
+        if (lane == 0) { S.live[j] = live; cost.chunks += (S.len[j] + 31) / 32; }
+    }
+    warp_join();
+    cost.t[2] = gtime();
+    // Deletions after their vertex's first insertion end their entry in the new version (as
+    // J_PUBLISH).
+    for (int s = 0; s < 2; ++s) {
+        const int j = u.vi[s];
+        if (!u.applied || u.ins || lane <= S.first[j]) continue;
+        const int noff = S.slab[j] * 32, ent = find_at(C, noff, S.live[j] + S.nins[j], u.other(s), u.tau);
+        if (CHECK && (ent < 0 || ld(C.entries[ent].dt) != INF_TS))
+            check_fail(C, ent < 0 ? CHK_DELETE_MISSING : CHK_DELETE_DEAD, u.tau, u.end(s), u.other(s));
+        if (ent >= 0) C.entries[ent].dt = u.tau;
+        atomicAdd(&S.ndead[j], 1);
+    }
+    warp_join();
+    // The new versions, then (after a fence) the heads that name them; the versions they
+    // replace go to the GC queue.
     const u64 gcq_tail = vload(&C.st->gcq_tail);
     if (lane == 0)
-        while (gcq_tail + 2 * nb - vload(&C.st->gcq_head) > C.gcq_cap) { relay(C); __nanosleep(1000); }
-    warp_join();
-    // Each touched vertex in turn, the whole warp on its array.
-    unsigned todo_a = __ballot_sync(0xffffffffu, u.applied), todo_b = todo_a;
+        while (gcq_tail + nv - vload(&C.st->gcq_head) > C.gcq_cap) { relay(C); __nanosleep(1000); }
+    for (int j = lane; j < nv; j += 32) {
+        if (S.cls[j] < 0) continue;
+        const int first_tau = tau0 + S.first[j], len = S.live[j] + S.nins[j], cur = S.cur[j];
+        int4* nv4 = reinterpret_cast<int4*>(C.vers + S.v[j]);
+        nv4[0] = make_int4(S.slab[j], len, S.cls[j], first_tau);
+        nv4[1] = make_int4(INF_TS, cur, S.ndead[j], S.x[j]);
+        if (cur >= 0) C.vers[cur].dt_max = first_tau - 1;
+        if (CHECK) check_version_whole(C, S.slab[j] * 32, len, tau0, S.x[j], 1000LL * S.len[j] + 1000000LL * S.nins[j]);
+    }
+    __threadfence();  // the versions and their entries before the heads that name them
     int npush = 0;
-    while (todo_a | todo_b) {
-        const bool side_a = todo_a != 0;
-        const int src = __ffs(side_a ? todo_a : todo_b) - 1;
-        const int x = __shfl_sync(0xffffffffu, side_a ? u.a : u.b, src);
-        todo_a &= ~__ballot_sync(0xffffffffu, u.applied && u.a == x);
-        todo_b &= ~__ballot_sync(0xffffffffu, u.applied && u.b == x);
-        const bool in_x = u.applied && (u.a == x || u.b == x);
-        if (!apply_small_vertex(C, u, x, in_x, u.a == x ? u.b : u.a, tau0, gcq_tail, npush, cost, lane))
-            return false;
+    for (int j0 = 0; j0 < nv; j0 += 32) {
+        const int j = j0 + lane;
+        const bool fresh = j < nv && S.cls[j] >= 0, retire = fresh && S.cur[j] >= 0;
+        if (fresh) vstore(C.head + S.x[j], S.v[j]);
+        const unsigned m = __ballot_sync(0xffffffffu, retire);
+        if (retire) C.gcq[(gcq_tail + npush + __popc(m & lanemask_lt())) % C.gcq_cap] = S.cur[j];
+        npush += __popc(m);
     }
     __threadfence();  // every head published before the versions it replaced are retired
     if (lane == 0 && npush) vstore(&C.st->gcq_tail, gcq_tail + (u64)npush);
-    cost.t_edit = gtime();
+    cost.t[3] = gtime();
     // Work items, as the bulk path's last jobs (one task: nb <= 32).
     live_plans(C, tau0, nb, lane);
     task_count(C, B, nb, tau0, 0, lane);
@@ -299,5 +396,6 @@ __device__ bool apply_small(const Ctx& C, Batch& B, int nb, int tau0, int lane, 
     warp_join();
     task_items(C, B, nb, tau0, 0, lane);
     warp_join();
+    cost.t[4] = gtime();
     return true;
 }
