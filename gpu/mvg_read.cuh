@@ -72,21 +72,6 @@ __device__ __forceinline__ const int* plan_ptr(const Ctx& C, int slot, int p) {
     return C.plans + ((size_t)slot * PMAX + p) * PLAN_INTS;
 }
 
-// Can plan p's start edge map onto (a, b) with edge label elab? (labels and symmetry)
-__device__ bool start_ok(const Ctx& C, const int* pl, int a, int b, int elab) {
-    int la = __ldcg(pl + PL_VLABEL), lb = __ldcg(pl + PL_VLABEL + 1), le = __ldcg(pl + PL_ELAB);
-    if (la != ANY && __ldcg(C.vlab + a) != la) return false;
-    if (lb != ANY && __ldcg(C.vlab + b) != lb) return false;
-    if (le != ANY && elab != le) return false;
-    int lt = __ldcg(pl + PL_SYMLT + 1), gt = __ldcg(pl + PL_SYMGT + 1);
-    if ((lt | gt) & 1) {
-        i64 ea = __ldcg(C.ext + a), eb = __ldcg(C.ext + b);
-        if ((lt & 1) && !(eb < ea)) return false;
-        if ((gt & 1) && !(eb > ea)) return false;
-    }
-    return true;
-}
-
 // Which backward neighbour's list level i scans: the first shortest. The updater (to cut
 // level-2 chunks) and the executors (to run items) both use it, so they agree on what an
 // item's positions index.

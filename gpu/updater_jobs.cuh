@@ -95,15 +95,26 @@ __device__ void task_copy_chunks(const Ctx& C, const Batch& B, int t, int lane) 
 }
 
 // Level-2 chunks (work items) of an update (a, b, elab) at tau for one (slot, plan) pair: 0
-// when the slot does not see tau or the start edge does not fit the plan. mlen: the
-// version lengths of a and b at tau.
+// when the slot does not see tau or the start edge does not fit the plan (vertex and edge
+// labels; symmetry breaking by external ids). mlen: the version lengths of a and b at tau. Every field is
+// loaded before any is tested: one round trip to L2, not a chain of them.
 __device__ int chunks_of(const Ctx& C, int qp, int tau, int a, int b, int elab, const int* mlen) {
-    int q = qp >> 16;
-    if (!(ld(C.st->q_from[q]) <= tau && tau < ld(C.st->q_until[q]))) return 0;
+    const int q = qp >> 16;
     const int* pl = plan_ptr(C, q, qp & 0xffff);
-    if (!start_ok(C, pl, a, b, elab)) return 0;
-    if (__ldcg(pl + PL_N) == 2) return 1;
-    int len = mlen[__ldcg(pl + PL_BNPOS + 2 * KMAX + pick_base(pl, 2, mlen))];
+    const i64 from = ld(C.st->q_from[q]), until = ld(C.st->q_until[q]);
+    const int n = __ldcg(pl + PL_N), le = __ldcg(pl + PL_ELAB);
+    const int la = __ldcg(pl + PL_VLABEL), lb = __ldcg(pl + PL_VLABEL + 1);
+    const int lt = __ldcg(pl + PL_SYMLT + 1), gt = __ldcg(pl + PL_SYMGT + 1);
+    const int nbn = __ldcg(pl + PL_BNCNT + 2);  // level 2's backward neighbours: among 0, 1
+    const int p0 = __ldcg(pl + PL_BNPOS + 2 * KMAX), p1 = __ldcg(pl + PL_BNPOS + 2 * KMAX + 1);
+    const int va = __ldcg(C.vlab + a), vb = __ldcg(C.vlab + b);
+    const i64 ea = __ldcg(C.ext + a), eb = __ldcg(C.ext + b);
+    if (!(from <= tau && tau < until)) return 0;
+    if ((la != ANY && va != la) || (lb != ANY && vb != lb) || (le != ANY && elab != le)) return 0;
+    if (((lt & 1) && !(eb < ea)) || ((gt & 1) && !(eb > ea))) return 0;
+    if (n == 2) return 1;
+    // The list level 2 scans: its first shortest backward neighbour's (as pick_base).
+    const int len = nbn > 1 && mlen[p1 & 1] < mlen[p0 & 1] ? mlen[p1 & 1] : mlen[p0 & 1];
     return max(1, (len + CHUNK - 1) / CHUNK);
 }
 

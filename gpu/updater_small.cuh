@@ -310,16 +310,41 @@ __device__ bool apply_small(const Ctx& C, Batch& B, SmallShared& S, int nb, int 
         if (S.cls[j] >= 0) place_run(C, S, j);
     // Each side of each applied update: deletions before its vertex's first insertion end
     // their entry in place (as J_SEGEDIT); an insertion's rank among its vertex's insertions
-    // by (neighbour, update), and the old entries at or below its neighbour.
-    int rank[2] = {0, 0}, above[2] = {0, 0};
+    // by (neighbour, update), and the old entries at or below its neighbour. Both sides'
+    // searches run together.
+    int rank[2] = {0, 0}, above[2] = {0, 0}, lo[2], hi[2];
+    bool del[2];
+    for (int s = 0; s < 2; ++s) {
+        const int j = u.vi[s];
+        del[s] = u.applied && !u.ins && lane < S.first[j];
+        lo[s] = 0;
+        hi[s] = del[s] || (u.applied && u.ins) ? S.len[j] : 0;
+    }
+    while (lo[0] < hi[0] || lo[1] < hi[1]) {
+        int mid[2], nbr[2];
+        for (int s = 0; s < 2; ++s) {
+            mid[s] = (lo[s] + hi[s]) >> 1;
+            nbr[s] = lo[s] < hi[s] ? __ldcg(&C.entries[S.off[u.vi[s]] + mid[s]].nbr) : 0;
+        }
+        for (int s = 0; s < 2; ++s) {
+            if (lo[s] >= hi[s]) continue;
+            const int y = u.other(s);  // first entry > y for an insertion, >= y for a deletion
+            if (nbr[s] < y || (u.ins && nbr[s] == y)) lo[s] = mid[s] + 1; else hi[s] = mid[s];
+        }
+    }
     for (int s = 0; s < 2; ++s) {
         const int x = u.end(s), y = u.other(s), j = u.vi[s];
-        if (u.applied && !u.ins && lane < S.first[j]) {
-            const int ent = find_live(C, S.cur[j], y);
+        if (del[s]) {
+            int ent = -1;
+            for (int k = lo[s]; k < S.len[j] && ent < 0; ++k) {
+                const Entry e = load_entry(C.entries + S.off[j] + k);
+                if (e.nbr != y) break;
+                if (e.dt == INF_TS) ent = S.off[j] + k;
+            }
             if (ent >= 0) C.entries[ent].dt = u.tau;
             else if (CHECK) check_fail(C, CHK_DELETE_MISSING, u.tau, x, y);
         }
-        if (u.applied && u.ins) above[s] = lower_nbr(C, S.off[j], S.len[j], y, true);
+        if (u.applied && u.ins) above[s] = lo[s];
         for (int k = 0; k < nb; ++k) {
             const int ka = __shfl_sync(0xffffffffu, u.a, k), kb = __shfl_sync(0xffffffffu, u.b, k);
             const bool kin = __shfl_sync(0xffffffffu, (int)(u.applied && u.ins), k) != 0;
@@ -372,6 +397,7 @@ __device__ bool apply_small(const Ctx& C, Batch& B, SmallShared& S, int nb, int 
         if (cur >= 0) C.vers[cur].dt_max = first_tau - 1;
         if (CHECK) check_version_whole(C, S.slab[j] * 32, len, tau0, S.x[j], 1000LL * S.len[j] + 1000000LL * S.nins[j]);
     }
+    warp_join();
     __threadfence();  // the versions and their entries before the heads that name them
     int npush = 0;
     for (int j0 = 0; j0 < nv; j0 += 32) {
@@ -382,6 +408,7 @@ __device__ bool apply_small(const Ctx& C, Batch& B, SmallShared& S, int nb, int 
         if (retire) C.gcq[(gcq_tail + npush + __popc(m & lanemask_lt())) % C.gcq_cap] = S.cur[j];
         npush += __popc(m);
     }
+    warp_join();  // every lane's head and queue slot, not only lane 0's, before the tail
     __threadfence();  // every head published before the versions it replaced are retired
     if (lane == 0 && npush) vstore(&C.st->gcq_tail, gcq_tail + (u64)npush);
     cost.t[3] = gtime();
