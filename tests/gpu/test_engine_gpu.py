@@ -71,15 +71,20 @@ def _hub_graph(rng: np.random.Generator, leaves: int) -> Graph:
     return Graph(ids, np.zeros(leaves + 1, np.int32), src, dst, np.zeros(len(src), np.int32))
 
 
+def _hub_stream(rng: np.random.Generator, leaves: int, n: int, on_hub: float) -> UpdateBatch:
+    """n updates (70% insertions) among the leaves of _hub_graph (closing triangles through
+    the hub), a share `on_hub` of them on hub edges."""
+    u = np.where(rng.random(n) < on_hub, 0, rng.integers(1, leaves + 1, n))
+    v = rng.integers(1, leaves + 1, n)
+    op = np.where(rng.random(n) < 0.7, 1, -1).astype(np.int8)
+    return UpdateBatch.from_arrays(op, u, v)
+
+
 def test_hub_vertex_of_degree_100k() -> None:
     rng = np.random.default_rng(7)
     g = _hub_graph(rng, 100_000)
     n = 2000
-    # Updates among leaves (closing triangles through the hub) and on hub edges.
-    u = np.where(rng.random(n) < 0.3, 0, rng.integers(1, 100_001, n))
-    v = rng.integers(1, 100_001, n)
-    op = np.where(rng.random(n) < 0.7, 1, -1).astype(np.int8)
-    stream = UpdateBatch.from_arrays(op, u, v)
+    stream = _hub_stream(rng, 100_000, n, 0.3)
     pats = [TRIANGLE, SQUARE]
     want = cpu_run(g, stream, pats, True)
     got = run(GpuEngine(), g, stream, pats, True, n)
@@ -122,11 +127,7 @@ def test_short_path_copies_a_hub() -> None:
     """The short path merging into a neighbour array of 100K entries, one update at a time."""
     rng = np.random.default_rng(8)
     g = _hub_graph(rng, 100_000)
-    n = 300
-    u = np.where(rng.random(n) < 0.5, 0, rng.integers(1, 100_001, n))
-    v = rng.integers(1, 100_001, n)
-    op = np.where(rng.random(n) < 0.7, 1, -1).astype(np.int8)
-    stream = UpdateBatch.from_arrays(op, u, v)
+    stream = _hub_stream(rng, 100_000, 300, 0.5)
     want = cpu_run(g, stream, [TRIANGLE], True)
     got = run(GpuEngine(batch_size=1, batch_cap=4, small_path=2, check=True), g, stream,
               [TRIANGLE], True, 25)  # fmt: skip
