@@ -45,7 +45,7 @@ from dcsm.model import Graph, Pattern, UpdateBatch
 from . import layout as L
 from .loader import KernelConfig, field_offsets, load_kernel
 from .mvg import build_image, fill_entries, live_edges
-from .rings import MatchRows
+from .rings import MatchRows, drain_done, encode_updates
 from .static_match import DeviceCsr, StaticMatcher
 
 THREADS = 256
@@ -191,6 +191,10 @@ class GpuEngine(Engine):
             cfg.maxu, cfg.qmax
         )
         self._done["tau"] = -1
+        # The Done ring's fields, as views for drain_done.
+        self._done_fields = tuple(
+            self._done[f] for f in ("tau", "outcome", "counted", "t_taken", "t_start", "t_finish")
+        )
         self._ctx = self._make_ctx(in_cap, out_cap)
         self._stream = cp.cuda.Stream(non_blocking=True)
         st = np.zeros(1, self._state_dtype)
@@ -226,8 +230,9 @@ class GpuEngine(Engine):
         self._got_records = 0
         self._running = False
         self._loaded = False
-        # Records read while no apply call collects them (decoded, then dropped).
+        # Records and completions read while no apply call collects them (then dropped).
         self._drain_rows = MatchRows(16, chunk_rows=_ROWS)
+        self._no_collector = _Collector(0, 0, 1, np.zeros(0, np.int64))
         self._clock_offset_ns = 0
         # Per update of the last apply call, when it entered, was taken, started, finished.
         self.last_timeline: dict[str, np.ndarray] = {}
@@ -620,15 +625,11 @@ class GpuEngine(Engine):
         self, batch: UpdateBatch, sent: np.ndarray, a: np.ndarray, b: np.ndarray
     ) -> np.ndarray:
         """Input records of the admitted updates ``sent`` (internal ids a, b)."""
-        recs = np.zeros(len(sent), L.IN_REC)
-        recs["kind"] = np.where(batch.op[sent] > 0, L.REC_INSERT, L.REC_DELETE)
-        ia, ib = a[sent], b[sent]
-        recs["a"], recs["b"] = ia, ib
-        recs["label"] = batch.label[sent]
-        recs["a_label"], recs["b_label"] = self._vlab[ia], self._vlab[ib]
-        recs["ext_a"], recs["ext_b"] = self._ext[ia], self._ext[ib]
-        ts = batch.ts[sent]
-        recs["arrival_ns"] = np.where(ts > 0, ts * 1e9, time.time_ns()).astype(np.int64)
+        recs = np.empty(len(sent), L.IN_REC)
+        encode_updates(
+            *(recs[f] for f in L.IN_REC.names), batch.op[sent], a[sent], b[sent],
+            batch.label[sent], self._vlab, self._ext, batch.ts[sent], time.time_ns(),
+        )  # fmt: skip
         return recs
 
     def _with_controls(self, recs: np.ndarray, seqs: np.ndarray, tau0: int) -> np.ndarray:
@@ -690,23 +691,20 @@ class GpuEngine(Engine):
     def _pump(self, col: _Collector | None) -> None:
         """Read completion records, then match records, and hand both to the collector."""
         self._check_error()
-        maxu = self.cfg.maxu
         t = self._done_next
-        window = min(maxu, self._next_tau - t, 1 << 14)
-        if window > 0:
-            taus = t + np.arange(window)
-            ok = self._done["tau"][taus % maxu] == taus
-            m = int(np.argmin(ok)) if not ok.all() else window
+        limit = t + min(self.cfg.maxu, self._next_tau - t, 1 << 14)
+        if limit > t:
+            live = np.nonzero(self._slot_qid >= 0)[0]
+            sink = col if col is not None else self._no_collector
+            m, expect, row_i, row_col, row_n = drain_done(
+                *self._done_fields, self._done_counts, t, limit, live, self._slot_count[live],
+                sink.tau0, sink.nsent, self._clock_offset_ns, sink.dev_outcome, sink.taken,
+                sink.started, sink.finished,
+            )  # fmt: skip
+            self._expect_records += expect
+            if len(row_i):
+                sink.count_rows.append((row_i, self._slot_qid[live[row_col]], row_n))
             if m:
-                slots = taus[:m] % maxu
-                rec = self._done[slots].copy()
-                # Only the columns of live query slots (a row holds QMAX counts).
-                live = np.nonzero(self._slot_qid >= 0)[0]
-                counts = self._done_counts[np.ix_(slots, live)]
-                counts[rec["counted"] == 0] = 0  # rows the device left unwritten
-                self._expect_records += int(counts[:, ~self._slot_count[live]].sum())
-                if col is not None:
-                    col.add_done(taus[:m], rec, counts, live, self)
                 self._done_next += m
                 self._hctl["done_consumed"] = self._done_next - 1
         rows = self._drain_rows if col is None else col.rows
@@ -811,31 +809,6 @@ class _Collector:
         k = len(written_ns)
         self.entered[self._nentered : self._nentered + k] = written_ns / 1e9
         self._nentered += k
-
-    def add_done(
-        self,
-        taus: np.ndarray,
-        rec: np.ndarray,
-        counts: np.ndarray,
-        cols: np.ndarray,
-        eng: GpuEngine,
-    ) -> None:
-        """Completion records of updates ``taus``; ``counts`` holds their counts in the
-        query slots ``cols`` (one column each)."""
-        i = taus - self.tau0
-        inside = (i >= 0) & (i < self.nsent)
-        i, rec, counts = i[inside], rec[inside], counts[inside]
-        self.dev_outcome[i] = rec["outcome"]
-        off = eng._clock_offset_ns
-        self.taken[i] = (rec["t_taken"].astype(np.int64) + off) / 1e9
-        self.started[i] = (rec["t_start"].astype(np.int64) + off) / 1e9
-        self.finished[i] = (rec["t_finish"].astype(np.int64) + off) / 1e9
-        counted = eng._slot_count[cols]
-        if counted.any():
-            slots, c = cols[counted], counts[:, counted]
-            r, s = np.nonzero(c)
-            if len(r):
-                self.count_rows.append((i[r], eng._slot_qid[slots[s]], c[r, s].astype(np.int64)))
 
     def timeline(self) -> dict[str, np.ndarray]:
         """Per sent update, in tau order (epoch seconds): entered the input ring (paced

@@ -1,5 +1,11 @@
 """Host ends of the device -> host rings (pinned memory written by the kernel).
 
+Input ring: ``encode_updates`` fills its InRec records from admitted updates in one pass.
+
+Completion ring: one ``Done`` record per update slot ``tau % MAXU`` and its row of QMAX
+counts; ``tau`` is written last, so the record of update t is complete once its ``tau``
+equals t. ``drain_done`` reads a run of them in one pass.
+
 Output ring: int32 records ``[stamp, tau, slot, v0 .. v(n-1)]`` at absolute int positions;
 ``stamp = pos % (2**31 - 1) + 1`` is written last, so a record is complete once its stamp
 matches its position (a stale record of an earlier lap has another stamp). Records are
@@ -44,6 +50,76 @@ def read_records(ring, head, nverts, ext, tau0, upd, slot, match, k):  # type: i
         k += 1
         head += 3 + n
     return head, k
+
+
+@njit(cache=True, nogil=True)
+def encode_updates(kind, a, b, label, a_label, b_label, ext_a, ext_b, arrival_ns, op, ia, ib,  # type: ignore[no-untyped-def]
+                   elabel, vlab, ext, ts, now_ns):  # fmt: skip
+    """Fill the fields of InRec records (views ``kind`` .. ``arrival_ns``, one record per
+    admitted update) in one pass: op > 0 inserts, internal ids ia/ib, edge label, the
+    endpoints' labels and external ids, arrival ``ts`` (epoch seconds; 0: now_ns)."""
+    for k in range(op.shape[0]):
+        x, y = ia[k], ib[k]
+        kind[k] = 1 if op[k] > 0 else 2  # REC_INSERT, REC_DELETE
+        a[k] = x
+        b[k] = y
+        label[k] = elabel[k]
+        a_label[k] = vlab[x]
+        b_label[k] = vlab[y]
+        ext_a[k] = ext[x]
+        ext_b[k] = ext[y]
+        arrival_ns[k] = np.int64(ts[k] * 1e9) if ts[k] > 0 else now_ns
+
+
+@njit(cache=True, nogil=True)
+def drain_done(tau, outcome, counted, t_taken, t_start, t_finish, counts, first, limit, live,  # type: ignore[no-untyped-def]
+               live_count, tau0, nsent, clock_off_ns, out_outcome, out_taken, out_started,
+               out_finished):  # fmt: skip
+    """Read the completion records of updates first, first + 1, ... up to ``limit`` or the
+    first one not complete. ``tau`` .. ``t_finish``: the fields of the Done ring (views);
+    ``counts``: its (MAXU, QMAX) count rows; ``live``: the query slots to read,
+    ``live_count[c]``: slot live[c] counts (else it ships match records).
+
+    Updates first + j with tau0 <= first + j < tau0 + nsent belong to the caller: their
+    outcome and times (epoch seconds, by ``clock_off_ns``) go to index first + j - tau0 of
+    ``out_*``, and their non-zero counts of counting slots to the rows returned. Returns (m
+    records read, the match records the embedding slots of all m will ship, then the count
+    rows: index, column in ``live``, count)."""
+    maxu = tau.shape[0]
+    m = 0  # first every stamp, then the records behind them (the device writes tau last)
+    while first + m < limit and tau[(first + m) % maxu] == first + m:
+        m += 1
+    ncount = 0
+    for c in range(live.shape[0]):
+        ncount += live_count[c]
+    row_i = np.empty(m * ncount, np.int64)
+    row_col = np.empty(m * ncount, np.int64)
+    row_n = np.empty(m * ncount, np.int64)
+    k = 0
+    expect = 0
+    for j in range(m):
+        s = (first + j) % maxu
+        i = first + j - tau0
+        mine = 0 <= i < nsent
+        if mine:
+            out_outcome[i] = outcome[s]
+            out_taken[i] = (np.int64(t_taken[s]) + clock_off_ns) / 1e9
+            out_started[i] = (np.int64(t_start[s]) + clock_off_ns) / 1e9
+            out_finished[i] = (np.int64(t_finish[s]) + clock_off_ns) / 1e9
+        if counted[s] == 0:  # all zero: the device left the row unwritten
+            continue
+        for c in range(live.shape[0]):
+            v = np.int64(counts[s, live[c]])
+            if v == 0:
+                continue
+            if not live_count[c]:
+                expect += v
+            elif mine:
+                row_i[k] = i
+                row_col[k] = c
+                row_n[k] = v
+                k += 1
+    return m, expect, row_i[:k], row_col[:k], row_n[:k]
 
 
 @njit(cache=True)
