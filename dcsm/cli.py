@@ -24,7 +24,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, NoReturn
@@ -169,8 +169,10 @@ def replay(
     emit: str | None = None,
     batch_size: int = DEFAULT_BATCH,
     distinct: bool = False,
+    gpu_options: Mapping[str, float] | None = None,
 ) -> dict:
-    """Run a replay and return its report (what ``--json`` prints, plus ``outcomes``)."""
+    """Run a replay and return its report (what ``--json`` prints, plus ``outcomes``).
+    ``gpu_options``: ``GpuEngine`` keyword arguments, used when the GPU engine runs."""
     from .engine import make_engine, warm_up
     from .graphio import read_csm_stream, read_graph
 
@@ -180,7 +182,7 @@ def replay(
     patterns = [load_query(p, distinct=distinct) for p in query_paths]
     names = [p.name for p in patterns]
     nq = len(patterns)
-    engine = make_engine(backend)
+    engine = make_engine(backend, gpu_options=gpu_options)
     count_only = emit is None
     try:
         engine.load_graph(graph)
@@ -250,6 +252,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         emit=args.emit,
         batch_size=args.batch_size,
         distinct=args.distinct,
+        gpu_options=_gpu_options(args),
     )
     if args.json:
         print(json.dumps({k: v for k, v in report.items() if k != "outcomes"}))
@@ -287,7 +290,7 @@ def cmd_match(args: argparse.Namespace) -> int:
 
     graph = read_graph(args.graph)
     patterns = [load_query(p, distinct=args.distinct) for p in args.query]
-    engine = make_engine(args.backend)
+    engine = make_engine(args.backend, gpu_options=_gpu_options(args))
     try:
         engine.load_graph(graph)
         counts = [engine.count_static(p) for p in patterns]
@@ -387,6 +390,32 @@ def _positive_int(text: str) -> int:
     return x
 
 
+def _gpu_options(args: argparse.Namespace) -> dict[str, float]:
+    """The GPU engine's capacities and batching from the --gpu-* arguments."""
+    return {
+        "pool_slabs": args.gpu_pool_slabs, "max_versions": args.gpu_max_versions,
+        "max_vertices": args.gpu_max_vertices, "batch_cap": args.gpu_batch_cap,
+        "small_path": args.gpu_small_path,
+    }  # fmt: skip
+
+
+def _add_gpu_args(p: argparse.ArgumentParser) -> None:
+    """The GPU engine's settings (the service's gpu_* settings, same defaults)."""
+    g = p.add_argument_group("GPU engine (--backend gpu, or auto on a machine with a GPU)")
+    g.add_argument("--gpu-pool-slabs", type=int, default=0, metavar="N",
+                   help="slabs of 32 adjacency entries in the device pool (0: from half of "
+                   "the free device memory)")  # fmt: skip
+    g.add_argument("--gpu-max-versions", type=int, default=0, metavar="N",
+                   help="vertex versions the device holds (0: sized like the pool)")  # fmt: skip
+    g.add_argument("--gpu-max-vertices", type=_positive_int, default=1 << 22, metavar="N",
+                   help="vertices the device tables hold (default 4194304)")  # fmt: skip
+    g.add_argument("--gpu-batch-cap", type=_positive_int, default=4096, metavar="N",
+                   help="most updates one device batch takes under a backlog")  # fmt: skip
+    g.add_argument("--gpu-small-path", type=int, choices=(0, 1, 2), default=1,
+                   help="batches of at most 32 updates on one updater warp: 0 never, 1 where "
+                   "measured cheaper, 2 always")  # fmt: skip
+
+
 def _add_engine_args(p: argparse.ArgumentParser, *, with_updates: bool) -> None:
     p.add_argument("--graph", required=True, help="data graph: CSM text or SNAP edge list")
     if with_updates:
@@ -410,6 +439,7 @@ def _add_engine_args(p: argparse.ArgumentParser, *, with_updates: bool) -> None:
         help="count each matching subgraph once instead of every embedding",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_gpu_args(p)
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, str | None]:

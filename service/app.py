@@ -160,7 +160,9 @@ class Service:
             backfill_threads=s.backfill_threads or max(1, (os.cpu_count() or 1) - 2),
             backfill_mode=s.backfill_mode,
             gpu_options={"pool_slabs": s.gpu_pool_slabs, "max_versions": s.gpu_max_versions,
-                         "max_vertices": s.gpu_max_vertices},
+                         "max_vertices": s.gpu_max_vertices, "batch_size": s.gpu_batch_size,
+                         "batch_timeout_us": s.gpu_batch_timeout_us,
+                         "batch_cap": s.gpu_batch_cap, "small_path": s.gpu_small_path},
         )  # fmt: skip
         self.sequencer = Sequencer(
             self.worker.submit, next_seq, s.max_queued_updates,

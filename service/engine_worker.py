@@ -69,7 +69,8 @@ class EngineWorker:
             ``next_seq``.
         next_seq: seq of the first update this engine will see.
         max_batch_updates: most updates per engine.apply call (0: by backend, above).
-        gpu_options: capacities for the GPU engine (``GpuEngine`` keyword arguments).
+        gpu_options: capacities and batching of the GPU engine (``GpuEngine`` keyword
+            arguments).
         backfill_threads: threads that run backfills beside the stream.
         backfill_mode: ``auto``: beside the stream where the engine has snapshots (the CPU
             engine), inline otherwise (the GPU engine's device matcher); ``beside``: always
@@ -85,7 +86,7 @@ class EngineWorker:
     restore: list[tuple[int, Pattern, bool, int | None]] = field(default_factory=list)
     next_seq: int = 0
     max_batch_updates: int = 0
-    gpu_options: dict[str, int] = field(default_factory=dict)
+    gpu_options: dict[str, float] = field(default_factory=dict)
     max_events: int = 64
     backfill_threads: int = 1  # threads running backfills beside the stream (service/backfill.py)
     backfill_mode: str = "auto"  # auto, beside or inline (Settings.backfill_mode)

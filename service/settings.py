@@ -145,6 +145,29 @@ class Settings:
     gpu_max_vertices: int = field(
         default=1 << 22, metadata=_doc("GPU engine: vertices the device tables hold")
     )
+    gpu_batch_size: int = field(
+        default=64,
+        metadata=_doc("GPU engine: updates that close a device batch at once (b)"),
+    )
+    gpu_batch_timeout_us: float = field(
+        default=0.0,
+        metadata=_doc(
+            "GPU engine: how long a device batch waits for more updates after its first (t, "
+            "us); 0: it closes as soon as nothing more is waiting"
+        ),
+    )
+    gpu_batch_cap: int = field(
+        default=4096,
+        metadata=_doc("GPU engine: most updates one device batch takes under a backlog"),
+    )
+    gpu_small_path: int = field(
+        default=1,
+        metadata=_doc(
+            "GPU engine: batches of at most 32 updates applied by one updater warp without the "
+            "job pipeline: 0 never, 1 where the kernel's measured costs say it is cheaper, 2 "
+            "always"
+        ),
+    )
     max_engine_batch_updates: int = field(
         default=0,
         metadata=_doc(
@@ -342,6 +365,15 @@ class Settings:
             )
         if self.idempotency_window_s <= 0:
             raise ConfigError("idempotency_window_s must be positive")
+        if not 1 <= self.gpu_batch_size <= self.gpu_batch_cap <= 32768:
+            raise ConfigError(
+                f"need 1 <= gpu_batch_size <= gpu_batch_cap <= 32768, got {self.gpu_batch_size}"
+                f" and {self.gpu_batch_cap}"
+            )
+        if self.gpu_batch_timeout_us < 0:
+            raise ConfigError("gpu_batch_timeout_us must not be negative")
+        if self.gpu_small_path not in (0, 1, 2):
+            raise ConfigError(f"gpu_small_path={self.gpu_small_path}: choose 0, 1 or 2")
         if bool(self.tls_cert) != bool(self.tls_key):
             raise ConfigError("tls_cert and tls_key go together: give both or neither")
 

@@ -258,6 +258,28 @@ def test_match_json(capsys, workload) -> None:  # type: ignore[no-untyped-def]
     assert want[0] > 0
 
 
+def test_gpu_settings_reach_the_engine(capsys, workload, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The --gpu-* flags become GpuEngine keyword arguments (the service's gpu_* settings);
+    an unknown value is a usage error naming the flag."""
+    import dcsm.engine as engine_pkg
+
+    seen = []
+    make = engine_pkg.make_engine
+
+    def cpu_engine(backend: str, gpu_options=None):  # type: ignore[no-untyped-def]
+        seen.append(gpu_options)
+        return make("cpu")
+
+    monkeypatch.setattr(engine_pkg, "make_engine", cpu_engine)
+    args = ["--graph", workload["graph"], "--query", workload["triangle"], "--json"]
+    code, out, _ = run(capsys, "match", *args, "--gpu-pool-slabs", "4096", "--gpu-small-path", "2")
+    assert code == 0 and json.loads(out)["queries"][0]["matches"] > 0
+    assert seen == [{"pool_slabs": 4096, "max_versions": 0, "max_vertices": 1 << 22,
+                     "batch_cap": 4096, "small_path": 2}]  # fmt: skip
+    code, _, err = run(capsys, "match", *args, "--gpu-small-path", "3")
+    assert code == 2 and "--gpu-small-path" in err
+
+
 def test_match_snap_graph_table(capsys, tmp_path) -> None:  # type: ignore[no-untyped-def]
     (tmp_path / "k4.txt").write_text("0 1\n0 2\n0 3\n1 2\n1 3\n2 3\n")
     (tmp_path / "tri").write_text(TRIANGLE)

@@ -23,9 +23,10 @@ def gpu_available() -> bool:
         return False
 
 
-def make_engine(backend: str = "auto", *, gpu_options: Mapping[str, int] | None = None) -> Engine:
+def make_engine(backend: str = "auto", *, gpu_options: Mapping[str, float] | None = None) -> Engine:
     """``backend``: "cpu", "gpu", or "auto" (GPU when CuPy and a device are present);
-    ``gpu_options``: keyword arguments of ``GpuEngine`` (capacities), used when it is chosen."""
+    ``gpu_options``: keyword arguments of ``GpuEngine`` (capacities, batching), used when it
+    is chosen."""
     if backend not in ("auto", "cpu", "gpu"):
         raise BackendUnavailable(f"unknown backend {backend!r}; choose auto, cpu or gpu")
     if backend == "gpu" or (backend == "auto" and gpu_available()):

@@ -108,6 +108,8 @@ def test_settings_precedence(tmp_path) -> None:
         9100, "127.0.0.1:2", 5, False, "127.0.0.1",
     )  # fmt: skip
     assert Settings.load({}, {"DCSM_STATE_DIR": ""}).state_path is None
+    gpu = Settings.load({}, {"DCSM_GPU_BATCH_TIMEOUT_US": "125", "DCSM_GPU_SMALL_PATH": "0"})
+    assert (gpu.gpu_batch_timeout_us, gpu.gpu_small_path, gpu.gpu_batch_cap) == (125.0, 0, 4096)
 
 
 @pytest.mark.parametrize(
@@ -116,6 +118,9 @@ def test_settings_precedence(tmp_path) -> None:
         ({"DCSM_PORT": "eighty"}, None, "port='eighty' is not a valid int"),
         ({}, "nonsense = 1\n", "unknown setting 'nonsense'"),
         ({}, "port = [", "does not parse"),
+        ({"DCSM_GPU_SMALL_PATH": "3"}, None, "gpu_small_path=3: choose 0, 1 or 2"),
+        ({"DCSM_GPU_BATCH_CAP": "40000"}, None, "gpu_batch_cap <= 32768, got 64 and 40000"),
+        ({"DCSM_GPU_BATCH_SIZE": "128", "DCSM_GPU_BATCH_CAP": "64"}, None, "got 128 and 64"),
     ],
 )
 def test_settings_errors_name_the_key(tmp_path, env, text, fragment) -> None:
