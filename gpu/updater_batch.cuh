@@ -54,6 +54,36 @@ struct UpdShared {
     int chunks;                  // its old chunks, as choose_small estimated them
 };
 
+// A long run of records waiting (a backlog, or a whole apply call's updates): RING_WIDE
+// records a lane in one round trip to host memory, taken when they are all updates and the
+// batch and the update slots have room for all of them (else the caller reads 32 at a time,
+// in order, applying control records between updates). Whole warp 0; true when it took them.
+#define RING_WIDE 4
+__device__ __noinline__ bool read_wide(const Ctx& C, Batch& B, u64& head, u64 tail, int& nb, u64 tau0, int lane) {
+    constexpr int N = 32 * RING_WIDE;
+    if (tail - head < (u64)N || nb + N > BATCH_CAP) return false;
+    const u64 last = tau0 + nb + N - 1;  // an update slot is reused once the host read it
+    if (last > MAXU && vload(&C.st->done_consumed) < last - MAXU) return false;
+    InRec r[RING_WIDE];
+#pragma unroll
+    for (int j = 0; j < RING_WIDE; ++j) r[j] = load_rec(C.in_ring + (head + 32 * j + lane) % C.in_cap, true);
+    bool updates = true;
+#pragma unroll
+    for (int j = 0; j < RING_WIDE; ++j) updates = updates && (r[j].kind == REC_INSERT || r[j].kind == REC_DELETE);
+    if (!__all_sync(0xffffffffu, updates)) return false;
+    const u64 now = gtime();
+#pragma unroll
+    for (int j = 0; j < RING_WIDE; ++j) {
+        B.rec[nb + 32 * j + lane] = r[j];
+        B.taken[nb + 32 * j + lane] = now;
+    }
+    warp_join();
+    nb += N;
+    head += N;
+    if (lane == 0) { C.st->in_head = head; C.dstat->in_consumed = head; }
+    return true;
+}
+
 // Form the next batch (warp 0): at least BATCH_B updates or what arrived within
 // BATCH_TIMEOUT_NS of the first one, plus whatever else is already waiting, at most
 // BATCH_CAP; in hold mode (fixed-batch baseline) everything up to STOP. Control records
@@ -72,8 +102,10 @@ __device__ void form_batch(const Ctx& C, UpdShared& S, int lane) {
         tail = __shfl_sync(0xffffffffu, tail, 0);
         __threadfence_system();  // every lane reads the records behind the tail
         bool blocked = false;  // an update slot is not free yet
-        // Read up to 32 records at once, one per lane (host reads are ~1 us each).
+        // Read up to 32 records at once, one per lane (host reads are ~1 us each); RING_WIDE
+        // a lane when a long run waits.
         while (head < tail && nb < BATCH_CAP && !stop && !blocked) {
+            if (read_wide(C, B, head, tail, nb, tau0, lane)) continue;
             int avail = (int)min((u64)32, tail - head);
             InRec r;
             if (lane < avail) r = load_rec(C.in_ring + (head + lane) % C.in_cap, true);
