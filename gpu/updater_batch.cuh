@@ -59,17 +59,20 @@ struct UpdShared {
 // batch and the update slots have room for all of them (else the caller reads 32 at a time,
 // in order, applying control records between updates). Whole warp 0; true when it took them.
 #define RING_WIDE 4
-__device__ __noinline__ bool read_wide(const Ctx& C, Batch& B, u64& head, u64 tail, int& nb, u64 tau0, int lane) {
+__device__ __noinline__ bool read_wide(const Ctx& C, Batch& B, u64& head, u64 tail, int& nb, u64 tau0,
+                                      int lane) {
     constexpr int N = 32 * RING_WIDE;
     if (tail - head < (u64)N || nb + N > BATCH_CAP) return false;
     const u64 last = tau0 + nb + N - 1;  // an update slot is reused once the host read it
     if (last > MAXU && vload(&C.st->done_consumed) < last - MAXU) return false;
     InRec r[RING_WIDE];
 #pragma unroll
-    for (int j = 0; j < RING_WIDE; ++j) r[j] = load_rec(C.in_ring + (head + 32 * j + lane) % C.in_cap, true);
+    for (int j = 0; j < RING_WIDE; ++j)
+        r[j] = load_rec(C.in_ring + (head + 32 * j + lane) % C.in_cap, true);
     bool updates = true;
 #pragma unroll
-    for (int j = 0; j < RING_WIDE; ++j) updates = updates && (r[j].kind == REC_INSERT || r[j].kind == REC_DELETE);
+    for (int j = 0; j < RING_WIDE; ++j)
+        updates = updates && (r[j].kind == REC_INSERT || r[j].kind == REC_DELETE);
     if (!__all_sync(0xffffffffu, updates)) return false;
     const u64 now = gtime();
 #pragma unroll

@@ -11,13 +11,13 @@
 // Buffers: batch rec (reads), outcome/elab/nitems/len_a/len_b (writes, each lane its own
 // update's), vlab/ext (writes), head (reads, publishes), vers and entries (new versions,
 // dt edits), slab_free/ver_free (pops, as `allocate`), gcq (appends), st.small_* and
-// st.model_* (updater w0, lane 0), then J_COUNT's and J_ITEMS's task functions for
-// upd/upd_count/items.
+// st.model_* (updater w0, lane 0), SmallShared in block 0's shared memory (updater w0 only),
+// then J_COUNT's and J_ITEMS's task functions for upd/upd_count/items.
 //
 // Which path a batch takes is decided by measured cost (choose_small): the short path's cost
 // is modelled as model_update_ps per update plus model_chunk_ps per 32 old entries it copies,
-// the bulk path's as the mean time of its batches of at most SMALL_MAX updates; every
-// SMALL_PROBE-th eligible batch takes the other path, so both estimates stay measured.
+// the bulk path's as the running mean (ewma) of its batches of at most SMALL_MAX updates;
+// every SMALL_PROBE-th eligible batch takes the other path, so both estimates stay measured.
 
 #if SMALL_MAX > 32
 #error "SMALL_MAX must be at most 32 (one lane per update on the short path)"
@@ -176,7 +176,8 @@ __device__ int merge_small(const Ctx& C, const SmallShared& S, int j, unsigned m
             const bool live = b0 + lane < oldlen && e[u].dt == INF_TS;
             const unsigned mlive = __ballot_sync(0xffffffffu, live);
             int below = 0;  // insertions with a smaller neighbour
-            for (unsigned m = mins; m; m &= m - 1) below += __shfl_sync(0xffffffffu, y, __ffs(m) - 1) < e[u].nbr;
+            for (unsigned m = mins; m; m &= m - 1)
+                below += __shfl_sync(0xffffffffu, y, __ffs(m) - 1) < e[u].nbr;
             if (live)
                 *reinterpret_cast<int4*>(C.entries + noff + carry + __popc(mlive & lanemask_lt()) + below) =
                     make_int4(e[u].nbr, e[u].elab, e[u].ct, e[u].dt);
@@ -244,7 +245,8 @@ __device__ void number_vertices(SmallShared& S, SmallLane& u, int nb, int lane) 
         if (kap && k < lane)
             for (int s = 0; s < 2; ++s) firsts[s] = firsts[s] && u.end(s) != ka && u.end(s) != kb;
     }
-    const unsigned f0 = __ballot_sync(0xffffffffu, firsts[0]), f1 = __ballot_sync(0xffffffffu, firsts[1]);
+    const unsigned f0 = __ballot_sync(0xffffffffu, firsts[0]);
+    const unsigned f1 = __ballot_sync(0xffffffffu, firsts[1]);
     const int at = __popc(f0 & lanemask_lt()) + __popc(f1 & lanemask_lt());
     if (firsts[0]) S.x[at] = u.a;
     if (firsts[1]) S.x[at + firsts[0]] = u.b;
@@ -376,7 +378,8 @@ __device__ bool apply_small(const Ctx& C, Batch& B, SmallShared& S, int nb, int 
     for (int s = 0; s < 2; ++s) {
         const int j = u.vi[s];
         if (!u.applied || u.ins || lane <= S.first[j]) continue;
-        const int noff = S.slab[j] * 32, ent = find_at(C, noff, S.live[j] + S.nins[j], u.other(s), u.tau);
+        const int noff = S.slab[j] * 32;
+        const int ent = find_at(C, noff, S.live[j] + S.nins[j], u.other(s), u.tau);
         if (CHECK && (ent < 0 || ld(C.entries[ent].dt) != INF_TS))
             check_fail(C, ent < 0 ? CHK_DELETE_MISSING : CHK_DELETE_DEAD, u.tau, u.end(s), u.other(s));
         if (ent >= 0) C.entries[ent].dt = u.tau;
@@ -395,7 +398,9 @@ __device__ bool apply_small(const Ctx& C, Batch& B, SmallShared& S, int nb, int 
         nv4[0] = make_int4(S.slab[j], len, S.cls[j], first_tau);
         nv4[1] = make_int4(INF_TS, cur, S.ndead[j], S.x[j]);
         if (cur >= 0) C.vers[cur].dt_max = first_tau - 1;
-        if (CHECK) check_version_whole(C, S.slab[j] * 32, len, tau0, S.x[j], 1000LL * S.len[j] + 1000000LL * S.nins[j]);
+        if (CHECK)
+            check_version_whole(C, S.slab[j] * 32, len, tau0, S.x[j],
+                                1000LL * S.len[j] + 1000000LL * S.nins[j]);
     }
     warp_join();
     __threadfence();  // the versions and their entries before the heads that name them
