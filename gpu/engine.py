@@ -58,6 +58,16 @@ _MAX_SLABS = 1 << 26  # entry offsets are 32-bit in the kernel: 2^26 slabs is 2^
 _MAX_AUTO_SLABS = _MAX_SLABS >> 1
 
 
+def too_small(what: str, need: int, capacity: str, have: int) -> str:
+    """The error for a capacity the graph outgrows, naming the settings that raise it."""
+    flag = capacity.replace("_", "-")
+    return (
+        f"the graph needs {need} {what}; {capacity}={have} (raise it: --gpu-{flag} of dcsm "
+        f"serve, replay and match, gpu_{capacity} in the service settings, or "
+        f"GpuEngine({capacity}=...))"
+    )
+
+
 def auto_capacity(free_bytes: int, share: float = 0.5) -> tuple[int, int]:
     """(pool_slabs, max_versions) for ``share`` of ``free_bytes`` of device memory: 85 % to
     the slab pool, 15 % to versions, each a power of two, never below the fixed defaults."""
@@ -296,13 +306,13 @@ class GpuEngine(Engine):
         g = intern_graph(graph)  # the CPU engine's numbering rule (dcsm.engine.bulk)
         nv = g.num_vertices
         if nv > self._maxv:
-            raise EngineError(f"the graph has {nv} vertices; max_vertices={self._maxv}")
+            raise EngineError(too_small("vertices", nv, "max_vertices", self._maxv))
         img = build_image(nv, g.lo, g.hi, g.elab, self.cfg.nclass, start=g.start)
         if img.used_slabs > self._nslabs:
-            raise EngineError(f"the graph needs {img.used_slabs} slabs; pool_slabs={self._nslabs}")
+            raise EngineError(too_small("slabs", img.used_slabs, "pool_slabs", self._nslabs))
         if len(img.versions) > self._maxver:
             raise EngineError(
-                f"the graph needs {len(img.versions)} versions; max_versions={self._maxver}"
+                too_small("versions", len(img.versions), "max_versions", self._maxver)
             )
         self._ids = g.ids
         self._ensure_vertices(nv)
@@ -593,7 +603,8 @@ class GpuEngine(Engine):
                   batch.v_label[lo:hi], self._ids.slots, self._ext, self._vlab, self._meta,
                   outcome[lo:hi], a[lo:hi], b[lo:hi])  # fmt: skip
             if self._meta[0] > self._maxv:
-                raise EngineError(f"{int(self._meta[0])} vertices exceed max_vertices={self._maxv}")
+                raise EngineError(too_small("vertices", int(self._meta[0]), "max_vertices",
+                                            self._maxv))  # fmt: skip
             sent = lo + np.nonzero(outcome[lo:hi] == ADMITTED)[0]
             recs = self._encode(batch, sent, a, b)
             tau0 = self._next_tau

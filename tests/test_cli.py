@@ -280,6 +280,26 @@ def test_gpu_settings_reach_the_engine(capsys, workload, monkeypatch) -> None:  
     assert code == 2 and "--gpu-small-path" in err
 
 
+@pytest.mark.parametrize("capacity", ["pool_slabs", "max_versions", "max_vertices"])
+def test_capacity_errors_name_settings_that_exist(capsys, capacity) -> None:  # type: ignore[no-untyped-def]
+    """The GPU engine's error for an outgrown capacity names a flag of dcsm replay and match
+    and a service setting: both must exist, or the advice would send the user nowhere."""
+    from dataclasses import fields
+
+    from dcsm.gpu.engine import too_small
+    from service.settings import Settings
+
+    msg = too_small("slabs", 10, capacity, 5)
+    assert msg.startswith(f"the graph needs 10 slabs; {capacity}=5")
+    flag, setting = f"--gpu-{capacity.replace('_', '-')}", f"gpu_{capacity}"
+    assert flag in msg and setting in msg
+    assert setting in {f.name for f in fields(Settings)}
+    for command in ("replay", "match"):
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        assert flag in capsys.readouterr().out, command
+
+
 def test_match_snap_graph_table(capsys, tmp_path) -> None:  # type: ignore[no-untyped-def]
     (tmp_path / "k4.txt").write_text("0 1\n0 2\n0 3\n1 2\n1 3\n2 3\n")
     (tmp_path / "tri").write_text(TRIANGLE)
