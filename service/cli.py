@@ -72,6 +72,23 @@ def _settings_args(p: argparse.ArgumentParser) -> None:
         "--gpu-max-vertices", type=int, metavar="N", help="GPU vertex capacity (default 4194304)"
     )
     p.add_argument(
+        "--gpu-batch-size", type=int, metavar="N",
+        help="updates that close a GPU device batch at once (default 64)",
+    )  # fmt: skip
+    p.add_argument(
+        "--gpu-batch-timeout-us", type=float, metavar="US",
+        help="how long a GPU device batch waits for more updates (default 0: none)",
+    )  # fmt: skip
+    p.add_argument(
+        "--gpu-batch-cap", type=int, metavar="N",
+        help="most updates one GPU device batch takes under a backlog (default 4096)",
+    )  # fmt: skip
+    p.add_argument(
+        "--gpu-small-path", type=int, choices=[0, 1, 2],
+        help="batches of at most 32 updates on one GPU updater warp: 0 never, 1 where "
+        "measured cheaper, 2 always (default 1)",
+    )  # fmt: skip
+    p.add_argument(
         "--backfill-mode", choices=["auto", "beside", "inline"],
         help="where ?backfill=true runs: auto (beside the stream on the CPU engine, on the "
         "device inline on the GPU engine), beside (the GPU engine's graph copied to the host "

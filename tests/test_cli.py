@@ -294,10 +294,23 @@ def test_capacity_errors_name_settings_that_exist(capsys, capacity) -> None:  # 
     flag, setting = f"--gpu-{capacity.replace('_', '-')}", f"gpu_{capacity}"
     assert flag in msg and setting in msg
     assert setting in {f.name for f in fields(Settings)}
-    for command in ("replay", "match"):
+    for command in ("serve", "replay", "match"):
         with pytest.raises(SystemExit):
             main([command, "--help"])
         assert flag in capsys.readouterr().out, command
+
+
+def test_serve_has_a_flag_for_every_gpu_setting(capsys) -> None:  # type: ignore[no-untyped-def]
+    from dataclasses import fields
+
+    from service.settings import Settings
+
+    with pytest.raises(SystemExit):
+        main(["serve", "--help"])
+    text = capsys.readouterr().out
+    gpu = [f.name for f in fields(Settings) if f.name.startswith("gpu_")]
+    assert len(gpu) >= 7
+    assert [n for n in gpu if "--" + n.replace("_", "-") not in text] == []
 
 
 def test_match_snap_graph_table(capsys, tmp_path) -> None:  # type: ignore[no-untyped-def]
