@@ -33,6 +33,7 @@ import numpy as np
 
 from . import __version__
 from .errors import DcsmError, InputFileError
+from .gpu_options import add_gpu_args, engine_options
 from .model import OUTCOME_NAMES, Pattern, UpdateBatch
 
 EXIT_OK = 0
@@ -252,7 +253,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         emit=args.emit,
         batch_size=args.batch_size,
         distinct=args.distinct,
-        gpu_options=_gpu_options(args),
+        gpu_options=engine_options(args),
     )
     if args.json:
         print(json.dumps({k: v for k, v in report.items() if k != "outcomes"}))
@@ -290,7 +291,7 @@ def cmd_match(args: argparse.Namespace) -> int:
 
     graph = read_graph(args.graph)
     patterns = [load_query(p, distinct=args.distinct) for p in args.query]
-    engine = make_engine(args.backend, gpu_options=_gpu_options(args))
+    engine = make_engine(args.backend, gpu_options=engine_options(args))
     try:
         engine.load_graph(graph)
         counts = [engine.count_static(p) for p in patterns]
@@ -390,32 +391,6 @@ def _positive_int(text: str) -> int:
     return x
 
 
-def _gpu_options(args: argparse.Namespace) -> dict[str, float]:
-    """The GPU engine's capacities and batching from the --gpu-* arguments."""
-    return {
-        "pool_slabs": args.gpu_pool_slabs, "max_versions": args.gpu_max_versions,
-        "max_vertices": args.gpu_max_vertices, "batch_cap": args.gpu_batch_cap,
-        "small_path": args.gpu_small_path,
-    }  # fmt: skip
-
-
-def _add_gpu_args(p: argparse.ArgumentParser) -> None:
-    """The GPU engine's settings (the service's gpu_* settings, same defaults)."""
-    g = p.add_argument_group("GPU engine (--backend gpu, or auto on a machine with a GPU)")
-    g.add_argument("--gpu-pool-slabs", type=int, default=0, metavar="N",
-                   help="slabs of 32 adjacency entries in the device pool (0: from half of "
-                   "the free device memory)")  # fmt: skip
-    g.add_argument("--gpu-max-versions", type=int, default=0, metavar="N",
-                   help="vertex versions the device holds (0: sized like the pool)")  # fmt: skip
-    g.add_argument("--gpu-max-vertices", type=_positive_int, default=1 << 22, metavar="N",
-                   help="vertices the device tables hold (default 4194304)")  # fmt: skip
-    g.add_argument("--gpu-batch-cap", type=_positive_int, default=4096, metavar="N",
-                   help="most updates one device batch takes under a backlog")  # fmt: skip
-    g.add_argument("--gpu-small-path", type=int, choices=(0, 1, 2), default=1,
-                   help="batches of at most 32 updates on one updater warp: 0 never, 1 where "
-                   "measured cheaper, 2 always")  # fmt: skip
-
-
 def _add_engine_args(p: argparse.ArgumentParser, *, with_updates: bool) -> None:
     p.add_argument("--graph", required=True, help="data graph: CSM text or SNAP edge list")
     if with_updates:
@@ -439,7 +414,7 @@ def _add_engine_args(p: argparse.ArgumentParser, *, with_updates: bool) -> None:
         help="count each matching subgraph once instead of every embedding",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    _add_gpu_args(p)
+    add_gpu_args(p, with_defaults=True)
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, str | None]:

@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from dcsm.errors import DcsmError
+from dcsm.gpu_options import engine_options
 from dcsm.graphio import read_graph
 from dcsm.model import Graph, UpdateBatch
 from dcsm.schemas import QuerySpec
@@ -159,10 +160,7 @@ class Service:
             next_seq, s.max_engine_batch_updates, max_events=EVENTS_QUEUE_SIZE,
             backfill_threads=s.backfill_threads or max(1, (os.cpu_count() or 1) - 2),
             backfill_mode=s.backfill_mode,
-            gpu_options={"pool_slabs": s.gpu_pool_slabs, "max_versions": s.gpu_max_versions,
-                         "max_vertices": s.gpu_max_vertices, "batch_size": s.gpu_batch_size,
-                         "batch_timeout_us": s.gpu_batch_timeout_us,
-                         "batch_cap": s.gpu_batch_cap, "small_path": s.gpu_small_path},
+            gpu_options=engine_options(s),
         )  # fmt: skip
         self.sequencer = Sequencer(
             self.worker.submit, next_seq, s.max_queued_updates,

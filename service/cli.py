@@ -8,6 +8,8 @@ import argparse
 import sys
 from typing import Any
 
+from dcsm.gpu_options import add_gpu_args
+
 
 def _settings_args(p: argparse.ArgumentParser) -> None:
     """Flags that map one-to-one onto Settings fields (default None: not given)."""
@@ -60,34 +62,7 @@ def _settings_args(p: argparse.ArgumentParser) -> None:
         "--matches-encoding", choices=["json", "batch"],
         help="default frame encoding of a query on the matches topic (default json)",
     )  # fmt: skip
-    p.add_argument(
-        "--gpu-pool-slabs", type=int, metavar="N",
-        help="GPU adjacency pool in 512-byte slabs (default 0: half of the free device memory)",
-    )  # fmt: skip
-    p.add_argument(
-        "--gpu-max-versions", type=int, metavar="N",
-        help="GPU vertex-version table size (default 0: sized with the pool)",
-    )  # fmt: skip
-    p.add_argument(
-        "--gpu-max-vertices", type=int, metavar="N", help="GPU vertex capacity (default 4194304)"
-    )
-    p.add_argument(
-        "--gpu-batch-size", type=int, metavar="N",
-        help="updates that close a GPU device batch at once (default 64)",
-    )  # fmt: skip
-    p.add_argument(
-        "--gpu-batch-timeout-us", type=float, metavar="US",
-        help="how long a GPU device batch waits for more updates (default 0: none)",
-    )  # fmt: skip
-    p.add_argument(
-        "--gpu-batch-cap", type=int, metavar="N",
-        help="most updates one GPU device batch takes under a backlog (default 4096)",
-    )  # fmt: skip
-    p.add_argument(
-        "--gpu-small-path", type=int, choices=[0, 1, 2],
-        help="batches of at most 32 updates on one GPU updater warp: 0 never, 1 where "
-        "measured cheaper, 2 always (default 1)",
-    )  # fmt: skip
+    add_gpu_args(p, with_defaults=False)
     p.add_argument(
         "--backfill-mode", choices=["auto", "beside", "inline"],
         help="where ?backfill=true runs: auto (beside the stream on the CPU engine, on the "

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from dcsm.gpu_options import GPU_OPTIONS
+
 from .errors import ConfigError
 
 ENV_PREFIX = "DCSM_"
@@ -34,6 +36,12 @@ KAFKA_SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 
 def _doc(text: str) -> dict[str, str]:
     return {"doc": text}
+
+
+def _gpu(name: str) -> Any:
+    """The setting ``gpu_<name>``: default and doc from the GPU engine's option table."""
+    option = GPU_OPTIONS[name]
+    return field(default=option.default, metadata=_doc("GPU engine: " + option.help))
 
 
 @dataclass(frozen=True)
@@ -131,43 +139,13 @@ class Settings:
             "while a request is in flight"
         ),
     )
-    gpu_pool_slabs: int = field(
-        default=0,
-        metadata=_doc(
-            "GPU engine: slabs of 32 adjacency entries (512 B each) in the device pool; "
-            "0: sized from half of the free device memory"
-        ),
-    )
-    gpu_max_versions: int = field(
-        default=0,
-        metadata=_doc("GPU engine: vertex versions the device holds; 0: sized like the pool"),
-    )
-    gpu_max_vertices: int = field(
-        default=1 << 22, metadata=_doc("GPU engine: vertices the device tables hold")
-    )
-    gpu_batch_size: int = field(
-        default=64,
-        metadata=_doc("GPU engine: updates that close a device batch at once (b)"),
-    )
-    gpu_batch_timeout_us: float = field(
-        default=0.0,
-        metadata=_doc(
-            "GPU engine: how long a device batch waits for more updates after its first (t, "
-            "us); 0: it closes as soon as nothing more is waiting"
-        ),
-    )
-    gpu_batch_cap: int = field(
-        default=4096,
-        metadata=_doc("GPU engine: most updates one device batch takes under a backlog"),
-    )
-    gpu_small_path: int = field(
-        default=1,
-        metadata=_doc(
-            "GPU engine: batches of at most 32 updates applied by one updater warp without the "
-            "job pipeline: 0 never, 1 where the kernel's measured costs say it is cheaper, 2 "
-            "always"
-        ),
-    )
+    gpu_pool_slabs: int = _gpu("pool_slabs")
+    gpu_max_versions: int = _gpu("max_versions")
+    gpu_max_vertices: int = _gpu("max_vertices")
+    gpu_batch_size: int = _gpu("batch_size")
+    gpu_batch_timeout_us: float = _gpu("batch_timeout_us")
+    gpu_batch_cap: int = _gpu("batch_cap")
+    gpu_small_path: int = _gpu("small_path")
     max_engine_batch_updates: int = field(
         default=0,
         metadata=_doc(

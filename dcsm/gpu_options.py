@@ -1,0 +1,71 @@
+"""The GPU engine's options as users set them: the service's ``gpu_*`` settings and the
+``--gpu-*`` flags of ``dcsm serve``, ``replay`` and ``match``. Each is the ``GpuEngine``
+keyword argument of the same name without the prefix. One table gives their defaults and
+help to all of them, so that the settings, the flags and the engine arguments cannot drift
+apart."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import NamedTuple
+
+
+def _at_least(lo: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        x = int(text)
+        if x < lo:
+            raise argparse.ArgumentTypeError(f"must be >= {lo}, got {x}")
+        return x
+
+    parse.__name__ = "int"  # argparse names the type in its errors
+    return parse
+
+
+class GpuOption(NamedTuple):
+    name: str  # the GpuEngine keyword argument
+    default: float
+    help: str
+    parse: Callable[[str], float]  # the flag's type
+    metavar: str = "N"
+    choices: tuple[int, ...] | None = None
+
+
+GPU_OPTIONS: dict[str, GpuOption] = {
+    o.name: o
+    for o in (
+        GpuOption("pool_slabs", 0, "slabs of 32 adjacency entries (512 B each) in the device "
+                  "pool; 0: sized from half of the free device memory", _at_least(0)),
+        GpuOption("max_versions", 0, "vertex versions the device holds; 0: sized like the pool",
+                  _at_least(0)),
+        GpuOption("max_vertices", 1 << 22, "vertices the device tables hold", _at_least(1)),
+        GpuOption("batch_size", 64, "updates that close a device batch at once (b)",
+                  _at_least(1)),
+        GpuOption("batch_timeout_us", 0.0, "how long a device batch waits for more updates "
+                  "after its first (t, us); 0: it closes as soon as nothing more is waiting",
+                  float, "US"),
+        GpuOption("batch_cap", 4096, "most updates one device batch takes under a backlog",
+                  _at_least(1)),
+        GpuOption("small_path", 1, "batches of at most 32 updates applied by one updater warp "
+                  "without the job pipeline: 0 never, 1 where the kernel's measured costs say "
+                  "it is cheaper, 2 always", int, "{0,1,2}", (0, 1, 2)),
+    )
+}  # fmt: skip
+
+
+def add_gpu_args(parser: argparse.ArgumentParser, *, with_defaults: bool) -> None:
+    """One ``--gpu-*`` flag per option. Without ``with_defaults`` a flag not given is None
+    (``dcsm serve``: the setting then comes from the config file or the environment)."""
+    group = parser.add_argument_group("GPU engine (--backend gpu, or auto with a GPU)")
+    for o in GPU_OPTIONS.values():
+        group.add_argument(
+            "--gpu-" + o.name.replace("_", "-"), type=o.parse, choices=o.choices,
+            metavar=o.metavar, default=o.default if with_defaults else None,
+            help=f"{o.help} (default {o.default})",
+        )  # fmt: skip
+
+
+def engine_options(source: object) -> dict[str, float]:
+    """``GpuEngine`` keyword arguments from the ``gpu_*`` attributes of ``source`` (the
+    service's settings, or parsed ``--gpu-*`` flags)."""
+    return {name: getattr(source, "gpu_" + name) for name in GPU_OPTIONS}
