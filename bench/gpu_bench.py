@@ -123,12 +123,20 @@ def undo(stream: UpdateBatch, outcome: np.ndarray) -> UpdateBatch:
     )
 
 
+# GpuEngine arguments for every engine of the run (--engine KEY=VALUE), beside each call's own.
+ENGINE_OPTIONS: dict[str, float] = {}
+
+
+def new_engine(**kwargs: float) -> GpuEngine:
+    return GpuEngine(**{**ENGINE_OPTIONS, **kwargs})  # type: ignore[arg-type]
+
+
 class Runner:
     """One engine per (graph, stream); every query timed on the same initial graph."""
 
     def __init__(self, graph_path: Path, stream_path: Path, batch_cap: int) -> None:
         self.stream = read_csm_stream(stream_path)
-        self.engine = GpuEngine(batch_cap=batch_cap)
+        self.engine = new_engine(batch_cap=batch_cap)
         self.engine.load_graph(read_graph(graph_path))
         self.seq = 0
         self.qid = 0
@@ -367,7 +375,7 @@ def latency_part(data: Path, report: Report, n: int) -> None:
     graph = read_graph(og / "initial90.graph")
     rng = np.random.default_rng(7)
     # Warm-up, not reported: the process's first engine pays for compiling and loading.
-    eng = GpuEngine()
+    eng = new_engine()
     eng.load_graph(graph)
     eng.register(0, query, from_seq=0, count_only=True)
     eng.apply(stream.slice(0, min(n, 2000)))
@@ -378,7 +386,7 @@ def latency_part(data: Path, report: Report, n: int) -> None:
                              ("DCSM persistent (b=64, t=0)", {"batch_timeout_us": 0.0}),
                              ("fixed batch b=128", {"fixed_batch": 128}),
                              ("fixed batch b=4096", {"fixed_batch": 4096})):  # fmt: skip
-            eng = GpuEngine(**kwargs)
+            eng = new_engine(**kwargs)
             eng.load_graph(graph)
             eng.register(0, query, from_seq=0, count_only=True)
             eng.apply(UpdateBatch.from_arrays(np.zeros(0), np.zeros(0), np.zeros(0)))
@@ -444,7 +452,14 @@ def main() -> None:
     ap.add_argument(
         "--batch-cap", type=int, default=4096, help="search time: the engine's batch_cap"
     )
+    ap.add_argument(
+        "--engine", action="append", default=[], metavar="KEY=VALUE",
+        help="a GpuEngine argument for every engine of the run (e.g. n_updaters=7); repeatable",
+    )  # fmt: skip
     args = ap.parse_args()
+    for option in args.engine:
+        key, _, value = option.partition("=")
+        ENGINE_OPTIONS[key] = float(value) if "." in value else int(value)
     args.out.mkdir(parents=True, exist_ok=True)
     report = Report(args.out, args.rapidflow_limit)
     rapidflow = RapidFlow(args.rapidflow and Path(args.rapidflow), args.rapidflow_limit)

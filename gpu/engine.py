@@ -89,7 +89,7 @@ class GpuEngine(Engine):
         max_vertices, max_versions: capacities of the vertex and version tables.
             ``pool_slabs`` or ``max_versions`` 0: sized by :func:`auto_capacity` from half
             of the device's free memory (what the service does by default).
-        n_updaters: graph-updater warps (1-4).
+        n_updaters: graph-updater warps (1-7).
         batch_size: updates that close a batch (b); batch_timeout_us: t; batch_cap: the
             most updates one batch takes when more are waiting.
         in_cap: input ring records; out_cap: output ring int32 words (pinned).

@@ -61,8 +61,9 @@ class KernelConfig:
         return os.environ.get("DCSM_KERNEL_DEFINES", "")
 
     def validate(self) -> None:
-        if not 1 <= self.n_updaters <= 4:
-            raise ValueError(f"n_updaters must be 1..4, got {self.n_updaters}")
+        # Block 0 (8 warps of 256 threads) holds the updater warps and the collector.
+        if not 1 <= self.n_updaters <= 7:
+            raise ValueError(f"n_updaters must be 1..7, got {self.n_updaters}")
         if not 1 <= self.batch_b <= self.batch_cap <= 32768:
             raise ValueError(
                 f"need 1 <= batch_b <= batch_cap <= 32768, got {self.batch_b}, {self.batch_cap}"

@@ -105,14 +105,20 @@ template <typename T> __device__ T warp_claim(T* ctr, T amount, int lane) {
 
 #define MASK40 ((1ULL << 40) - 1)
 
+// Whether the current job still has unclaimed tasks, read from the job words themselves
+// (a lingering helper; everyone else reads the block view).
+__device__ __forceinline__ bool job_open(const Ctx& C) {
+    u64 w = vload(&C.st->job_word), c = vload(&C.st->job_cursor);
+    return (c >> 40) == (w >> 40) && (c & MASK40) < (w & 0xffffffffULL);
+}
+
 struct BlockView { u64 last_ns; u64 reserve; int job_active; int hungry; int stop; int pad; };
 
 __device__ void refresh_view(const Ctx& C, volatile BlockView& V, bool force = false) {
     u64 now = gtime();
     if (!force && now - V.last_ns < VIEW_NS) return;
     V.last_ns = now;
-    u64 w = vload(&C.st->job_word), c = vload(&C.st->job_cursor);
-    V.job_active = (c >> 40) == (w >> 40) && (c & MASK40) < (w & 0xffffffffULL);
+    V.job_active = job_open(C);
     u64 reserve = vload(&C.st->item_reserve);
     V.reserve = reserve;
     V.hungry = vload(&C.st->item_ticket) > reserve;
@@ -132,4 +138,4 @@ __device__ u64 reserve_out(const Ctx& C, u64 words) {
 }
 
 __device__ void finalize_update(const Ctx& C, int tau, int lane);
-__device__ void help(const Ctx& C, int lane, bool updater);
+__device__ bool help(const Ctx& C, int lane, bool updater);

@@ -15,6 +15,8 @@ import pstats
 import time
 from pathlib import Path
 
+import numpy as np
+
 from dcsm.gpu.engine import GpuEngine
 from dcsm.graphio import read_csm_query, read_csm_stream, read_graph
 from dcsm.model import UpdateBatch
@@ -69,6 +71,15 @@ def profile(args: argparse.Namespace, batch_cap: int) -> None:
                                       batch.label[::-1], first_seq=seq))  # fmt: skip
     batch = UpdateBatch.from_arrays(batch.op, batch.u, batch.v, batch.label,
                                     first_seq=seq + len(batch))  # fmt: skip
+    writes: list[tuple[float, int]] = []  # (epoch s after the write, records)
+    write = eng._write_records
+
+    def timed_write(recs, col, due=None):  # type: ignore[no-untyped-def]
+        out = write(recs, col, due)
+        writes.append((time.time(), len(recs)))
+        return out
+
+    eng._write_records = timed_write  # type: ignore[method-assign]
     prof = cProfile.Profile()
     t0 = time.time()
     p0 = time.perf_counter()
@@ -80,9 +91,28 @@ def profile(args: argparse.Namespace, batch_cap: int) -> None:
         f"apply: {wall * 1e3:.2f} ms; device: first start {1e3 * (res.started.min() - t0):.2f} ms, "
         f"last finish {1e3 * (res.finished.max() - t0):.2f} ms after the call began"
     )
+    print("host writes (ms after the call began, records):",
+          [(round(1e3 * (t - t0), 2), k) for t, k in writes])  # fmt: skip
+    batches(eng.last_timeline, t0)
     print(eng.updater_profile(), eng.stats())
     pstats.Stats(prof).sort_stats("cumulative").print_stats(18)
     eng.close()
+
+
+def batches(line: dict, t0: float) -> None:
+    """One row per batch the updater took: its size, when it was taken, when its first
+    match started and its last update finished (ms after the call began)."""
+    taken = line.get("taken")
+    if taken is None or not len(taken):
+        return
+    order = np.argsort(taken, kind="stable")
+    t = taken[order]
+    cuts = np.nonzero(np.diff(t) > 0)[0] + 1
+    print("batch  size  taken  first-start  last-finish (ms)")
+    for i, idx in enumerate(np.split(order, cuts)):
+        print(f"{i:5d} {len(idx):5d} {1e3 * (taken[idx[0]] - t0):6.2f} "
+              f"{1e3 * (line['started'][idx].min() - t0):6.2f} "
+              f"{1e3 * (line['finished'][idx].max() - t0):6.2f}")
 
 
 if __name__ == "__main__":
