@@ -41,7 +41,15 @@
 //   st     State               counters (below); mixed writers as commented per field.
 //   Host-mapped (pinned):
 //   in_ring InRec[in_cap]      host writes records then hctl->in_tail; updater w0 reads.
-//   hctl   HostCtl             host writes; updater w0 reads (relays into st).
+//   hctl   HostCtl             host writes; updater w0 reads (relays into st). in_tail packs
+//                              the ring's tail (low 40 bits, << 24) with how many records
+//                              before it are also in in_mirror (low 24 bits): one 8-byte
+//                              word, so that the two are always read together.
+//   Device memory the host copies into:
+//   in_mirror InRec[in_cap]    a copy of the input ring's slots that a long write also put
+//                              there (the host's copy engine, finished before in_tail
+//                              names them); updater w0 reads them through L2, far faster
+//                              than host memory.
 //   dstat  DevStatus           device writes (w0: in_consumed; GC: pool stats); host reads.
 //   out    int32[out_cap]      match records [stamp, tau, slot, v0..v(n-1)]; executors write
 //                              the body, then the stamp; host reads in order.
@@ -238,6 +246,7 @@ struct Done {
 };
 
 struct HostCtl { u64 in_tail; u64 out_consumed; u64 done_consumed; u64 pad; };
+#define MIRROR_BITS 24  // in_tail: tail << MIRROR_BITS | records before it in in_mirror
 
 struct DevStatus {
     u64 in_consumed;      // updater w0
@@ -356,7 +365,7 @@ struct Ctx {
     unsigned* chunkmask; int* chunkoff; int* chunkseg;
     Batch* batch;
     State* st;
-    InRec* in_ring; u64 in_cap;
+    InRec* in_ring; u64 in_cap; InRec* in_mirror;
     HostCtl* hctl; DevStatus* dstat;
     int* out; u64 out_cap;
     Done* done; u64* done_counts;

@@ -142,7 +142,7 @@ CTX_FIELDS = (
     "vlab", "ext", "head", "maxv", "vmark", "vseg", "entries", "nslabs", "vers", "maxver",
     "slab_free", "ver_free", "gcq", "gcq_cap", "upd", "upd_count", "items", "item_free",
     "item_stamp", "plans", "chunkmask", "chunkoff", "chunkseg", "batch", "st", "in_ring",
-    "in_cap", "hctl", "dstat", "out", "out_cap", "done", "done_counts", "slab_owner",
+    "in_cap", "in_mirror", "hctl", "dstat", "out", "out_cap", "done", "done_counts", "slab_owner",
     "task_mark",
 )  # fmt: skip
 

@@ -6,12 +6,18 @@
 // Graph updater (section 5): batch forming and allocation on warp 0, everything else as
 // jobs over all warps that are free.
 
-// Copy the host's consumption counters into device memory (only warp 0, lane 0 reads host
-// memory).
-__device__ __forceinline__ void relay(const Ctx& C) {
-    if ((threadIdx.x & 31) != 0) return;
-    vstore(&C.st->out_consumed, vload(&C.hctl->out_consumed));
-    vstore(&C.st->done_consumed, vload(&C.hctl->done_consumed));
+// Copy the host's consumption counters into device memory, and return the host's input
+// tail word (HostCtl.in_tail; only warp 0, lane 0 reads host memory; other lanes get 0).
+// The three host reads are issued together, before any store: a reload of C after a
+// store would wait behind a host read and make the round trips consecutive.
+__device__ __forceinline__ u64 relay(const Ctx& C) {
+    if ((threadIdx.x & 31) != 0) return 0;
+    const HostCtl* h = C.hctl;
+    State* st = C.st;
+    const u64 out = vload(&h->out_consumed), done = vload(&h->done_consumed), tail = vload(&h->in_tail);
+    vstore(&st->out_consumed, out);
+    vstore(&st->done_consumed, done);
+    return tail;
 }
 
 // True when nothing can ever be freed again: no retired version waits for the collector and
@@ -20,6 +26,14 @@ __device__ bool pool_stuck(const Ctx& C) {
     u64 pending_gc = vload(&C.st->gcq_tail) - vload(&C.st->gcq_head);
     u64 running = vload(&C.st->next_tau) - 1 - vload(&C.st->completed);
     return pending_gc == 0 && running == 0;
+}
+
+// The input ring's tail and the first record of it also in in_mirror, from the tail word
+// (which holds the tail's low 40 bits: the tail is less than in_cap ahead of head).
+struct Tail { u64 tail, mirror_from; };
+__device__ __forceinline__ Tail decode_tail(u64 word, u64 head) {
+    const u64 tail = head + (((word >> MIRROR_BITS) - head) & MASK40);
+    return {tail, tail - (word & ((1ULL << MIRROR_BITS) - 1))};
 }
 
 __device__ __forceinline__ int ceil_log2(unsigned x) { return x <= 1 ? 0 : 32 - __clz(x - 1); }
@@ -58,35 +72,44 @@ struct UpdShared {
 // records a lane in one round trip to host memory, taken when they are all updates and the
 // batch and the update slots have room for all of them (else the caller reads 32 at a time,
 // in order, applying control records between updates). Whole warp 0; true when it took them.
+//
+// The N records are read as 3N consecutive 16-byte words, word q by lane q % 32, so one
+// load instruction of the warp covers 512 contiguous bytes (4 PCIe lines, not 12). The
+// ring's address and size are read into registers first: a load of C between two host
+// reads (which the "memory" clobber of __ldcv would force) waits behind the first, and the
+// round trips then run one after another (13 us for 128 records instead of ~6).
+// A run the host also copied into in_mirror is read from there (device memory, L2).
 #define RING_WIDE 4
-__device__ __noinline__ bool read_wide(const Ctx& C, Batch& B, u64& head, u64 tail, int& nb, u64 tau0,
+__device__ __noinline__ bool read_wide(const Ctx& C, Batch& B, u64& head, Tail t, int& nb, u64 tau0,
                                       int lane) {
-    constexpr int N = 32 * RING_WIDE;
+    const u64 tail = t.tail;
+    constexpr int N = 32 * RING_WIDE, W = 3 * RING_WIDE;  // records; 16-byte words a lane
+    static_assert(sizeof(InRec) == 48, "an input record is three 16-byte words");
     if (tail - head < (u64)N || nb + N > BATCH_CAP) return false;
     const u64 last = tau0 + nb + N - 1;  // an update slot is reused once the host read it
     if (last > MAXU && vload(&C.st->done_consumed) < last - MAXU) return false;
-    // Every address first, then every load: a load of C between two host reads (which the
-    // "memory" clobber of __ldcv would force) waits behind the first host read, and the
-    // round trips then run one after another (13 us for 128 records instead of ~2).
-    const InRec* ring = C.in_ring;
-    const u64 cap = C.in_cap;
-    const InRec* at[RING_WIDE];
+    const bool mirrored = head >= t.mirror_from;
+    const int4* ring = reinterpret_cast<const int4*>(mirrored ? C.in_mirror : C.in_ring);
+    const u64 cap = C.in_cap, p0 = head % cap;
+    int4 v[W];
 #pragma unroll
-    for (int j = 0; j < RING_WIDE; ++j) at[j] = ring + (head + 32 * j + lane) % cap;
-    InRec r[RING_WIDE];
+    for (int k = 0; k < W; ++k) {
+        const int q = 32 * k + lane, rec = q / 3;
+        const u64 p = p0 + rec < cap ? p0 + rec : p0 + rec - cap;  // the ring wraps
+        const int4* at = ring + 3 * p + (q - 3 * rec);
+        v[k] = mirrored ? __ldcg(at) : __ldcv(at);
+    }
+    bool updates = true;  // the first word of a record opens with its kind
 #pragma unroll
-    for (int j = 0; j < RING_WIDE; ++j) r[j] = load_rec(at[j], true);
-    bool updates = true;
-#pragma unroll
-    for (int j = 0; j < RING_WIDE; ++j)
-        updates = updates && (r[j].kind == REC_INSERT || r[j].kind == REC_DELETE);
+    for (int k = 0; k < W; ++k)
+        if ((32 * k + lane) % 3 == 0) updates = updates && (v[k].x == REC_INSERT || v[k].x == REC_DELETE);
     if (!__all_sync(0xffffffffu, updates)) return false;
     const u64 now = gtime();
+    int4* dst = reinterpret_cast<int4*>(B.rec + nb);
 #pragma unroll
-    for (int j = 0; j < RING_WIDE; ++j) {
-        B.rec[nb + 32 * j + lane] = r[j];
-        B.taken[nb + 32 * j + lane] = now;
-    }
+    for (int k = 0; k < W; ++k) dst[32 * k + lane] = v[k];
+#pragma unroll
+    for (int j = 0; j < RING_WIDE; ++j) B.taken[nb + 32 * j + lane] = now;
     warp_join();
     nb += N;
     head += N;
@@ -106,16 +129,14 @@ __device__ void form_batch(const Ctx& C, UpdShared& S, int lane) {
     u64 head = C.st->in_head;
     const bool hold = vload(&C.st->hold) != 0;
     while (true) {
-        relay(C);
-        u64 tail = 0;
-        if (lane == 0) tail = vload(&C.hctl->in_tail);
-        tail = __shfl_sync(0xffffffffu, tail, 0);
+        const Tail t = decode_tail(__shfl_sync(0xffffffffu, relay(C), 0), head);
+        const u64 tail = t.tail;
         __threadfence_system();  // every lane reads the records behind the tail
         bool blocked = false;  // an update slot is not free yet
         // Read up to 32 records at once, one per lane (host reads are ~1 us each); RING_WIDE
         // a lane when a long run waits.
         while (head < tail && nb < BATCH_CAP && !stop && !blocked) {
-            if (read_wide(C, B, head, tail, nb, tau0, lane)) continue;
+            if (read_wide(C, B, head, t, nb, tau0, lane)) continue;
             int avail = (int)min((u64)32, tail - head);
             InRec r;
             if (lane < avail) r = load_rec(C.in_ring + (head + lane) % C.in_cap, true);
@@ -170,7 +191,7 @@ __device__ void form_batch(const Ctx& C, UpdShared& S, int lane) {
             u64 t2 = 0;
             if (lane == 0) t2 = vload(&C.hctl->in_tail);
             t2 = __shfl_sync(0xffffffffu, t2, 0);
-            if (t2 == head || blocked) break;
+            if (decode_tail(t2, head).tail == head || blocked) break;
             continue;
         }
         if (head == tail || blocked) __nanosleep(nb ? 500 : 2000);

@@ -110,9 +110,11 @@ def batches(line: dict, t0: float) -> None:
     cuts = np.nonzero(np.diff(t) > 0)[0] + 1
     print("batch  size  taken  first-start  last-finish (ms)")
     for i, idx in enumerate(np.split(order, cuts)):
-        print(f"{i:5d} {len(idx):5d} {1e3 * (taken[idx[0]] - t0):6.2f} "
-              f"{1e3 * (line['started'][idx].min() - t0):6.2f} "
-              f"{1e3 * (line['finished'][idx].max() - t0):6.2f}")
+        print(
+            f"{i:5d} {len(idx):5d} {1e3 * (taken[idx[0]] - t0):6.2f} "
+            f"{1e3 * (line['started'][idx].min() - t0):6.2f} "
+            f"{1e3 * (line['finished'][idx].max() - t0):6.2f}"
+        )
 
 
 if __name__ == "__main__":
