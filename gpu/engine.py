@@ -32,6 +32,8 @@ import os
 import sys
 import time
 import weakref
+from collections import deque
+from typing import Any
 
 import numpy as np
 
@@ -239,6 +241,8 @@ class GpuEngine(Engine):
         # Ring positions.
         self._in_tail = 0
         self._mirror_from = 0  # records [_mirror_from, _in_tail) are also in in_mirror
+        # Tail words not yet published, each with the end of its copy into in_mirror.
+        self._tails: deque[tuple[Any, int]] = deque()
         self._next_tau = 1
         self._done_next = 1
         self._out_head = 0
@@ -706,28 +710,46 @@ class GpuEngine(Engine):
 
     def _publish_tail(self, at: int, first: int, k: int) -> None:
         """Hand k records just written at ring slot ``at`` (``first`` of them before the
-        ring's end) to the kernel; a long write is first copied into in_mirror too."""
+        ring's end) to the kernel. A long write is also copied into in_mirror, and the tail
+        that names it is published once the copy has finished (``_flush_tails``), tails
+        always in order; the host goes on meanwhile."""
+        done = None
         if k >= _MIRROR_MIN:
             size = L.IN_REC.itemsize
-            src, dst = self._pinned["in_ring"].ptr, self._d["in_mirror"].data.ptr  # type: ignore[attr-defined]
+            src = self._pinned["in_ring"].ptr  # type: ignore[attr-defined]
+            dst = self._d["in_mirror"].data.ptr
             for slot, count in ((at, first), (0, k - first)):
                 if count:
                     self._cp.cuda.runtime.memcpyAsync(
                         dst + slot * size, src + slot * size, count * size,
                         self._cp.cuda.runtime.memcpyHostToDevice, self._side.ptr,
                     )  # fmt: skip
-            self._side.synchronize()  # the copy is in device memory before the tail names it
+            done = self._cp.cuda.Event(block=False, disable_timing=True)
+            done.record(self._side)
         else:
             self._mirror_from = self._in_tail + k
         self._in_tail += k
         mirrored = min(
             self._in_tail - self._mirror_from, self._in.shape[0], (1 << _MIRROR_BITS) - 1
         )
-        self._hctl["in_tail"] = ((self._in_tail & ((1 << 40) - 1)) << _MIRROR_BITS) | mirrored
+        word = ((self._in_tail & ((1 << 40) - 1)) << _MIRROR_BITS) | mirrored
+        self._tails.append((done, word))
+        self._flush_tails()
+
+    def _flush_tails(self) -> None:
+        """Publish the newest tail whose copies into in_mirror, and every earlier one's,
+        have finished."""
+        word = None
+        while self._tails and (self._tails[0][0] is None or self._tails[0][0].done):
+            word = self._tails.popleft()[1]
+        if word is not None:
+            self._hctl["in_tail"] = word
 
     def _pump(self, col: _Collector | None) -> None:
-        """Read completion records, then match records, and hand both to the collector."""
+        """Publish finished input, read completion records, then match records, and hand
+        both to the collector."""
         self._check_error()
+        self._flush_tails()
         t = self._done_next
         limit = t + min(self.cfg.maxu, self._next_tau - t, 1 << 14)
         if limit > t:
