@@ -33,8 +33,6 @@ import argparse
 import csv
 import json
 import os
-import re
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -45,6 +43,9 @@ from dcsm.gpu.engine import GpuEngine
 from dcsm.gpu.layout import SMALL_STEPS
 from dcsm.graphio import read_csm_query, read_csm_stream, read_graph
 from dcsm.model import OUTCOME_APPLIED, UpdateBatch
+
+sys.path.insert(0, str(Path(__file__).parent))  # bench/ (the script runs with python -P)
+from rapidflow import RapidFlow  # noqa: E402
 
 ORACLE = [f"Q_{i}" for i in range(11)]
 ENRON = ["Q1_triangle", "Q2_4cycle", "Q3_tailed_triangle", "Q4_diamond", "Q5_4clique",
@@ -62,57 +63,6 @@ def peer(path: Path) -> dict[tuple[str, str], tuple[float, int]]:
                 int(matches),
             )
     return out
-
-
-class RapidFlow:
-    """Runs the RapidFlow binary on the rows of the benchmark (once per query and stream)."""
-
-    def __init__(self, binary: Path | None, limit: int) -> None:
-        self.binary, self.limit = binary, limit
-        self._done: dict[tuple[Path, Path, Path], dict] = {}
-
-    def run(self, graph: Path, query: Path, stream: Path) -> dict:
-        """{seconds (None unless it finished), matches, timed_out, failed} for one row."""
-        if self.binary is None:
-            return {"seconds": None, "matches": None, "timed_out": False, "failed": "not run"}
-        key = (graph, query, stream)
-        if key not in self._done:
-            self._done[key] = self._run(graph, query, stream)
-        return self._done[key]
-
-    def _run(self, graph: Path, query: Path, stream: Path) -> dict:
-        assert self.binary is not None
-        cmd = [str(self.binary), "-d", str(graph), "-q", str(query), "-u", str(stream),
-               "-num", "MAX", "-time_limit", str(self.limit)]  # fmt: skip
-        # Its shared library (libgraph.so) travels beside the binary.
-        env = {**os.environ, "LD_LIBRARY_PATH": str(self.binary.parent)}
-        try:
-            run = subprocess.run(cmd, capture_output=True, text=True, env=env,
-                                 timeout=self.limit * 3 + 60)  # fmt: skip
-        except subprocess.TimeoutExpired:
-            return {"seconds": None, "matches": None, "timed_out": True, "failed": None}
-        out = run.stdout
-        search = re.search(r"Search time \(seconds\): ([0-9.]+)", out)
-        count = re.search(r"Result count: (\d+)", out)
-        timed_out = "Time out" in out
-        failed = None if search else f"exit {run.returncode}: {(run.stderr or out)[-300:]!r}"
-        return {
-            "seconds": None if timed_out or not search else float(search.group(1)),
-            "matches": int(count.group(1)) if count else None,
-            "timed_out": timed_out,
-            "failed": failed,
-        }
-
-    def fields(self, graph: Path, query: Path, stream: Path, ours: int) -> dict:
-        """The row's same-host fields, with the count check."""
-        r = self.run(graph, query, stream)
-        return {
-            "rapidflow_same_host_s": r["seconds"],
-            "rapidflow_same_host_matches": r["matches"],
-            "rapidflow_timed_out": r["timed_out"],
-            "rapidflow_failed": r["failed"],
-            "rapidflow_counts_equal": None if r["seconds"] is None else r["matches"] == ours,
-        }
 
 
 def undo(stream: UpdateBatch, outcome: np.ndarray) -> UpdateBatch:

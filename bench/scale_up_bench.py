@@ -30,7 +30,9 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -42,10 +44,20 @@ from numba import njit, prange
 from dcsm.engine import make_engine, warm_up
 from dcsm.engine.bulk import fill_lists, intern_graph, lower_counts, sort_edges
 from dcsm.engine.cpu import CpuEngine
-from dcsm.graphio import read_csm_query, read_graph, write_graph
+from dcsm.graphio import (
+    read_csm_query,
+    read_graph,
+    write_csm_graph,
+    write_csm_query,
+    write_csm_stream,
+    write_graph,
+)
 from dcsm.loadgen.gen_stream import PRESETS, chunglu_graph
 from dcsm.loadgen.loadgen import device_name
 from dcsm.model import Graph, Pattern, UpdateBatch
+
+sys.path.insert(0, str(Path(__file__).parent))  # bench/ (the script runs with python -P)
+from rapidflow import RapidFlow  # noqa: E402
 
 LJ = PRESETS["livejournal"]
 PATTERNS = {
@@ -358,6 +370,10 @@ def main() -> int:
     ap.add_argument("--static-limit", type=int, default=200_000,
                     help="largest graph whose static counts of query files are checked "
                          "(by the CPU engine)")  # fmt: skip
+    ap.add_argument("--rapidflow", type=Path, default=os.environ.get("DCSM_RAPIDFLOW") or None,
+                    help="RapidFlow.out to run beside every row on the same files "
+                         "(default: $DCSM_RAPIDFLOW)")  # fmt: skip
+    ap.add_argument("--rapidflow-limit", type=int, default=120, help="its time limit a row (s)")
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
 
@@ -376,6 +392,7 @@ def main() -> int:
     }  # fmt: skip
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
+    peer = PeerFiles(args.rapidflow, args.rapidflow_limit, initial, stream)
     for name, pattern in patterns.items():
         note(f"{name}: static counts on the host")
         t0 = time.perf_counter()
@@ -387,11 +404,53 @@ def main() -> int:
         row = run_row(args, name, pattern, initial, stream, expected)
         row["static_embeddings_before"], row["static_embeddings_after"] = before, after
         row["static_count_s"] = round(static_s, 3)
+        row |= peer.fields(name, pattern, row)
         report["rows"].append(row)
         out.write_text(json.dumps(report, indent=2) + "\n")
         note(f"{name}: {row['updates']:,} updates in {row['seconds']:.2f}s "
              f"({row['updates_per_s']:,}/s), exact={row['exact']}")  # fmt: skip
+    peer.close()
     return 0
+
+
+class PeerFiles:
+    """RapidFlow beside every row: the initial graph and the stream written once as CSM
+    files (in a temporary folder), a query file per pattern, and its run's fields for the
+    row, with its count checked against ours (an insertion-only stream: the + count)."""
+
+    def __init__(
+        self, binary: Path | None, limit: int, initial: Graph, stream: UpdateBatch
+    ) -> None:
+        self.rf = RapidFlow(binary, limit)
+        self.dir = Path(tempfile.mkdtemp(prefix="dcsm-rf-")) if binary else None
+        if self.dir is not None:
+            note(f"writing the graph and stream for RapidFlow into {self.dir}")
+            write_csm_graph(self.dir / "initial.graph", initial)
+            write_csm_stream(self.dir / "insert.stream", stream)
+        # CSM files have no wildcard: one that stands for the graph's only label is exact.
+        labels = np.unique(np.concatenate([initial.vertex_labels, initial.edge_labels]))
+        self.any_label = int(labels[0]) if len(labels) == 1 else None
+
+    def fields(self, name: str, pattern: Pattern, row: dict[str, Any]) -> dict[str, Any]:
+        if self.dir is None:
+            return self.rf.fields(Path(), Path(), Path(), row["positive"])
+        query = self.dir / f"{name}.query"
+        try:
+            write_csm_query(query, pattern, any_label=self.any_label)
+        except ValueError as exc:
+            return {"rapidflow_failed": str(exc)}
+        note(f"{name}: RapidFlow (limit {self.rf.limit} s)")
+        out = self.rf.fields(self.dir / "initial.graph", query, self.dir / "insert.stream",
+                             row["positive"])  # fmt: skip
+        rf = out["rapidflow_same_host_s"]
+        out["ratio_to_rapidflow"] = round(rf / row["seconds"], 2) if rf and row["seconds"] else None
+        note(f"{name}: RapidFlow {rf} s, timed out: {out['rapidflow_timed_out']}, "
+             f"counts equal: {out['rapidflow_counts_equal']}")  # fmt: skip
+        return out
+
+    def close(self) -> None:
+        if self.dir is not None:
+            shutil.rmtree(self.dir, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -34,7 +34,16 @@ from pathlib import Path
 import numpy as np
 
 from .errors import InputFileError, PatternError
-from .model import MAX_LABEL, MAX_VERTEX_ID, OP_DELETE, OP_INSERT, Graph, Pattern, UpdateBatch
+from .model import (
+    ANY_LABEL,
+    MAX_LABEL,
+    MAX_VERTEX_ID,
+    OP_DELETE,
+    OP_INSERT,
+    Graph,
+    Pattern,
+    UpdateBatch,
+)
 
 
 def _lines(path: str | Path) -> Iterator[tuple[int, list[str]]]:
@@ -319,6 +328,20 @@ def write_csm_graph(path: str | Path, graph: Graph) -> None:
         _write_rows(
             fh, "e %d %d %d\n", [graph.src.tolist(), graph.dst.tolist(), graph.edge_labels.tolist()]
         )
+
+
+def write_csm_query(path: str | Path, pattern: Pattern, *, any_label: int | None = None) -> None:
+    """Write ``pattern`` in CSM format (``v id label`` and ``e u v label`` lines). The format
+    has no wildcard: a wildcard label is written as ``any_label``, which the caller chooses
+    (e.g. the only label a graph has); without it a wildcard is an error."""
+    vl, el = pattern.vlabels.tolist(), pattern.elabels.tolist()
+    if any_label is None and ANY_LABEL in vl + el:
+        raise ValueError(f"pattern {pattern.name!r} has wildcards, which CSM files cannot hold")
+    vl = [any_label if x == ANY_LABEL else x for x in vl]
+    el = [any_label if x == ANY_LABEL else x for x in el]
+    with open(path, "w", encoding="utf-8") as fh:
+        _write_rows(fh, "v %d %d\n", [list(range(len(vl))), vl])
+        _write_rows(fh, "e %d %d %d\n", [*pattern.edges.T.tolist(), el])
 
 
 def write_csm_stream(path: str | Path, batch: UpdateBatch, *, timestamps: bool = False) -> None:

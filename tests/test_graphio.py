@@ -16,9 +16,10 @@ from dcsm.graphio import (
     read_graph,
     read_snap,
     write_csm_graph,
+    write_csm_query,
     write_csm_stream,
 )
-from dcsm.model import ANY_LABEL, Graph, UpdateBatch
+from dcsm.model import ANY_LABEL, Graph, Pattern, UpdateBatch
 
 
 def write(tmp_path: Path, text: str, name: str = "f.txt") -> Path:
@@ -105,6 +106,20 @@ def test_read_graph_tells_formats_apart(tmp_path: Path) -> None:
     assert snap.num_edges == 1 and snap.vertex_labels.tolist() == [0, 0]
     empty = read_graph(write(tmp_path, "# nothing\n\n", "c"))
     assert empty.num_vertices == 0 and empty.num_edges == 0
+
+
+def test_csm_query_writer(tmp_path: Path) -> None:
+    p = Pattern.build("tailed", [1, 2, 1, 0], [(0, 1, 4), (1, 2, 0), (0, 2, 4), (2, 3, 1)])
+    write_csm_query(tmp_path / "q", p)
+    back = read_csm_query(tmp_path / "q")
+    for field in ("vlabels", "edges", "elabels"):
+        np.testing.assert_array_equal(getattr(back, field), getattr(p, field))
+
+    wild = Pattern.build("wild", [None, 2], [(0, 1, None)])
+    with pytest.raises(ValueError, match="wildcards"):
+        write_csm_query(tmp_path / "w", wild)
+    write_csm_query(tmp_path / "w", wild, any_label=0)
+    assert (tmp_path / "w").read_text() == "v 0 0\nv 1 2\ne 0 1 0\n"
 
 
 def test_writers_round_trip(tmp_path: Path) -> None:
