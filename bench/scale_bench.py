@@ -29,9 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from dcsm.client import AsyncClient, UpdateProducer
+from dcsm.engine import device_name
 from dcsm.graphio import read_csm_query, read_csm_stream
 from dcsm.loadgen.embedded import ServiceProcess
-from dcsm.loadgen.loadgen import device_name
 from dcsm.service.broker import TansuBroker
 
 

@@ -41,7 +41,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from dcsm.engine import make_engine, warm_up
+from dcsm.engine import device_name, make_engine, warm_up
 from dcsm.engine.bulk import fill_lists, intern_graph, lower_counts, sort_edges
 from dcsm.engine.cpu import CpuEngine
 from dcsm.graphio import (
@@ -53,7 +53,6 @@ from dcsm.graphio import (
     write_graph,
 )
 from dcsm.loadgen.gen_stream import PRESETS, chunglu_graph
-from dcsm.loadgen.loadgen import device_name
 from dcsm.model import Graph, Pattern, UpdateBatch
 
 sys.path.insert(0, str(Path(__file__).parent))  # bench/ (the script runs with python -P)

@@ -39,13 +39,13 @@ import asyncio
 import json
 import math
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from dcsm.client import ApiError, AsyncClient
+from dcsm.engine import device_name
 from dcsm.stats import percentiles
 
 from .collect import FrameLatencies, metric_samples
@@ -111,29 +111,6 @@ def producers_for(rate: float, encoding: str, flag: str) -> int:
             raise SystemExit("loadgen: --producers must be >= 1 or auto")
         return n
     return max(1, math.ceil(rate / PRODUCER_CAP[encoding]))
-
-
-def device_name(backend: str) -> str:
-    """The device the service's engine runs on: ``cpu``, or the GPU's name (nvidia-smi, else
-    CuPy; this host's GPU, which is the service's with --embedded)."""
-    if backend != "gpu":
-        return "cpu"
-    try:
-        out = subprocess.run(
-            ["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
-            capture_output=True, text=True, timeout=10, check=True,
-        ).stdout.strip().splitlines()  # fmt: skip
-        if out and out[0].strip():
-            return out[0].strip()
-    except (OSError, subprocess.SubprocessError):
-        pass
-    try:
-        import cupy
-
-        name = cupy.cuda.runtime.getDeviceProperties(0)["name"]
-        return name.decode() if isinstance(name, bytes) else str(name)
-    except Exception:
-        return "gpu"
 
 
 def _load_stream(args: argparse.Namespace, need: int) -> Any:

@@ -1,9 +1,10 @@
-"""Choosing and building an engine: ``make_engine("auto" | "cpu" | "gpu")``, the GPU probe,
-and the JIT warm-up. Kept apart from :mod:`dcsm.engine.interface` so the interface never
-imports its own implementations (the GPU engine imports the interface)."""
+"""Choosing and building an engine: ``make_engine("auto" | "cpu" | "gpu")``, the GPU probe and
+the device's name, and the JIT warm-up. Kept apart from :mod:`dcsm.engine.interface` so the
+interface never imports its own implementations (the GPU engine imports the interface)."""
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Mapping
 
 import numpy as np
@@ -21,6 +22,29 @@ def gpu_available() -> bool:
         return cupy.cuda.runtime.getDeviceCount() > 0
     except Exception:
         return False
+
+
+def device_name(backend: str) -> str:
+    """The device the service's engine runs on: ``cpu``, or the GPU's name (nvidia-smi, else
+    CuPy; this host's GPU)."""
+    if backend != "gpu":
+        return "cpu"
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
+            capture_output=True, text=True, timeout=10, check=True,
+        ).stdout.strip().splitlines()  # fmt: skip
+        if out and out[0].strip():
+            return out[0].strip()
+    except (OSError, subprocess.SubprocessError):
+        pass
+    try:
+        import cupy
+
+        name = cupy.cuda.runtime.getDeviceProperties(0)["name"]
+        return name.decode() if isinstance(name, bytes) else str(name)
+    except Exception:
+        return "gpu"
 
 
 def make_engine(backend: str = "auto", *, gpu_options: Mapping[str, float] | None = None) -> Engine:
