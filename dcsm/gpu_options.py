@@ -38,7 +38,9 @@ GPU_OPTIONS: dict[str, GpuOption] = {
                   "pool; 0: sized from half of the free device memory", _at_least(0)),
         GpuOption("max_versions", 0, "vertex versions the device holds; 0: sized like the pool",
                   _at_least(0)),
-        GpuOption("max_vertices", 1 << 22, "vertices the device tables hold", _at_least(1)),
+        GpuOption("max_vertices", 1 << 22, "vertices the device tables hold at first (they "
+                  "double, between two batches, when a graph or stream needs more)",
+                  _at_least(1)),
         GpuOption("batch_size", 64, "updates that close a device batch at once (b)",
                   _at_least(1)),
         GpuOption("batch_timeout_us", 0.0, "how long a device batch waits for more updates "

@@ -92,7 +92,9 @@ class GpuEngine(Engine):
 
     Args:
         pool_slabs: slabs of 32 entries (16 B each) in the device pool.
-        max_vertices, max_versions: capacities of the vertex and version tables.
+        max_vertices: the vertex tables' first capacity; it doubles, between two applies,
+            whenever a graph or a stream needs more.
+        max_versions: capacity of the version table.
             ``pool_slabs`` or ``max_versions`` 0: sized by :func:`auto_capacity` from half
             of the device's free memory (what the service does by default).
         n_updaters: graph-updater warps (1-7).
@@ -310,13 +312,32 @@ class GpuEngine(Engine):
         self._vlab = grown(self._vlab, n)
         self._ids.ensure(n)
 
+    def _room_for_vertices(self, need: int) -> None:
+        """Device vertex tables for ``need`` vertices: when they hold fewer, their capacity
+        doubles until it suffices (the kernel stops first, with every update applied, and
+        the next apply relaunches it on the new tables)."""
+        if need <= self._maxv:
+            return
+        cap = self._maxv
+        while cap < need:
+            cap *= 2
+        self.stop()
+        cp = self._cp
+        for name, fill in (("vlab", 0), ("ext", 0), ("head", -1), ("vmark", 0), ("vseg", 0)):
+            old = self._d[name]
+            new = cp.full(cap, fill, old.dtype)
+            new[: old.shape[0]] = old
+            self._d[name] = new
+        cp.cuda.Stream.null.synchronize()  # the copies are done before the kernel runs again
+        self._maxv = cap
+        self._ctx = self._make_ctx(self._in.shape[0], self._out.shape[0])
+
     def load_graph(self, graph: Graph) -> None:
         if self._loaded or self._next_tau > 1:
             raise EngineError("load_graph must come before any other graph change")
         g = intern_graph(graph)  # the CPU engine's numbering rule (dcsm.engine.bulk)
         nv = g.num_vertices
-        if nv > self._maxv:
-            raise EngineError(too_small("vertices", nv, "max_vertices", self._maxv))
+        self._room_for_vertices(nv)
         img = build_image(nv, g.lo, g.hi, g.elab, self.cfg.nclass, start=g.start)
         if img.used_slabs > self._nslabs:
             raise EngineError(too_small("slabs", img.used_slabs, "pool_slabs", self._nslabs))
@@ -492,6 +513,7 @@ class GpuEngine(Engine):
             "donated": int(s["donated"]),
             "pool_slabs": self._nslabs,
             "max_versions": self._maxver,
+            "max_vertices": self._maxv,
         }
         return out
 
@@ -601,6 +623,7 @@ class GpuEngine(Engine):
         a = np.zeros(n, np.int32)
         b = np.zeros(n, np.int32)
         self._ensure_vertices(int(self._meta[0]) + 2 * n)
+        self._room_for_vertices(int(self._meta[0]) + 2 * n)  # each update adds at most two
         self._launch()
         live = self._slot_qid >= 0
         width = max(width, int(self._slot_nverts[live].max(initial=0)))
