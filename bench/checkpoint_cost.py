@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dcsm.arrays import unique_sorted
 from dcsm.engine import make_engine, warm_up
 from dcsm.loadgen.synth import powerlaw_stream
 from dcsm.model import Graph, Pattern
@@ -30,9 +31,9 @@ def graph_of(edges: int, seed: int) -> Graph:
     """A power-law graph of about ``edges`` distinct edges (inserts of a synthetic stream)."""
     s = powerlaw_stream(max(1000, edges // 8), int(edges * 1.15), seed=seed, delete_fraction=0.0)
     a, b = np.minimum(s.u, s.v), np.maximum(s.u, s.v)
-    key = np.unique(a * (1 << 32) + b)[:edges]
+    key = unique_sorted(a * (1 << 32) + b)[:edges]
     src, dst = key >> 32, key & ((1 << 32) - 1)
-    ids = np.unique(np.concatenate([src, dst]))
+    ids = unique_sorted(np.concatenate([src, dst]))
     return Graph(ids, np.zeros(len(ids), np.int32), src, dst, np.zeros(len(src), np.int32))
 
 

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .arrays import unique_sorted
 from .errors import InputFileError, PatternError
 from .model import (
     ANY_LABEL,
@@ -225,7 +226,7 @@ def read_snap(path: str | Path) -> Graph:
         arr = arr[1:]
     arr = arr[arr[:, 0] != arr[:, 1]]
     pairs = np.unique(np.sort(arr, axis=1), axis=0)
-    ids = np.unique(pairs)
+    ids = unique_sorted(pairs)
     return Graph(
         vertex_ids=ids,
         vertex_labels=np.zeros(len(ids), np.int32),

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dcsm.arrays import unique_sorted
 from dcsm.errors import DcsmError
 from dcsm.model import OP_DELETE, OP_INSERT, Graph, UpdateBatch
 
@@ -285,7 +286,7 @@ def chunglu_graph(
         b = ids[np.searchsorted(cdf, graph_rng.random(want), side="right").clip(0, nv - 1)]
         keep = a != b
         lo, hi = np.minimum(a[keep], b[keep]), np.maximum(a[keep], b[keep])
-        keys = np.unique(np.concatenate([keys, lo * nv + hi]))
+        keys = unique_sorted(np.concatenate([keys, lo * nv + hi]))
     keys = keys[np.sort(graph_rng.choice(len(keys), edges, replace=False))]
     return Graph(
         vertex_ids=np.arange(nv, dtype=np.int64),
