@@ -1,9 +1,12 @@
 """The GPU engine: host side of the DCSM persistent kernel (gpu/dcsm_kernel.cu).
 
 Data flow (one way): ``apply`` admits updates on the host (ids, self loops, label
-conflicts; :mod:`dcsm.engine.intern`), writes them as records into the pinned input ring,
-and pumps the two pinned output rings (match records and per-update completion records)
-until every update of the batch has completed. Inside the kernel, updater warps batch and
+conflicts; :mod:`dcsm.engine.intern`), writes them as records into the pinned input ring
+(a long write is also copied into a device mirror of the ring, which the kernel reads far
+faster than host memory, before its tail is published), and pumps the two pinned output
+rings (match records and per-update completion records) until every update of the batch
+has completed. The device's vertex tables grow between two applies when new vertices need
+room (the kernel is stopped and relaunched). Inside the kernel, updater warps batch and
 apply updates to the multi-version graph while executor warps match earlier updates: that
 overlap is DCSM's inter-batch parallelism, and it happens within one ``apply`` call as soon
 as the call carries more than one kernel batch. A kernel batch closes at ``batch_size``
