@@ -389,23 +389,25 @@ def main() -> int:
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     peer = PeerFiles(args.rapidflow, args.rapidflow_limit, initial, stream)
-    for name, pattern in patterns.items():
-        note(f"{name}: static counts on the host")
-        t0 = time.perf_counter()
-        before = static_embeddings(initial, name, pattern, args.static_limit)
-        after = static_embeddings(g, name, pattern, args.static_limit)
-        expected = None if before is None or after is None else after - before
-        static_s = time.perf_counter() - t0
-        note(f"{name}: {before} -> {after} embeddings ({static_s:.1f}s)")
-        row = run_row(args, name, pattern, initial, stream, expected)
-        row["static_embeddings_before"], row["static_embeddings_after"] = before, after
-        row["static_count_s"] = round(static_s, 3)
-        row |= peer.fields(name, pattern, row)
-        report["rows"].append(row)
-        out.write_text(json.dumps(report, indent=2) + "\n")
-        note(f"{name}: {row['updates']:,} updates in {row['seconds']:.2f}s "
-             f"({row['updates_per_s']:,}/s), exact={row['exact']}")  # fmt: skip
-    peer.close()
+    try:
+        for name, pattern in patterns.items():
+            note(f"{name}: static counts on the host")
+            t0 = time.perf_counter()
+            before = static_embeddings(initial, name, pattern, args.static_limit)
+            after = static_embeddings(g, name, pattern, args.static_limit)
+            expected = None if before is None or after is None else after - before
+            static_s = time.perf_counter() - t0
+            note(f"{name}: {before} -> {after} embeddings ({static_s:.1f}s)")
+            row = run_row(args, name, pattern, initial, stream, expected)
+            row["static_embeddings_before"], row["static_embeddings_after"] = before, after
+            row["static_count_s"] = round(static_s, 3)
+            row |= peer.fields(name, pattern, row)
+            report["rows"].append(row)
+            out.write_text(json.dumps(report, indent=2) + "\n")
+            note(f"{name}: {row['updates']:,} updates in {row['seconds']:.2f}s "
+                 f"({row['updates_per_s']:,}/s), exact={row['exact']}")  # fmt: skip
+    finally:
+        peer.close()  # its files are as large as the graph
     return 0
 
 
@@ -419,13 +421,15 @@ class PeerFiles:
     ) -> None:
         self.rf = RapidFlow(binary, limit)
         self.dir = Path(tempfile.mkdtemp(prefix="dcsm-rf-")) if binary else None
+        self.any_label: int | None = None
         if self.dir is not None:
             note(f"writing the graph and stream for RapidFlow into {self.dir}")
             write_csm_graph(self.dir / "initial.graph", initial)
             write_csm_stream(self.dir / "insert.stream", stream)
-        # CSM files have no wildcard: one that stands for the graph's only label is exact.
-        labels = np.unique(np.concatenate([initial.vertex_labels, initial.edge_labels]))
-        self.any_label = int(labels[0]) if len(labels) == 1 else None
+            # CSM files have no wildcard: one that stands for the graph's only label is exact.
+            labels = (initial.vertex_labels, initial.edge_labels)
+            lo, hi = min(x.min(initial=0) for x in labels), max(x.max(initial=0) for x in labels)
+            self.any_label = int(lo) if lo == hi else None
 
     def fields(self, name: str, pattern: Pattern, row: dict[str, Any]) -> dict[str, Any]:
         if self.dir is None:
