@@ -207,7 +207,6 @@ __device__ __noinline__ u64 run_item(const Ctx& C, const Item& it, volatile Bloc
 }
 
 __device__ void executor(const Ctx& C, volatile BlockView& V, int lane) {
-    u64 linger_until = 0;  // lane 0: poll the job words directly until then (LINGER_NS)
     while (true) {
         u64 idx = 0;
         if (lane == 0) idx = atomicAdd(&C.st->item_ticket, 1ULL);
@@ -217,28 +216,22 @@ __device__ void executor(const Ctx& C, volatile BlockView& V, int lane) {
         unsigned ns = 64;
         while (true) {
             int what = 0;  // 1: item ready, 2: stop, 3: help
-            bool lingering = false;
             if (lane == 0) {
                 if (vload(&C.item_stamp[idx % MAXI]) == (i64)idx) what = 1;
                 else {
                     refresh_view(C, V);
-                    lingering = LINGER_NS > 0 && gtime() < linger_until;
-                    what = V.stop ? 2 : V.job_active || (lingering && job_open(C)) ? 3 : 0;
+                    what = V.stop ? 2 : V.job_active ? 3 : 0;
                 }
             }
             what = __shfl_sync(0xffffffffu, what, 0);
             if (what == 1) { __threadfence(); break; }  // every lane acquires the item
             if (what == 2) return;
             if (what == 3) {
-                const bool early = help(C, lane, false);
-                if (lane == 0) {
-                    V.job_active = 0;
-                    if (early) linger_until = gtime() + LINGER_NS;
-                }
+                help(C, lane, false);
+                if (lane == 0) V.job_active = 0;
                 ns = 64;
                 continue;
             }
-            if (lingering) { __nanosleep(LINGER_POLL_NS); continue; }
             __nanosleep(ns);
             // Poll often only while this ticket's item is about to be written.
             const unsigned cap = idx < V.reserve + NEAR_ITEMS ? WAIT_NS_NEAR : WAIT_NS_MAX;

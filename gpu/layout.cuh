@@ -114,20 +114,6 @@
 #ifndef NEAR_ITEMS
 #define NEAR_ITEMS 256
 #endif
-// Lingering helpers. A batch is a chain of jobs a few us apart, and a warp that waits on
-// the block view notices each one up to VIEW_NS late. So an executor warp that ran one of
-// the first LINGER_TASKS tasks of a job polls the job words itself, every LINGER_POLL_NS,
-// for LINGER_NS after it ran out of tasks: the next job of the batch finds them at once,
-// while only those few warps, not thousands, poll (0 switches lingering off).
-#ifndef LINGER_NS
-#define LINGER_NS 20000
-#endif
-#ifndef LINGER_TASKS
-#define LINGER_TASKS 64
-#endif
-#ifndef LINGER_POLL_NS
-#define LINGER_POLL_NS 128
-#endif
 // The short path (updater_small.cuh): batches of at most SMALL_MAX updates may be applied by
 // updater warp 0 alone. SMALL_PATH 0: never; 1: when the cost models say it is cheaper; 2:
 // always. The models start from the *0 values (picoseconds per update and per 32-entry

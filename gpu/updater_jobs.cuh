@@ -692,10 +692,8 @@ __device__ __noinline__ void run_task(const Ctx& C, int kind, int t, int lane) {
     }
 }
 
-// Claim and run tasks of the current job until none is left (whole warp). Returns whether
-// the warp ran one of the job's first LINGER_TASKS tasks (it may then linger: layout.cuh).
-__device__ __noinline__ bool help(const Ctx& C, int lane, bool updater = false) {
-    bool early = false;
+// Claim and run tasks of the current job until none is left (whole warp).
+__device__ __noinline__ void help(const Ctx& C, int lane, bool updater = false) {
     while (true) {
         u64 old = 0, w = 0;
         if (lane == 0) {
@@ -712,8 +710,7 @@ __device__ __noinline__ bool help(const Ctx& C, int lane, bool updater = false) 
         }
         old = __shfl_sync(0xffffffffu, old, 0);
         w = __shfl_sync(0xffffffffu, w, 0);
-        if (old == ~0ULL || (old >> 40) != (w >> 40) || (old & MASK40) >= (w & 0xffffffffULL)) return early;
-        early = early || (old & MASK40) < LINGER_TASKS;
+        if (old == ~0ULL || (old >> 40) != (w >> 40) || (old & MASK40) >= (w & 0xffffffffULL)) return;
         __threadfence();  // every lane acquires what earlier jobs wrote, not only lane 0
         run_task(C, (int)((w >> 32) & 0xff), (int)(old & MASK40), lane);
         __threadfence();

@@ -105,8 +105,7 @@ template <typename T> __device__ T warp_claim(T* ctr, T amount, int lane) {
 
 #define MASK40 ((1ULL << 40) - 1)
 
-// Whether the current job still has unclaimed tasks, read from the job words themselves
-// (a lingering helper; everyone else reads the block view).
+// Whether the current job still has unclaimed tasks (read from the job words).
 __device__ __forceinline__ bool job_open(const Ctx& C) {
     u64 w = vload(&C.st->job_word), c = vload(&C.st->job_cursor);
     return (c >> 40) == (w >> 40) && (c & MASK40) < (w & 0xffffffffULL);
@@ -138,4 +137,4 @@ __device__ u64 reserve_out(const Ctx& C, u64 words) {
 }
 
 __device__ void finalize_update(const Ctx& C, int tau, int lane);
-__device__ bool help(const Ctx& C, int lane, bool updater);
+__device__ void help(const Ctx& C, int lane, bool updater);
