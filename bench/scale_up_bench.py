@@ -19,7 +19,12 @@ Memory: ``host_rss_peak_load_bytes`` is the process's peak resident set during t
 (the peak is reset just before it where Linux allows: /proc/self/clear_refs), next to
 ``host_rss_before_load_bytes`` (the graph itself, the workload and the runtime) and
 ``graph_bytes``, the initial graph's arrays; ``device_used_peak_bytes`` the most device
-memory in use (total - free) seen after the load and after each batch (GPU only).
+memory in use (total - free) seen after the load and after the insertion (GPU only);
+``pools``, the engine's pools (in use and allocated) after the load and the insertion.
+
+``--churn K`` then deletes the inserted edges and inserts them again, K applies of the
+stream in all: each round's time, its count checked against the insertion's (deleting the
+edges destroys exactly the matches inserting them created), and the pools after it.
 
 Writes ``{"device": ..., "rows": [...]}`` to ``--out`` after every row; progress on stderr.
 """
@@ -284,9 +289,69 @@ def split(g: Graph, share: float, seed: int) -> tuple[Graph, UpdateBatch]:
     return initial, stream
 
 
-# Pools sized from free device memory; the vertex tables at their default size, growing as
-# the graph needs.
+# The engine's defaults: pools sized from the graph and grown as the stream needs
+# (gpu/pools.py), vertex tables doubled as the graph needs.
 GPU_OPTIONS = {"pool_slabs": 0, "max_versions": 0}
+SLAB_BYTES = 32 * 16  # the entries of one slab
+VERSION_BYTES = 8 * 4
+
+
+def pool_usage(eng: Any, when: str) -> dict[str, Any] | None:
+    """The GPU engine's pools once the collector has caught up: what is in use and what is
+    allocated; None for the CPU engine."""
+    if not hasattr(eng, "wait_collected"):
+        return None
+    s = eng.wait_collected()
+    return {
+        "when": when,
+        "slabs_in_use": s["slabs_in_use"], "pool_slabs": s["pool_slabs"],
+        "versions_in_use": s["versions_in_use"], "max_versions": s["max_versions"],
+        "used_bytes": s["slabs_in_use"] * SLAB_BYTES + s["versions_in_use"] * VERSION_BYTES,
+        "engine_memory_bytes": eng.memory_bytes(),
+    }  # fmt: skip
+
+
+def apply_all(eng: Any, stream: UpdateBatch, batch_size: int, what: str) -> tuple[float, int, int]:
+    """Apply ``stream`` in calls of ``batch_size``: (seconds in apply, + count, - count)."""
+    n = len(stream)
+    positive = negative = 0
+    seconds = 0.0
+    bar = Progress(what, n)
+    for lo in range(0, n, batch_size):
+        part = stream.slice(lo, min(n, lo + batch_size))
+        t0 = time.perf_counter()
+        res = eng.apply(part)
+        seconds += time.perf_counter() - t0
+        c = res.counts
+        positive += int(c.count[c.sign > 0].sum())
+        negative += int(c.count[c.sign < 0].sum())
+        bar.update(min(n, lo + batch_size))
+    bar.close()
+    return seconds, positive, negative
+
+
+def churn(
+    eng: Any, stream: UpdateBatch, rounds: int, batch_size: int, expected: int, name: str
+) -> list[dict[str, Any]]:
+    """Delete the inserted stream, insert it again, ``rounds`` times in all: each round's
+    time, its counts checked against the insertion's, and the pools after it."""
+    out = []
+    for r in range(rounds):
+        op = -1 if r % 2 == 0 else 1
+        part = UpdateBatch.from_arrays(np.full(len(stream), op, np.int8), stream.u, stream.v,
+                                       stream.label, first_seq=(r + 1) * len(stream))  # fmt: skip
+        seconds, positive, negative = apply_all(eng, part, batch_size,
+                                                f"{name}: churn {r + 1}/{rounds}")  # fmt: skip
+        got = negative if op < 0 else positive
+        other = positive if op < 0 else negative
+        out.append({
+            "round": r + 1, "op": "delete" if op < 0 else "insert", "updates": len(part),
+            "seconds": round(seconds, 3),
+            "updates_per_s": round(len(part) / seconds) if seconds > 0 else None,
+            "count": got, "exact": got == expected and other == 0,
+            "pools": pool_usage(eng, f"after churn round {r + 1}"),
+        })  # fmt: skip
+    return out
 
 
 def run_row(
@@ -304,27 +369,17 @@ def run_row(
     rss_load = rss_peak_bytes()
     note(f"{name}: loaded in {load_s:.2f}s ({initial.num_edges / load_s / 1e6:.2f} M edges/s), "
          f"peak RSS {rss_load / 2**30:.2f} GiB")  # fmt: skip
+    pools = [pool_usage(eng, "after the load")]
     eng.register(0, pattern, from_seq=0, count_only=True)
     n = len(stream)
-    positive = negative = 0
-    seconds = 0.0
-    bar = Progress(f"{name}: inserting", n)
-    for lo in range(0, n, args.batch_size):
-        part = stream.slice(lo, min(n, lo + args.batch_size))
-        t0 = time.perf_counter()
-        res = eng.apply(part)
-        seconds += time.perf_counter() - t0
-        c = res.counts
-        positive += int(c.count[c.sign > 0].sum())
-        negative += int(c.count[c.sign < 0].sum())
-        used = device_used_bytes()
-        if used is not None:
-            dev_peak = max(dev_peak or 0, used)
-        bar.update(min(n, lo + args.batch_size))
-    bar.close()
+    seconds, positive, negative = apply_all(eng, stream, args.batch_size, f"{name}: inserting")
+    dev_peak = max(dev_peak or 0, device_used_bytes() or 0) or None
+    pools.append(pool_usage(eng, "after the insertion"))
+    exact = None if expected is None else positive == expected and negative == 0
+    # Deleting the inserted edges destroys exactly the matches inserting them created.
+    churned = churn(eng, stream, args.churn, args.batch_size, positive, name)
     engine_bytes = eng.memory_bytes() if hasattr(eng, "memory_bytes") else None
     eng.close()
-    exact = None if expected is None else positive == expected and negative == 0
     return {
         "pattern": name,
         "edges": initial.num_edges + n,
@@ -347,6 +402,8 @@ def run_row(
         "device_used_peak_bytes": dev_peak,
         "engine_memory_bytes": engine_bytes,
         "batch_size": args.batch_size,
+        "pools": pools if pools[0] else None,
+        "churn": churned,
     }
 
 
@@ -363,6 +420,9 @@ def main() -> int:
     ap.add_argument("--patterns", default="triangle",
                     help=f"comma-separated: {', '.join(PATTERNS)} or CSM query files")  # fmt: skip
     ap.add_argument("--batch-size", type=int, default=1 << 20, help="updates per apply call")
+    ap.add_argument("--churn", type=int, default=0,
+                    help="after the insertion, delete the stream and insert it again, this "
+                         "many applies of the stream in all (pool usage after each)")  # fmt: skip
     ap.add_argument("--static-limit", type=int, default=200_000,
                     help="largest graph whose static counts of query files are checked "
                          "(by the CPU engine)")  # fmt: skip

@@ -48,6 +48,7 @@ from dcsm.errors import EngineError, EngineStopped
 from dcsm.model import Graph, Pattern, UpdateBatch
 
 from . import layout as L
+from . import pools
 from .loader import KernelConfig, field_offsets, load_kernel
 from .mvg import build_image, fill_entries, live_edges
 from .rings import MatchRows, drain_done, encode_updates
@@ -61,10 +62,6 @@ _SPIN_NS = 50_000  # a paced write waits by spinning for a record due within thi
 # kernel reads ~7x faster than host memory (a copy and its wait cost the host ~20-30 us).
 _MIRROR_MIN = 1024
 _MIRROR_BITS = 24  # HostCtl.in_tail = tail << 24 | records before it in in_mirror (layout.cuh)
-_SLAB_BYTES = 32 * 16 + 4 + 8  # entries, slab_owner, free-ring words
-_VERSION_BYTES = 8 * 4 + 4 + 4  # vers, ver_free, gcq
-_MAX_SLABS = 1 << 26  # entry offsets are 32-bit in the kernel: 2^26 slabs is 2^31 entries
-_MAX_AUTO_SLABS = _MAX_SLABS >> 1
 
 
 def too_small(what: str, need: int, capacity: str, have: int) -> str:
@@ -73,33 +70,26 @@ def too_small(what: str, need: int, capacity: str, have: int) -> str:
     return (
         f"the graph needs {need} {what}; {capacity}={have} (raise it: --gpu-{flag} of dcsm "
         f"serve, replay and match, gpu_{capacity} in the service settings, or "
-        f"GpuEngine({capacity}=...))"
+        f"GpuEngine({capacity}=...); 0 sizes it from the graph and grows it)"
     )
 
 
-def auto_capacity(free_bytes: int, share: float = 0.5) -> tuple[int, int]:
-    """(pool_slabs, max_versions) for ``share`` of ``free_bytes`` of device memory: 85 % to
-    the slab pool, 15 % to versions, each a power of two, never below the fixed defaults."""
-    budget = free_bytes * share
-
-    def pow2(n: float, lo: int, hi: int) -> int:
-        return int(min(hi, max(lo, 1 << max(0, int(n).bit_length() - 1))))
-
-    slabs = pow2(budget * 0.85 / _SLAB_BYTES, 1 << 19, _MAX_AUTO_SLABS)
-    versions = pow2(budget * 0.15 / _VERSION_BYTES, 1 << 21, 1 << 24)
-    return slabs, versions
+def _over_offsets(slabs: int) -> str:
+    return (
+        f"a pool of {slabs} slabs: the kernel addresses entries with 32-bit offsets, so the "
+        f"pool holds at most {pools.MAX_SLABS} slabs (2^31 entries, ~2.7 billion edges)"
+    )
 
 
 class GpuEngine(Engine):
     """DCSM on one CUDA device.
 
     Args:
-        pool_slabs: slabs of 32 entries (16 B each) in the device pool.
+        pool_slabs: slabs of 32 entries (16 B each) in the device pool; 0 (the default):
+            sized from the graph and grown as it grows (:mod:`.pools`), else exactly this.
         max_vertices: the vertex tables' first capacity; it doubles, between two applies,
             whenever a graph or a stream needs more.
-        max_versions: capacity of the version table.
-            ``pool_slabs`` or ``max_versions`` 0: sized by :func:`auto_capacity` from half
-            of the device's free memory (what the service does by default).
+        max_versions: capacity of the version table; 0 (the default): like ``pool_slabs``.
         n_updaters: graph-updater warps (1-7).
         batch_size: updates that close a batch (b); batch_timeout_us: t; batch_cap: the
             most updates one batch takes when more are waiting.
@@ -119,9 +109,9 @@ class GpuEngine(Engine):
     def __init__(
         self,
         *,
-        pool_slabs: int = 1 << 19,
+        pool_slabs: int = 0,
         max_vertices: int = 1 << 22,
-        max_versions: int = 1 << 21,
+        max_versions: int = 0,
         n_updaters: int = 4,
         batch_size: int = 64,
         batch_timeout_us: float = 0.0,
@@ -164,15 +154,11 @@ class GpuEngine(Engine):
         mirrors.update({"DevStatus": L.DEV_STATUS, "HostCtl": L.HOST_CTL})
         L.check_offsets(mirrors, field_offsets(cfg, L.mirrored_fields(mirrors)))
         self._fixed_batch = fixed_batch
-        if pool_slabs <= 0 or max_versions <= 0:
-            auto_slabs, auto_versions = auto_capacity(int(cp.cuda.runtime.memGetInfo()[0]))
-            pool_slabs = pool_slabs if pool_slabs > 0 else auto_slabs
-            max_versions = max_versions if max_versions > 0 else auto_versions
-        if pool_slabs >= _MAX_SLABS:
-            raise EngineError(
-                f"pool_slabs={pool_slabs}: the kernel addresses entries with 32-bit offsets, "
-                f"so the pool takes fewer than {_MAX_SLABS} slabs (2^31 entries)"
-            )
+        self._auto_slabs, self._auto_versions = pool_slabs <= 0, max_versions <= 0
+        pool_slabs = pool_slabs if pool_slabs > 0 else pools.MIN_SLABS
+        max_versions = max_versions if max_versions > 0 else pools.MIN_VERSIONS
+        if pool_slabs > pools.MAX_SLABS:
+            raise EngineError(_over_offsets(pool_slabs))
         self._nslabs = pool_slabs
         self._maxv = max_vertices
         self._maxver = max_versions
@@ -185,7 +171,7 @@ class GpuEngine(Engine):
             "vseg": z(max_vertices, np.int32),
             "entries": z((pool_slabs * 32, 4), np.int32),
             "vers": z((max_versions, 8), np.int32),
-            "slab_free": z(sum(pool_slabs >> c for c in range(cfg.nclass)) + 1, np.int32),
+            "slab_free": z(pools.ring_words(pool_slabs, cfg.nclass), np.int32),
             "ver_free": z(max_versions, np.int32),
             "gcq": z(max_versions, np.int32),
             "upd": cp.asarray(self._initial_upd()),
@@ -317,37 +303,88 @@ class GpuEngine(Engine):
 
     def _room_for_vertices(self, need: int) -> None:
         """Device vertex tables for ``need`` vertices: when they hold fewer, their capacity
-        doubles until it suffices (the kernel stops first, with every update applied, and
-        the next apply relaunches it on the new tables)."""
-        if need <= self._maxv:
-            return
+        doubles until it suffices."""
         cap = self._maxv
         while cap < need:
             cap *= 2
+        self._resize(vertices=cap)
+
+    def _resize(self, *, vertices: int = 0, slabs: int = 0, versions: int = 0) -> None:
+        """Device tables for this many vertices, slabs and versions where they hold fewer
+        (:mod:`.pools`): the kernel stops first, with every sent update applied and every
+        result read, and the next apply relaunches it on the new tables."""
+        if vertices <= self._maxv and slabs <= self._nslabs and versions <= self._maxver:
+            return
+        if slabs > pools.MAX_SLABS:
+            raise EngineError(_over_offsets(slabs))
         self.stop()
         cp = self._cp
-        for name, fill in (("vlab", 0), ("ext", 0), ("head", -1), ("vmark", 0), ("vseg", 0)):
-            old = self._d[name]
-            new = cp.full(cap, fill, old.dtype)
-            new[: old.shape[0]] = old
-            self._d[name] = new
-        cp.cuda.Stream.null.synchronize()  # the copies are done before the kernel runs again
-        self._maxv = cap
-        self._ctx = self._make_ctx(self._in.shape[0], self._out.shape[0])
+        st = self._get_state()[0]
+        what = ""
+        try:
+            if vertices > self._maxv:
+                what = f"the vertex tables to {vertices} vertices"
+                pools.grow_vertex_tables(cp, self._d, vertices)
+                self._maxv = vertices
+            if slabs > self._nslabs:
+                what = f"the slab pool to {slabs} slabs ({slabs * 528 / 2**30:.2f} GiB)"
+                pools.grow_slab_pool(cp, self._d, st, self._nslabs, slabs, self.cfg.nclass)
+                self._nslabs = slabs
+            if versions > self._maxver:
+                what = f"the version table to {versions} versions"
+                pools.grow_version_table(cp, self._d, st, self._maxver, versions)
+                self._maxver = versions
+        except cp.cuda.memory.OutOfMemoryError as exc:
+            raise EngineError(
+                f"growing {what} needs more device memory than is free "
+                f"({cp.cuda.runtime.memGetInfo()[0] / 2**30:.2f} GiB): the graph needs more "
+                "than this GPU holds"
+            ) from exc
+        finally:
+            cp.cuda.Stream.null.synchronize()  # the copies are done before the kernel runs
+            self._ctx = self._make_ctx(self._in.shape[0], self._out.shape[0])
+
+    def _pools_in_reach(self, col: _Collector) -> None:
+        """Grow a self-sized pool that is filling up (:mod:`.pools`): when the collector's
+        last snapshot shows it above the high-water mark, wait until every update sent so
+        far has completed and been collected, and grow it if what is then live is still
+        above the live-water mark."""
+        s = self._dstat[0]
+        if not (
+            (self._auto_slabs and pools.worth_a_look(int(s["slabs_in_use"]), self._nslabs))
+            or (self._auto_versions
+                and pools.worth_a_look(int(s["versions_in_use"]), self._maxver))
+        ):  # fmt: skip
+            return
+        self._settle(col)
+        now = self.wait_collected()
+        slabs, versions = now["slabs_in_use"], now["versions_in_use"]
+        self._resize(
+            slabs=pools.grown_to(self._nslabs, slabs)
+            if self._auto_slabs and pools.must_grow(slabs, self._nslabs) else 0,
+            versions=pools.grown_to(self._maxver, versions)
+            if self._auto_versions and pools.must_grow(versions, self._maxver) else 0,
+        )  # fmt: skip
+        self._launch()
 
     def load_graph(self, graph: Graph) -> None:
         if self._loaded or self._next_tau > 1:
             raise EngineError("load_graph must come before any other graph change")
         g = intern_graph(graph)  # the CPU engine's numbering rule (dcsm.engine.bulk)
         nv = g.num_vertices
-        self._room_for_vertices(nv)
         img = build_image(nv, g.lo, g.hi, g.elab, self.cfg.nclass, start=g.start)
-        if img.used_slabs > self._nslabs:
-            raise EngineError(too_small("slabs", img.used_slabs, "pool_slabs", self._nslabs))
-        if len(img.versions) > self._maxver:
-            raise EngineError(
-                too_small("versions", len(img.versions), "max_versions", self._maxver)
-            )
+        need_slabs, need_versions = img.used_slabs, len(img.versions)
+        if not self._auto_slabs and need_slabs > self._nslabs:
+            raise EngineError(too_small("slabs", need_slabs, "pool_slabs", self._nslabs))
+        if not self._auto_versions and need_versions > self._maxver:
+            raise EngineError(too_small("versions", need_versions, "max_versions",
+                                        self._maxver))  # fmt: skip
+        self._room_for_vertices(nv)
+        self._resize(
+            slabs=pools.sized(need_slabs, pools.MIN_SLABS) if self._auto_slabs else 0,
+            versions=pools.sized(need_versions, pools.MIN_VERSIONS) if self._auto_versions
+            else 0,
+        )  # fmt: skip
         self._ids = g.ids
         self._ensure_vertices(nv)
         self._ext[:nv] = g.ext
@@ -635,12 +672,10 @@ class GpuEngine(Engine):
         # first piece while the host prepares the next.
         for lo in range(0, n, _PIECE):
             hi = min(n, lo + _PIECE)
+            self._pools_in_reach(col)
             admit(batch.op[lo:hi], batch.u[lo:hi], batch.v[lo:hi], batch.u_label[lo:hi],
                   batch.v_label[lo:hi], self._ids.slots, self._ext, self._vlab, self._meta,
                   outcome[lo:hi], a[lo:hi], b[lo:hi])  # fmt: skip
-            if self._meta[0] > self._maxv:
-                raise EngineError(too_small("vertices", int(self._meta[0]), "max_vertices",
-                                            self._maxv))  # fmt: skip
             sent = lo + np.nonzero(outcome[lo:hi] == ADMITTED)[0]
             recs = self._encode(batch, sent, a, b)
             tau0 = self._next_tau
@@ -654,11 +689,7 @@ class GpuEngine(Engine):
                 col.add_entered(written[recs["kind"] <= L.REC_DELETE])
         if then_stop:
             self._write_records(L.STOP_RECORD, col)
-        last = self._next_tau - 1
-        watch = _Watchdog(self)
-        while self._done_next <= last or self._got_records < self._expect_records:
-            self._pump(col)
-            watch.check()
+        self._settle(col)
         if then_stop:
             self._wait_exit()
         if self.cfg.check:
@@ -667,6 +698,13 @@ class GpuEngine(Engine):
             self.queries.advance(int(batch.seq[-1]))
         self.last_timeline = col.timeline()
         return col.result(batch, outcome)
+
+    def _settle(self, col: _Collector) -> None:
+        """Pump until every update sent so far has completed and its records are read."""
+        watch = _Watchdog(self)
+        while self._done_next < self._next_tau or self._got_records < self._expect_records:
+            self._pump(col)
+            watch.check()
 
     def _encode(
         self, batch: UpdateBatch, sent: np.ndarray, a: np.ndarray, b: np.ndarray

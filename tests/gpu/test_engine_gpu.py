@@ -19,6 +19,7 @@ from gpu_helpers import (
 
 from dcsm.engine.cpu import CpuEngine
 from dcsm.errors import EngineError
+from dcsm.gpu import pools
 from dcsm.gpu.engine import GpuEngine
 from dcsm.model import Graph, UpdateBatch
 
@@ -227,6 +228,30 @@ def test_vertex_tables_grow_with_the_graph_and_the_stream() -> None:
               before_close=lambda e: sizes.append(e.stats()["max_vertices"]))  # fmt: skip
     assert_same(got, want)
     assert sizes[0] >= 440 and sizes[0] & (sizes[0] - 1) == 0, sizes
+
+
+def test_self_sized_pools_grow_with_the_stream(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pools left at 0 are sized from the graph (here from floors of 1,024 slabs and
+    versions) and grow, within an apply and between applies, as a stream that is mostly
+    insertions outgrows them; self-checks on, every delta as the CPU's."""
+    monkeypatch.setattr(pools, "MIN_SLABS", 1024)
+    monkeypatch.setattr(pools, "MIN_VERSIONS", 1024)
+    rng = np.random.default_rng(14)
+    g = random_graph(rng, nv=100, ne=300)
+    n = 24_000
+    ids = np.concatenate([g.vertex_ids, np.arange(2000) + 5 * 10**6])
+    u, v = ids[rng.integers(0, len(ids), n)], ids[rng.integers(0, len(ids), n)]
+    op = np.where(rng.random(n) < 0.85, 1, -1).astype(np.int8)
+    stream = UpdateBatch.from_arrays(op, u, v)
+    want = cpu_run(g, stream, [TRIANGLE], False)
+    eng = GpuEngine(max_vertices=1 << 12, out_cap=1 << 20, check=True)
+    seen: list[dict[str, int]] = []
+    got = run(eng, g, stream, [TRIANGLE], False, 8000,
+              before_close=lambda e: seen.append(e.wait_collected()))  # fmt: skip
+    assert_same(got, want)
+    s = seen[0]
+    assert s["pool_slabs"] > 1024 and s["max_versions"] > 1024, s
+    assert s["slabs_in_use"] <= s["pool_slabs"] * pools.HIGH_WATER, s
 
 
 def test_graph_larger_than_pool_is_rejected() -> None:

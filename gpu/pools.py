@@ -1,0 +1,132 @@
+"""How large the GPU engine's device tables are, and how they grow.
+
+Three capacities bound what the device holds: the slab pool (adjacency entries, 32 to a
+slab), the version table (one row per vertex version) and the vertex tables. Left at 0 in
+the settings, the pool and the version table are sized from the graph being loaded
+(``HEADROOM`` x what it needs) and grow as a stream outgrows them; a value given is kept
+exactly (a stream that outgrows it fails with an error naming the setting). The vertex
+tables always grow, by doubling.
+
+Nothing changes size while the persistent kernel runs. The engine stops it (every update
+sent so far applied, every result read), and the functions below allocate the larger
+buffers, copy what is live to the same indices, and lay the free rings out again for their
+new capacity; the next apply relaunches the kernel. A ring's slot for its k-th element is
+k mod its capacity, with head and tail counters that only grow (in ``State``), so moving
+it means writing elements [head, tail) at their new positions.
+
+Layout of what moves (gpu/layout.cuh), each buffer a key of the engine's device dict:
+
+    entries    int32 (nslabs * 32, 4)   indexed by slab * 32; [0, slab_bump * 32) in use
+    slab_owner int32 (nslabs,)          by slab; -1 where no version owns the run
+    slab_free  int32 (ring_words)       one ring per size class c, nslabs >> c slots, at
+                                        class_base(nslabs, c); State.free_head/tail[c]
+    vers       int32 (maxver, 8)        by version id; [0, ver_bump) in use
+    ver_free   int32 (maxver,)          ring; State.ver_free_head/tail
+    gcq        int32 (maxver,)          ring of retired versions; State.gcq_head/tail
+    vlab, ext, head, vmark, vseg        by vertex
+
+Functions take the array module (numpy or cupy) as ``xp``, so the host tests exercise the
+same code the device runs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+# A pool whose GC snapshot shows more than HIGH_WATER of it in use (garbage included) is
+# looked at: the engine drains, lets the collector catch up, and grows it when what is then
+# in use is still above LIVE_WATER. A new capacity is at least GROWTH x the old one and
+# HEADROOM x what is in use, so right after growing it holds at most 2x what is live, and
+# the share left free (>= 15 %) absorbs a piece of updates and its garbage.
+HIGH_WATER = 0.85
+LIVE_WATER = 0.65
+GROWTH = 1.3
+HEADROOM = 1.6
+MIN_SLABS = 1 << 16  # 32 MiB of entries
+MIN_VERSIONS = 1 << 16
+MAX_SLABS = (1 << 26) - 1  # entry offsets are 32-bit in the kernel (slab * 32 < 2^31)
+ROUND = 1024  # capacities are multiples of this
+
+VERTEX_TABLES = {"vlab": 0, "ext": 0, "head": -1, "vmark": 0, "vseg": 0}  # fill values
+
+
+def sized(live: int, floor: int) -> int:
+    """A first capacity for ``live`` units: HEADROOM x live, at least ``floor``."""
+    return _rounded(max(floor, live * HEADROOM))
+
+
+def grown_to(cap: int, live: int) -> int:
+    """The next capacity of a pool of ``cap`` that holds ``live`` after collection."""
+    return _rounded(max(cap * GROWTH, live * HEADROOM))
+
+
+def worth_a_look(in_use: int, cap: int) -> bool:
+    return in_use > HIGH_WATER * cap
+
+
+def must_grow(live: int, cap: int) -> bool:
+    return live > LIVE_WATER * cap
+
+
+def _rounded(n: float) -> int:
+    return -(-int(n) // ROUND) * ROUND
+
+
+def class_base(nslabs: int, cls: int) -> int:
+    """Where size class ``cls``'s free ring starts in slab_free (collector.cuh)."""
+    return sum(nslabs >> c for c in range(cls))
+
+
+def ring_words(nslabs: int, nclass: int) -> int:
+    return class_base(nslabs, nclass) + 1
+
+
+def move_ring(
+    xp: Any, src: Any, src_base: int, src_cap: int, dst: Any, dst_base: int, dst_cap: int,
+    head: int, tail: int,
+) -> None:  # fmt: skip
+    """Copy a ring's elements [head, tail) from a ring of ``src_cap`` slots at ``src_base``
+    of ``src`` to one of ``dst_cap`` slots at ``dst_base`` of ``dst``."""
+    if tail > head:
+        k = xp.arange(head, tail, dtype=np.int64)
+        dst[dst_base + k % dst_cap] = src[src_base + k % src_cap]
+
+
+def grow_slab_pool(xp: Any, d: dict[str, Any], st: np.void, old: int, new: int,
+                   nclass: int) -> None:  # fmt: skip
+    """Replace entries, slab_owner and slab_free in ``d`` by ones for ``new`` slabs."""
+    used = int(st["slab_bump"]) * 32
+    entries = xp.zeros((new * 32, 4), np.int32)
+    entries[:used] = d["entries"][:used]
+    owner = xp.full(new, -1, np.int32)
+    owner[:old] = d["slab_owner"]
+    free = xp.zeros(ring_words(new, nclass), np.int32)
+    for c in range(nclass):
+        move_ring(xp, d["slab_free"], class_base(old, c), old >> c, free, class_base(new, c),
+                  new >> c, int(st["free_head"][c]), int(st["free_tail"][c]))  # fmt: skip
+    d.update(entries=entries, slab_owner=owner, slab_free=free)
+
+
+def grow_version_table(xp: Any, d: dict[str, Any], st: np.void, old: int, new: int) -> None:
+    """Replace vers, ver_free and gcq in ``d`` by ones for ``new`` versions."""
+    vers = xp.zeros((new, d["vers"].shape[1]), np.int32)
+    used = int(st["ver_bump"])
+    vers[:used] = d["vers"][:used]
+    ver_free = xp.zeros(new, np.int32)
+    move_ring(xp, d["ver_free"], 0, old, ver_free, 0, new, int(st["ver_free_head"]),
+              int(st["ver_free_tail"]))  # fmt: skip
+    gcq = xp.zeros(new, np.int32)
+    move_ring(xp, d["gcq"], 0, d["gcq"].shape[0], gcq, 0, new, int(st["gcq_head"]),
+              int(st["gcq_tail"]))  # fmt: skip
+    d.update(vers=vers, ver_free=ver_free, gcq=gcq)
+
+
+def grow_vertex_tables(xp: Any, d: dict[str, Any], new: int) -> None:
+    """Replace the per-vertex tables in ``d`` by ones for ``new`` vertices."""
+    for name, fill in VERTEX_TABLES.items():
+        old = d[name]
+        table = xp.full(new, fill, old.dtype)
+        table[: old.shape[0]] = old
+        d[name] = table
