@@ -344,26 +344,30 @@ class GpuEngine(Engine):
             cp.cuda.Stream.null.synchronize()  # the copies are done before the kernel runs
             self._ctx = self._make_ctx(self._in.shape[0], self._out.shape[0])
 
+    def _batch_reserve(self) -> int:
+        """Versions (and slabs, at least) one kernel batch may take at once (:mod:`.pools`)."""
+        return 2 * self.cfg.batch_cap
+
     def _pools_in_reach(self, col: _Collector) -> None:
         """Grow a self-sized pool that is filling up (:mod:`.pools`): when the collector's
         last snapshot shows it above the high-water mark, wait until every update sent so
         far has completed and been collected, and grow it if what is then live is still
         above the live-water mark."""
-        s = self._dstat[0]
+        s, r = self._dstat[0], self._batch_reserve()
         if not (
-            (self._auto_slabs and pools.worth_a_look(int(s["slabs_in_use"]), self._nslabs))
+            (self._auto_slabs and pools.worth_a_look(int(s["slabs_in_use"]), self._nslabs, r))
             or (self._auto_versions
-                and pools.worth_a_look(int(s["versions_in_use"]), self._maxver))
+                and pools.worth_a_look(int(s["versions_in_use"]), self._maxver, r))
         ):  # fmt: skip
             return
         self._settle(col)
         now = self.wait_collected()
         slabs, versions = now["slabs_in_use"], now["versions_in_use"]
         self._resize(
-            slabs=pools.grown_to(self._nslabs, slabs)
-            if self._auto_slabs and pools.must_grow(slabs, self._nslabs) else 0,
-            versions=pools.grown_to(self._maxver, versions)
-            if self._auto_versions and pools.must_grow(versions, self._maxver) else 0,
+            slabs=pools.grown_to(self._nslabs, slabs, r)
+            if self._auto_slabs and pools.must_grow(slabs, self._nslabs, r) else 0,
+            versions=pools.grown_to(self._maxver, versions, r)
+            if self._auto_versions and pools.must_grow(versions, self._maxver, r) else 0,
         )  # fmt: skip
         self._launch()
 
@@ -380,9 +384,10 @@ class GpuEngine(Engine):
             raise EngineError(too_small("versions", need_versions, "max_versions",
                                         self._maxver))  # fmt: skip
         self._room_for_vertices(nv)
+        r = self._batch_reserve()
         self._resize(
-            slabs=pools.sized(need_slabs, pools.MIN_SLABS) if self._auto_slabs else 0,
-            versions=pools.sized(need_versions, pools.MIN_VERSIONS) if self._auto_versions
+            slabs=pools.sized(need_slabs, pools.MIN_SLABS, r) if self._auto_slabs else 0,
+            versions=pools.sized(need_versions, pools.MIN_VERSIONS, r) if self._auto_versions
             else 0,
         )  # fmt: skip
         self._ids = g.ids

@@ -39,7 +39,11 @@ import numpy as np
 # looked at: the engine drains, lets the collector catch up, and grows it when what is then
 # in use is still above LIVE_WATER. A new capacity is at least GROWTH x the old one and
 # HEADROOM x what is in use, so right after growing it holds at most 2x what is live, and
-# the share left free (>= 15 %) absorbs a piece of updates and its garbage.
+# the share left free (>= 15 %) absorbs a piece of updates and its garbage. ``reserve``
+# adds what one kernel batch may take at once, which the pool must always have free (the
+# kernel waits for the collector otherwise, and fails when nothing else can free any): a
+# new version for each of the <= 2 x batch_cap vertices a batch touches, and at least one
+# slab each.
 HIGH_WATER = 0.85
 LIVE_WATER = 0.65
 GROWTH = 1.3
@@ -52,22 +56,23 @@ ROUND = 1024  # capacities are multiples of this
 VERTEX_TABLES = {"vlab": 0, "ext": 0, "head": -1, "vmark": 0, "vseg": 0}  # fill values
 
 
-def sized(live: int, floor: int) -> int:
-    """A first capacity for ``live`` units: HEADROOM x live, at least ``floor``."""
-    return _rounded(max(floor, live * HEADROOM))
+def sized(live: int, floor: int, reserve: int = 0) -> int:
+    """A first capacity for ``live`` units: HEADROOM x (live + reserve), at least
+    ``floor``."""
+    return _rounded(max(floor, (live + reserve) * HEADROOM))
 
 
-def grown_to(cap: int, live: int) -> int:
+def grown_to(cap: int, live: int, reserve: int = 0) -> int:
     """The next capacity of a pool of ``cap`` that holds ``live`` after collection."""
-    return _rounded(max(cap * GROWTH, live * HEADROOM))
+    return _rounded(max(cap * GROWTH, (live + reserve) * HEADROOM))
 
 
-def worth_a_look(in_use: int, cap: int) -> bool:
-    return in_use > HIGH_WATER * cap
+def worth_a_look(in_use: int, cap: int, reserve: int = 0) -> bool:
+    return in_use + reserve > HIGH_WATER * cap
 
 
-def must_grow(live: int, cap: int) -> bool:
-    return live > LIVE_WATER * cap
+def must_grow(live: int, cap: int, reserve: int = 0) -> bool:
+    return live + reserve > LIVE_WATER * cap
 
 
 def _rounded(n: float) -> int:

@@ -18,6 +18,9 @@ def test_a_first_capacity_has_headroom_and_a_floor() -> None:
         assert cap % pools.ROUND == 0
         assert live * pools.HEADROOM <= cap < live * pools.HEADROOM + pools.ROUND
         assert not pools.worth_a_look(live, cap)  # a fresh load is well below the mark
+    # Room for one kernel batch of 4,096 updates (8,192 vertices) comes on top.
+    cap = pools.sized(100, 1024, reserve=8192)
+    assert cap >= 8292 * pools.HEADROOM and not pools.worth_a_look(100, cap, reserve=8192)
 
 
 @pytest.mark.parametrize("cap", [1 << 16, 1_000_448, 10_000_384])

@@ -244,7 +244,8 @@ def test_self_sized_pools_grow_with_the_stream(monkeypatch: pytest.MonkeyPatch) 
     op = np.where(rng.random(n) < 0.85, 1, -1).astype(np.int8)
     stream = UpdateBatch.from_arrays(op, u, v)
     want = cpu_run(g, stream, [TRIANGLE], False)
-    eng = GpuEngine(max_vertices=1 << 12, out_cap=1 << 20, check=True)
+    # Batches of at most 64 updates: the pools keep room for one (gpu/pools.py).
+    eng = GpuEngine(batch_cap=64, max_vertices=1 << 12, out_cap=1 << 20, check=True)
     seen: list[dict[str, int]] = []
     got = run(eng, g, stream, [TRIANGLE], False, 8000,
               before_close=lambda e: seen.append(e.wait_collected()))  # fmt: skip
