@@ -416,6 +416,9 @@ class GpuEngine(Engine):
         st["ver_bump"] = len(img.versions)
         st["versions_in_use"] = len(img.versions)
         self._put_state(st)
+        # What stats() shows until the collector's first snapshot.
+        self._dstat["slabs_in_use"] = img.used_slabs
+        self._dstat["versions_in_use"] = len(img.versions)
         self._loaded = True
 
     def export_graph(self) -> Graph:

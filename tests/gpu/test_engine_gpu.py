@@ -252,7 +252,7 @@ def test_self_sized_pools_grow_with_the_stream(monkeypatch: pytest.MonkeyPatch) 
     assert_same(got, want)
     s = seen[0]
     assert s["pool_slabs"] > 1024 and s["max_versions"] > 1024, s
-    assert s["slabs_in_use"] <= s["pool_slabs"] * pools.HIGH_WATER, s
+    assert s["slabs_in_use"] > 1024 and s["versions_in_use"] > 1024, s  # past the floors
 
 
 def test_graph_larger_than_pool_is_rejected() -> None:
