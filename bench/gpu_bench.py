@@ -41,6 +41,7 @@ import numpy as np
 
 from dcsm.gpu.engine import GpuEngine
 from dcsm.gpu.layout import SMALL_STEPS
+from dcsm.gpu_options import key_value
 from dcsm.graphio import read_csm_query, read_csm_stream, read_graph
 from dcsm.model import OUTCOME_APPLIED, UpdateBatch
 
@@ -403,13 +404,11 @@ def main() -> None:
         "--batch-cap", type=int, default=4096, help="search time: the engine's batch_cap"
     )
     ap.add_argument(
-        "--engine", action="append", default=[], metavar="KEY=VALUE",
+        "--engine", action="append", default=[], metavar="KEY=VALUE", type=key_value,
         help="a GpuEngine argument for every engine of the run (e.g. n_updaters=7); repeatable",
     )  # fmt: skip
     args = ap.parse_args()
-    for option in args.engine:
-        key, _, value = option.partition("=")
-        ENGINE_OPTIONS[key] = float(value) if "." in value else int(value)
+    ENGINE_OPTIONS.update(args.engine)
     args.out.mkdir(parents=True, exist_ok=True)
     report = Report(args.out, args.rapidflow_limit)
     rapidflow = RapidFlow(args.rapidflow and Path(args.rapidflow), args.rapidflow_limit)

@@ -49,6 +49,7 @@ from numba import njit, prange
 from dcsm.engine import device_name, make_engine, warm_up
 from dcsm.engine.bulk import fill_lists, intern_graph, lower_counts, sort_edges
 from dcsm.engine.cpu import CpuEngine
+from dcsm.gpu_options import key_value
 from dcsm.graphio import (
     read_csm_query,
     read_graph,
@@ -291,7 +292,7 @@ def split(g: Graph, share: float, seed: int) -> tuple[Graph, UpdateBatch]:
 
 # The engine's defaults: pools sized from the graph and grown as the stream needs
 # (gpu/pools.py), vertex tables doubled as the graph needs.
-GPU_OPTIONS = {"pool_slabs": 0, "max_versions": 0}
+GPU_OPTIONS: dict[str, float] = {"pool_slabs": 0, "max_versions": 0}
 SLAB_BYTES = 32 * 16  # the entries of one slab
 VERSION_BYTES = 8 * 4
 
@@ -430,8 +431,13 @@ def main() -> int:
                     help="RapidFlow.out to run beside every row on the same files "
                          "(default: $DCSM_RAPIDFLOW)")  # fmt: skip
     ap.add_argument("--rapidflow-limit", type=int, default=120, help="its time limit a row (s)")
+    ap.add_argument(
+        "--engine", action="append", default=[], metavar="KEY=VALUE", type=key_value,
+        help="a GpuEngine argument for every engine of the run (e.g. batch_cap=16384)",
+    )  # fmt: skip
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
+    GPU_OPTIONS.update(args.engine)
 
     patterns = {}
     for p in args.patterns.split(","):

@@ -72,3 +72,15 @@ def engine_options(source: object) -> dict[str, float]:
     """``GpuEngine`` keyword arguments from the ``gpu_*`` attributes of ``source`` (the
     service's settings, or parsed ``--gpu-*`` flags)."""
     return {name: getattr(source, "gpu_" + name) for name in GPU_OPTIONS}
+
+
+def key_value(text: str) -> tuple[str, float]:
+    """An argparse type for ``KEY=VALUE`` engine arguments of the benchmarks (``--engine
+    batch_cap=16384``): the value as an int, or a float when it has a point."""
+    key, eq, value = text.partition("=")
+    if not eq or not key:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    try:
+        return key, float(value) if "." in value else int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{key}: not a number: {value!r}") from None
