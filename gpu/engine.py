@@ -345,8 +345,11 @@ class GpuEngine(Engine):
             self._ctx = self._make_ctx(self._in.shape[0], self._out.shape[0])
 
     def _batch_reserve(self) -> int:
-        """Versions (and slabs, at least) one kernel batch may take at once (:mod:`.pools`)."""
-        return 2 * self.cfg.batch_cap
+        """Versions (and at least as many slabs) that the updates of one piece may take
+        before the host looks at the pools again (:mod:`.pools`): one for each of up to
+        2 x _PIECE new vertices, and a new version for each of the <= 2 x batch_cap
+        vertices one kernel batch touches, taken before their old ones are collected."""
+        return 2 * (_PIECE + self.cfg.batch_cap)
 
     def _pools_in_reach(self, col: _Collector) -> None:
         """Grow a self-sized pool that is filling up (:mod:`.pools`): when the collector's

@@ -40,10 +40,10 @@ import numpy as np
 # in use is still above LIVE_WATER. A new capacity is at least GROWTH x the old one and
 # HEADROOM x what is in use, so right after growing it holds at most 2x what is live, and
 # the share left free (>= 15 %) absorbs a piece of updates and its garbage. ``reserve``
-# adds what one kernel batch may take at once, which the pool must always have free (the
-# kernel waits for the collector otherwise, and fails when nothing else can free any): a
-# new version for each of the <= 2 x batch_cap vertices a batch touches, and at least one
-# slab each.
+# adds what the updates sent before the engine looks again may take for sure, which the
+# pool must have free (the kernel waits for the collector otherwise, and fails when
+# nothing else can free any): a version and at least one slab for every new vertex, and a
+# new version for every vertex one kernel batch touches (GpuEngine._batch_reserve).
 HIGH_WATER = 0.85
 LIVE_WATER = 0.65
 GROWTH = 1.3

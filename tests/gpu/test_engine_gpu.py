@@ -19,6 +19,7 @@ from gpu_helpers import (
 
 from dcsm.engine.cpu import CpuEngine
 from dcsm.errors import EngineError
+from dcsm.gpu import engine as gpu_engine
 from dcsm.gpu import pools
 from dcsm.gpu.engine import GpuEngine
 from dcsm.model import Graph, UpdateBatch
@@ -236,6 +237,9 @@ def test_self_sized_pools_grow_with_the_stream(monkeypatch: pytest.MonkeyPatch) 
     insertions outgrows them; self-checks on, every delta as the CPU's."""
     monkeypatch.setattr(pools, "MIN_SLABS", 1024)
     monkeypatch.setattr(pools, "MIN_VERSIONS", 1024)
+    # Pieces of 256 updates (the host looks at the pools before each), batches of at most
+    # 64: the room the pools keep for them stays below the stream's growth.
+    monkeypatch.setattr(gpu_engine, "_PIECE", 256)
     rng = np.random.default_rng(14)
     g = random_graph(rng, nv=100, ne=300)
     n = 24_000
@@ -244,7 +248,6 @@ def test_self_sized_pools_grow_with_the_stream(monkeypatch: pytest.MonkeyPatch) 
     op = np.where(rng.random(n) < 0.85, 1, -1).astype(np.int8)
     stream = UpdateBatch.from_arrays(op, u, v)
     want = cpu_run(g, stream, [TRIANGLE], False)
-    # Batches of at most 64 updates: the pools keep room for one (gpu/pools.py).
     eng = GpuEngine(batch_cap=64, max_vertices=1 << 12, out_cap=1 << 20, check=True)
     seen: list[dict[str, int]] = []
     got = run(eng, g, stream, [TRIANGLE], False, 8000,
