@@ -31,6 +31,7 @@ plan 0 over every ordered edge; the next ``apply`` relaunches the persistent ker
 from __future__ import annotations
 
 import atexit
+import logging
 import os
 import sys
 import time
@@ -53,6 +54,8 @@ from .loader import KernelConfig, field_offsets, load_kernel
 from .mvg import build_image, fill_entries, live_edges
 from .rings import MatchRows, drain_done, encode_updates
 from .static_match import DeviceCsr, StaticMatcher
+
+log = logging.getLogger("dcsm.gpu")
 
 THREADS = 256
 _PIECE = 4096  # updates admitted and sent to the kernel at a time within one apply
@@ -323,17 +326,26 @@ class GpuEngine(Engine):
         what = ""
         try:
             if vertices > self._maxv:
-                what = f"the vertex tables to {vertices} vertices"
+                what = f"the vertex tables from {self._maxv} to {vertices} vertices"
                 pools.grow_vertex_tables(cp, self._d, vertices)
                 self._maxv = vertices
+                log.info("grew %s", what)
             if slabs > self._nslabs:
-                what = f"the slab pool to {slabs} slabs ({slabs * 528 / 2**30:.2f} GiB)"
+                what = (
+                    f"the slab pool from {self._nslabs} to {slabs} slabs "
+                    f"({slabs * 528 / 2**30:.2f} GiB; {int(st['slabs_in_use'])} in use)"
+                )
                 pools.grow_slab_pool(cp, self._d, st, self._nslabs, slabs, self.cfg.nclass)
                 self._nslabs = slabs
+                log.info("grew %s", what)
             if versions > self._maxver:
-                what = f"the version table to {versions} versions"
+                what = (
+                    f"the version table from {self._maxver} to {versions} versions "
+                    f"({int(st['versions_in_use'])} in use)"
+                )
                 pools.grow_version_table(cp, self._d, st, self._maxver, versions)
                 self._maxver = versions
+                log.info("grew %s", what)
         except cp.cuda.memory.OutOfMemoryError as exc:
             raise EngineError(
                 f"growing {what} needs more device memory than is free "
@@ -619,7 +631,12 @@ class GpuEngine(Engine):
     def _check_error(self) -> None:
         err = int(self._dstat["error"][0])
         if err:
-            raise EngineStopped(f"GPU engine stopped: {L.ERRORS.get(err, f'error {err}')}")
+            s = self._dstat[0]
+            raise EngineStopped(
+                f"GPU engine stopped: {L.ERRORS.get(err, f'error {err}')} ({s['slabs_in_use']} "
+                f"of {self._nslabs} slabs and {s['versions_in_use']} of {self._maxver} "
+                "versions in use)"
+            )
 
     def _raise_check_failures(self) -> None:
         st = self._get_state()[0]
