@@ -22,7 +22,8 @@ from dcsm.gpu import pools  # noqa: E402
 from dcsm.model import UpdateBatch  # noqa: E402
 
 STATE = ("ver_bump", "ver_free_head", "ver_free_tail", "gcq_head", "gcq_tail",
-         "versions_in_use", "slab_bump", "slabs_in_use", "next_tau", "completed", "gc_ptr")  # fmt: skip
+         "versions_in_use", "slab_bump", "slabs_in_use", "next_tau", "completed",
+         "gc_ptr")  # fmt: skip
 
 
 def show(eng: gpu_engine.GpuEngine, when: str) -> None:
