@@ -364,15 +364,19 @@ class GpuEngine(Engine):
         return 2 * (_PIECE + self.cfg.batch_cap)
 
     def _pools_in_reach(self, col: _Collector) -> None:
-        """Grow a self-sized pool that is filling up (:mod:`.pools`): when the collector's
-        last snapshot shows it above the high-water mark, wait until every update sent so
-        far has completed and been collected, and grow it if what is then live is still
-        above the live-water mark."""
+        """Grow a self-sized pool that is filling up (:mod:`.pools`). The host may run far
+        ahead of the kernel, so each update sent but not completed counts as two more
+        versions and slabs in use (new vertices, at most, take that much for good). When
+        the collector's last snapshot and those are above the high-water mark, wait until
+        every update sent has completed and been collected, and grow the pool if what is
+        then live is still above the live-water mark."""
         s, r = self._dstat[0], self._batch_reserve()
+        ahead = 2 * max(0, self._next_tau - 1 - int(s["completed"]))
         if not (
-            (self._auto_slabs and pools.worth_a_look(int(s["slabs_in_use"]), self._nslabs, r))
+            (self._auto_slabs
+             and pools.worth_a_look(int(s["slabs_in_use"]) + ahead, self._nslabs, r))
             or (self._auto_versions
-                and pools.worth_a_look(int(s["versions_in_use"]), self._maxver, r))
+                and pools.worth_a_look(int(s["versions_in_use"]) + ahead, self._maxver, r))
         ):  # fmt: skip
             return
         self._settle(col)
