@@ -383,7 +383,7 @@ class GpuEngine(Engine):
         now = self.wait_collected()
         slabs, versions = now["slabs_in_use"], now["versions_in_use"]
         self._resize(
-            slabs=pools.grown_to(self._nslabs, slabs, r)
+            slabs=min(pools.grown_to(self._nslabs, slabs, r), pools.MAX_SLABS)
             if self._auto_slabs and pools.must_grow(slabs, self._nslabs, r) else 0,
             versions=pools.grown_to(self._maxver, versions, r)
             if self._auto_versions and pools.must_grow(versions, self._maxver, r) else 0,
@@ -405,7 +405,8 @@ class GpuEngine(Engine):
         self._room_for_vertices(nv)
         r = self._batch_reserve()
         self._resize(
-            slabs=pools.sized(need_slabs, pools.MIN_SLABS, r) if self._auto_slabs else 0,
+            slabs=max(need_slabs, min(pools.sized(need_slabs, pools.MIN_SLABS, r),
+                                      pools.MAX_SLABS)) if self._auto_slabs else 0,
             versions=pools.sized(need_versions, pools.MIN_VERSIONS, r) if self._auto_versions
             else 0,
         )  # fmt: skip
