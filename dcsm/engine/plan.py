@@ -165,22 +165,41 @@ def _automorphisms(pattern: Pattern) -> list[tuple[int, ...]]:
     wildcard). Raises PatternError for ``distinct`` patterns where a structural symmetry
     swaps a wildcard with a fixed label: one subgraph could then match twice through
     embeddings no label-preserving automorphism relates, so "once per subgraph" would need
-    a data-dependent rule we do not guess at."""
-    g = pattern.to_networkx()
-    n = pattern.num_vertices
-    exact = GraphMatcher(g, g, node_match=_labels_equal, edge_match=_labels_equal)
-    autos = [tuple(m[i] for i in range(n)) for m in exact.isomorphisms_iter()]
-    if pattern.distinct:
+    a data-dependent rule we do not guess at. Cached by the pattern's shape and labels (a
+    6-clique has 720, tens of milliseconds to list, and a backfill plans every slice)."""
+    autos, loose_count = _automorphism_group(pattern)
+    if pattern.distinct and loose_count != len(autos):
+        raise PatternError(
+            "distinct",
+            "a symmetry of this pattern maps a wildcard-labelled vertex or edge onto a "
+            "labelled one, so its subgraphs have no unique representative; give those "
+            "vertices/edges explicit labels or set distinct to false",
+        )
+    return list(autos)
+
+
+# Automorphism groups by pattern shape and labels (at most _GROUPS_MAX, then cleared).
+_GROUPS: dict[tuple, tuple[tuple[tuple[int, ...], ...], int]] = {}
+_GROUPS_MAX = 256
+
+
+def _automorphism_group(pattern: Pattern) -> tuple[tuple[tuple[int, ...], ...], int]:
+    """(the exact automorphisms, the number of label-compatible ones) of ``pattern``."""
+    key = (
+        tuple(map(tuple, pattern.edges.tolist())), tuple(pattern.vlabels.tolist()),
+        tuple(pattern.elabels.tolist()),
+    )  # fmt: skip
+    group = _GROUPS.get(key)
+    if group is None:
+        n, g = pattern.num_vertices, pattern.to_networkx()
+        exact = GraphMatcher(g, g, node_match=_labels_equal, edge_match=_labels_equal)
+        autos = tuple(tuple(m[i] for i in range(n)) for m in exact.isomorphisms_iter())
         loose = GraphMatcher(g, g, node_match=_labels_compatible, edge_match=_labels_compatible)
-        loose_count = sum(1 for _ in loose.isomorphisms_iter())
-        if loose_count != len(autos):
-            raise PatternError(
-                "distinct",
-                "a symmetry of this pattern maps a wildcard-labelled vertex or edge onto a "
-                "labelled one, so its subgraphs have no unique representative; give those "
-                "vertices/edges explicit labels or set distinct to false",
-            )
-    return autos
+        group = (autos, sum(1 for _ in loose.isomorphisms_iter()))
+        if len(_GROUPS) >= _GROUPS_MAX:
+            _GROUPS.clear()
+        _GROUPS[key] = group
+    return group
 
 
 def _symmetry_constraints(pattern: Pattern, autos: list[tuple[int, ...]]) -> list[tuple[int, int]]:
@@ -221,8 +240,9 @@ def _order_from(pattern: Pattern, x: int, y: int, adj: list[set[int]]) -> list[i
     return order
 
 
-def plan_query(pattern: Pattern) -> QueryPlan:
-    """Build every incremental plan of ``pattern`` (two per query edge)."""
+def plan_query(pattern: Pattern, break_symmetry: bool | None = None) -> QueryPlan:
+    """Build every incremental plan of ``pattern`` (two per query edge), with symmetry
+    constraints when ``break_symmetry`` (default: for ``distinct`` patterns only)."""
     n = pattern.num_vertices
     adj: list[set[int]] = [set() for _ in range(n)]
     elabel: dict[tuple[int, int], int] = {}
@@ -231,7 +251,9 @@ def plan_query(pattern: Pattern) -> QueryPlan:
         adj[v].add(u)
         elabel[(u, v)] = elabel[(v, u)] = lab
     autos = _automorphisms(pattern)
-    constraints = _symmetry_constraints(pattern, autos) if pattern.distinct else []
+    if break_symmetry is None:
+        break_symmetry = pattern.distinct
+    constraints = _symmetry_constraints(pattern, autos) if break_symmetry else []
 
     starts = [(u, v) for u, v in pattern.edges.tolist()]
     starts = [s for uv in starts for s in (uv, uv[::-1])]
@@ -284,6 +306,28 @@ def _edge_orbits(starts: list[tuple[int, int]], autos: list[tuple[int, ...]]) ->
     """For each oriented start edge, the lowest index of an oriented edge it maps onto."""
     index = {s: i for i, s in enumerate(starts)}
     return np.array([min(index[(a[x], a[y])] for a in autos) for x, y in starts], np.int32)
+
+
+def static_plan(pattern: Pattern) -> tuple[QueryPlan, np.ndarray]:
+    """The plan that matches ``pattern`` in a static graph with its symmetry broken, and
+    the automorphisms that give back every match from the ones it finds: int32 (A, n),
+    the identity first; row ``s`` maps a found match ``m`` (a row of data vertices, one
+    per query vertex) to the match ``m[s]``.
+
+    Matched as embeddings, a pattern runs with the symmetry constraints of its
+    automorphism group (those that keep every label constraint exactly). The group acts
+    freely on the embeddings, so each orbit holds |Aut| of them and exactly one meets the
+    constraints: the search visits about 1/|Aut| of the embeddings (gMatch and EGSM break
+    symmetry the same way), the count is |Aut| x what it finds, and the matches are each
+    found one under every automorphism. A ``distinct`` pattern already runs with its
+    constraints and keeps the matches it finds: the identity alone."""
+    n = pattern.num_vertices
+    if pattern.distinct:
+        return plan_query(pattern), np.arange(n, dtype=np.int32)[None, :]
+    autos = np.array(_automorphisms(pattern), np.int32).reshape(-1, n)
+    identity = np.nonzero((autos == np.arange(n)).all(axis=1))[0]
+    autos = np.concatenate([autos[identity], np.delete(autos, identity, axis=0)])
+    return plan_query(pattern, break_symmetry=True), autos
 
 
 def for_counting(plan: QueryPlan) -> QueryPlan:

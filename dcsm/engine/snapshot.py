@@ -2,8 +2,10 @@
 backfill runs on beside the stream (``dcsm.service.backfill``).
 
 The CPU kernels release the GIL, so slices of root vertices (:meth:`StaticSnapshot.run` over
-``[lo, hi)``) run on other cores while the engine thread goes on applying updates; each
-embedding is found from exactly one root, so the slices' counts add up and their matches,
+``[lo, hi)``) run on other cores while the engine thread goes on applying updates. The
+search breaks the pattern's symmetry (:func:`~dcsm.engine.plan.static_plan`): it finds one
+embedding of each orbit under the pattern's automorphisms, from exactly one root, and the
+rows give each one followed by its images. So the slices' counts add up and their matches,
 concatenated in slice order, are the engine's own ``match_static`` rows in its order.
 """
 
@@ -17,7 +19,7 @@ import numpy as np
 from ..model import Graph, Pattern
 from . import cpu_kernels as kern
 from .bulk import intern_graph
-from .plan import plan_query, stack_plans
+from .plan import stack_plans, static_plan
 
 
 @dataclass(frozen=True)
@@ -45,17 +47,25 @@ class StaticSnapshot:
     def run(
         self, pattern: Pattern, lo: int, hi: int, emit: bool, limit: int | None = None
     ) -> tuple[int, np.ndarray]:
-        """The matches of ``pattern`` whose first plan vertex is one of ``[lo, hi)``:
+        """The matches of ``pattern`` found from the roots ``[lo, hi)`` (the data vertices
+        the search's first plan vertex takes; every match is found from exactly one root):
         (count, int64 (k, n) external ids if ``emit``, else an empty array). ``limit``:
         keep only the first that many rows (the count stays exact, and the rest is
         counted without being enumerated to the last vertex)."""
         n = pattern.num_vertices
-        plans = kern.plan_arrays(stack_plans([plan_query(pattern)]))
+        # The search runs with symmetry broken; every match it finds stands for one per
+        # automorphism, taken right after it (plan.static_plan).
+        plan, autos = static_plan(pattern)
+        times = len(autos)
+        plans = kern.plan_arrays(stack_plans([plan]))
         cand = np.zeros((kern.K, self._widest + 1), np.int32)
         out = np.empty((1024 if emit else 1, n), np.int32)
-        stop = kern.NO_STOP if limit is None else limit
+        stop = kern.NO_STOP if limit is None else -(-limit // times)
         total, out, nout = kern.static_matches(
             0, n, emit, stop, self.arrays, lo, hi, plans, cand, out
         )
         ext = self.arrays[5]
-        return int(total), ext[out[:nout]] if emit else np.empty((0, n), np.int64)
+        if not emit:
+            return int(total) * times, np.empty((0, n), np.int64)
+        rows = out[:nout][:, autos].reshape(-1, n)
+        return int(total) * times, ext[rows if limit is None else rows[:limit]]
