@@ -34,7 +34,7 @@ class GpuOption(NamedTuple):
 GPU_OPTIONS: dict[str, GpuOption] = {
     o.name: o
     for o in (
-        GpuOption("pool_slabs", 0, "slabs of 32 adjacency entries (528 B each with their "
+        GpuOption("pool_slabs", 0, "slabs of 32 adjacency entries (524 B each with their "
                   "bookkeeping) in the device pool; 0: sized from the graph (1.6x what it "
                   "needs) and grown as the stream outgrows it; N: exactly N", _at_least(0)),
         GpuOption("max_versions", 0, "vertex versions the device holds; 0: sized and grown "

@@ -80,7 +80,7 @@ def too_small(what: str, need: int, capacity: str, have: int) -> str:
 def _over_offsets(slabs: int) -> str:
     return (
         f"a pool of {slabs} slabs: the kernel addresses entries with 32-bit offsets, so the "
-        f"pool holds at most {pools.MAX_SLABS} slabs (2^31 entries, ~2.7 billion edges)"
+        f"pool holds at most {pools.MAX_SLABS} slabs (2^31 entries: 0.5-1 billion edges)"
     )
 
 
@@ -331,9 +331,10 @@ class GpuEngine(Engine):
                 self._maxv = vertices
                 log.info("grew %s", what)
             if slabs > self._nslabs:
+                gib = slabs * pools.SLAB_BYTES / 2**30
                 what = (
                     f"the slab pool from {self._nslabs} to {slabs} slabs "
-                    f"({slabs * 528 / 2**30:.2f} GiB; {int(st['slabs_in_use'])} in use)"
+                    f"({gib:.2f} GiB; {int(st['slabs_in_use'])} in use)"
                 )
                 pools.grow_slab_pool(cp, self._d, st, self._nslabs, slabs, self.cfg.nclass)
                 self._nslabs = slabs

@@ -51,6 +51,7 @@ HEADROOM = 1.6
 MIN_SLABS = 1 << 16  # 32 MiB of entries
 MIN_VERSIONS = 1 << 16
 MAX_SLABS = (1 << 26) - 1  # entry offsets are 32-bit in the kernel (slab * 32 < 2^31)
+SLAB_BYTES = 32 * 16 + 4 + 8  # a slab's entries, its slab_owner word, its free-ring words
 ROUND = 1024  # capacities are multiples of this
 
 VERTEX_TABLES = {"vlab": 0, "ext": 0, "head": -1, "vmark": 0, "vseg": 0}  # fill values
