@@ -85,7 +85,7 @@ def plan_blob(plan: QueryPlan) -> np.ndarray:
 
     Only plan 0's order and constraints are used (its ``weight``, if any, is irrelevant:
     running one plan from every ordered edge already finds every embedding once), so a
-    count-mode plan (``for_counting``) gives the same result."""
+    count-mode plan (``orbit_plans``) gives the same result."""
     n = plan.num_vertices
     if not 2 <= n <= K:
         raise ValueError(f"pattern has {n} vertices; the static matcher takes 2..{K}")

@@ -31,6 +31,7 @@ class CpuEngine(Engine):
     """
 
     backend = "cpu"
+    writes_images = True
 
     def __init__(self, chunk: int = 256) -> None:
         super().__init__()

@@ -97,7 +97,7 @@ def _candidates(i, p, m, store, cand, G, P):
     cand[i, :] when ``store``, returns how many there are. G and P are the graph and plan
     array tuples (see :func:`graph_arrays`, :func:`plan_arrays`)."""
     off, deg, nbr, elab, vlab, ext = G
-    pos, vlabel, start_elabel, bn_cnt, bn_pos, bn_elabel, sym_lt, sym_gt, _ = P
+    pos, vlabel, start_elabel, bn_cnt, bn_pos, bn_elabel, sym_lt, sym_gt, _, _ = P
     nb = bn_cnt[p, i]
     # The backward neighbour with the shortest list drives the scan.
     best = 0
@@ -167,7 +167,7 @@ def plan_arrays(t):  # type: ignore[no-untyped-def]
     """The plan tuple P the kernels take, from a PlanTable (or a QueryPlan)."""
     return (
         t.pos, t.vlabel, t.start_elabel, t.bn_cnt, t.bn_pos, t.bn_elabel, t.sym_lt, t.sym_gt,
-        t.weight,
+        t.weight, t.images,
     )  # fmt: skip
 
 
@@ -190,14 +190,21 @@ def _grow_matches(a, need):
 
 
 @njit(cache=True, nogil=True)
-def _emit(p, n, m, pos, out_m, out_tag, nout, tag):
-    """Append match m (plan order) in query-vertex order, growing the buffers."""
-    out_m = _grow_matches(out_m, nout + 1)
-    out_tag = _grow_tags(out_tag, nout + 1)
+def _emit(p, n, m, P, out_m, out_tag, nout, tag, stop):
+    """Append match m (plan order) in query-vertex order, then the other matches it stands
+    for (plan p's ``images``; weight[p] rows in all), while the fill level is below
+    ``stop``, growing the buffers."""
+    pos, weight, images = P[0], P[8], P[9]
+    k = min(weight[p], stop - nout)
+    out_m = _grow_matches(out_m, nout + k)
+    out_tag = _grow_tags(out_tag, nout + k)
     for x in range(n):
         out_m[nout, x] = m[pos[p, x]]
-    out_tag[nout] = tag
-    return out_m, out_tag, nout + 1
+    for r in range(1, k):
+        for x in range(n):
+            out_m[nout + r, x] = out_m[nout, images[p, r, x]]
+    out_tag[nout : nout + k] = tag
+    return out_m, out_tag, nout + k
 
 
 @njit(cache=True, nogil=True)
@@ -205,17 +212,18 @@ def _extend(p, n, a, b, emit, stop, cand, m, G, P, out_m, out_tag, nout, tag):
     """Enumerate the matches of plan p that map its start edge to (a, b).
 
     Returns (count, out_m, out_tag, nout): when ``emit``, each match is appended to out_m
-    (internal ids, query-vertex order) with ``tag`` in out_tag, as long as the fill level
-    ``nout`` stays below ``stop``; the buffers grow as needed. ``count`` is always exact:
+    (internal ids, query-vertex order) with ``tag`` in out_tag, followed by the other
+    matches it stands for (:func:`_emit`), as long as the fill level ``nout`` stays below
+    ``stop``; the buffers grow as needed. ``count``, the matches the plan finds (each
+    stands for weight[p]), is always exact:
     once ``stop`` is reached the rest is counted like a count-mode query, the last step
     never materialised, so the buffers stay bounded (the per-query delta cap).
     """
-    pos = P[0]
     m[0] = a
     m[1] = b
     if n == 2:
         if emit and nout < stop:
-            out_m, out_tag, nout = _emit(p, n, m, pos, out_m, out_tag, nout, tag)
+            out_m, out_tag, nout = _emit(p, n, m, P, out_m, out_tag, nout, tag, stop)
         return 1, out_m, out_tag, nout
     total = 0
     last = n - 1
@@ -236,7 +244,7 @@ def _extend(p, n, a, b, emit, stop, cand, m, G, P, out_m, out_tag, nout, tag):
         if depth == last:  # stored last-step candidates: emitting, possibly up to the cap
             total += 1
             if nout < stop:
-                out_m, out_tag, nout = _emit(p, n, m, pos, out_m, out_tag, nout, tag)
+                out_m, out_tag, nout = _emit(p, n, m, P, out_m, out_tag, nout, tag, stop)
             continue
         depth += 1
         if depth == last and (not emit or nout >= stop):
@@ -286,7 +294,7 @@ def apply_updates(
     their fill levels.
     """
     off, deg, nbr, elab = G[0], G[1], G[2], G[3]
-    weight = P[8]  # > 1 only for count-mode plans standing for an orbit (plan.for_counting)
+    weight = P[8]  # > 1 for a plan standing for an orbit (plan.orbit_plans)
     nq = nverts.shape[0]
     m = np.empty(K, np.int32)
     for i in range(start, op.shape[0]):

@@ -42,7 +42,7 @@ import numpy as np
 
 from ..errors import EngineError
 from ..model import Graph, Pattern, UpdateBatch
-from .plan import PlanTable, QueryPlan, for_counting, plan_query, stack_plans
+from .plan import PlanTable, QueryPlan, orbit_plans, plan_query, stack_plans
 
 if TYPE_CHECKING:
     from .snapshot import StaticSnapshot
@@ -151,7 +151,11 @@ class QueryRegistry:
         from_seq: int,
         count_only: bool,
         max_deltas: int | None = None,
+        images: bool = False,
     ) -> QueryPlan:
+        """The query's plans: one per orbit of oriented edges in count mode, and in
+        embeddings mode too for an engine that writes each found match's ``images``
+        (:func:`~dcsm.engine.plan.orbit_plans`); every plan otherwise."""
         if max_deltas is not None and max_deltas < 0:
             raise EngineError(f"max_deltas must be >= 0 or None, got {max_deltas}")
         if qid in self._regs:
@@ -162,8 +166,8 @@ class QueryRegistry:
                 f"{self.next_seq - 1} were already applied"
             )
         plan = plan_query(pattern)
-        if count_only:
-            plan = for_counting(plan)
+        if count_only or images:
+            plan = orbit_plans(plan)
         cap = -1 if max_deltas is None else int(max_deltas)
         self._regs[qid] = _Registration(qid, plan, count_only, from_seq, max_deltas=cap)
         self._version += 1
@@ -220,6 +224,9 @@ class Engine(abc.ABC):
     """One data graph, a set of queries, and batches of updates in; deltas out."""
 
     backend: str = "abstract"
+    #: Whether the engine's kernels write every match a found match stands for (the plan
+    #: table's ``images``), so that embeddings-mode queries run one plan per orbit too.
+    writes_images: bool = False
 
     def __init__(self) -> None:
         self.queries = QueryRegistry()
@@ -239,7 +246,8 @@ class Engine(abc.ABC):
     ) -> None:
         """Make query ``qid`` see every update with seq >= ``from_seq``; ``max_deltas``: at
         most that many delta rows per update (the rest counted in ``BatchResult.overflow``)."""
-        self.queries.register(qid, pattern, from_seq, count_only, max_deltas)
+        self.queries.register(qid, pattern, from_seq, count_only, max_deltas,
+                              images=self.writes_images)  # fmt: skip
 
     def unregister(self, qid: int, *, from_seq: int) -> None:
         """Stop query ``qid`` from seq ``from_seq`` on."""

@@ -36,18 +36,24 @@ array                     dtype, shape    meaning
 ``sym_lt`` / ``sym_gt``   int32 (P, K)    bitmask over steps j < i: f(step i) must be
                                           less / greater than f(step j) (distinct only)
 ``weight``                int32 (P,)      matches each match of this plan stands for (1
-                                          unless reduced by :func:`for_counting`)
+                                          unless reduced by :func:`orbit_plans`)
+``images``                int32 (P, A, K) row k < weight: the query-vertex permutation
+                                          that turns a found match (query-vertex order)
+                                          into the k-th match it stands for; row 0 is the
+                                          identity
 ========================  ==============  =================================================
 
-Counting with one plan per orbit
---------------------------------
+One plan per orbit
+------------------
 An automorphism ``s`` of the labelled pattern maps oriented query edge ``(x, y)`` onto
 ``(s(x), s(y))`` and the matches of plan ``(x, y)`` on an update one-to-one onto those of plan
 ``(s(x), s(y))`` on the same update (``f -> f o s^-1``), so both plans count the same. A
 count-mode query therefore runs one plan per orbit of oriented edges under the automorphism
-group and weights its count by the orbit's size (:func:`for_counting`): a 5-cycle runs 1 plan
-instead of 10, a 5-clique 1 instead of 20. Exact for embeddings; ``distinct`` patterns keep
-every plan, because their symmetry-breaking constraints are not invariant under ``s``.
+group and weights its count by the orbit's size (:func:`orbit_plans`): a 5-cycle runs 1 plan
+instead of 10, a 5-clique 1 instead of 20. An engine that writes each found match's images
+(``images``: one permutation per plan of the orbit, ``f o s^-1`` as a row ``r[s^-1]``) does
+the same in embeddings mode (the CPU engine). Exact for embeddings; ``distinct`` patterns
+keep every plan, because their symmetry-breaking constraints are not invariant under ``s``.
 
 References: DCSM (inter-batch parallel CSM) section 4 for the incremental decomposition;
 Grochow & Kellis, RECOMB 2007, for symmetry breaking.
@@ -81,6 +87,7 @@ class QueryPlan:
     sym_lt: np.ndarray
     sym_gt: np.ndarray
     weight: np.ndarray
+    images: np.ndarray
     automorphisms: int
     orbit: np.ndarray  # int32 (P,): lowest plan index of the orbit each plan belongs to
 
@@ -104,6 +111,7 @@ PLAN_ARRAYS = (
     "sym_lt",
     "sym_gt",
     "weight",
+    "images",
 )
 
 
@@ -127,6 +135,7 @@ class PlanTable:
     sym_lt: np.ndarray
     sym_gt: np.ndarray
     weight: np.ndarray
+    images: np.ndarray
 
 
 def stack_plans(plans: list[QueryPlan]) -> PlanTable:
@@ -136,8 +145,11 @@ def stack_plans(plans: list[QueryPlan]) -> PlanTable:
     first[1:] = np.cumsum(counts, dtype=np.int64)
     nverts = np.array([p.num_vertices for p in plans], np.int32)
     arrays = {}
+    width = max((p.images.shape[1] for p in plans), default=1)
     for name in PLAN_ARRAYS:
         parts = [getattr(p, name) for p in plans]
+        if name == "images":  # padded to the widest orbit (rows past a plan's weight unread)
+            parts = [_identities(len(x), width - x.shape[1], x) for x in parts]
         if parts:
             arrays[name] = np.ascontiguousarray(np.concatenate(parts))
         else:
@@ -146,6 +158,7 @@ def stack_plans(plans: list[QueryPlan]) -> PlanTable:
                 "weight": (0,),
                 "bn_pos": (0, K, K),
                 "bn_elabel": (0, K, K),
+                "images": (0, 1, K),
             }
             arrays[name] = np.zeros(shape.get(name, (0, K)), np.int32)
     return PlanTable(first=first, nverts=nverts, **arrays)
@@ -297,6 +310,7 @@ def plan_query(pattern: Pattern, break_symmetry: bool | None = None) -> QueryPla
         sym_lt=sym_lt,
         sym_gt=sym_gt,
         weight=np.ones(P, np.int32),
+        images=_identities(P, 1),
         automorphisms=len(autos),
         orbit=_edge_orbits(starts, autos),
     )
@@ -330,13 +344,34 @@ def static_plan(pattern: Pattern) -> tuple[QueryPlan, np.ndarray]:
     return plan_query(pattern, break_symmetry=True), autos
 
 
-def for_counting(plan: QueryPlan) -> QueryPlan:
-    """The plans a count-mode query needs: one per orbit of oriented edges, weighted by the
-    orbit's size (module docstring); ``plan`` itself for ``distinct`` patterns."""
+def orbit_plans(plan: QueryPlan) -> QueryPlan:
+    """One plan per orbit of oriented edges, weighted by the orbit's size, with the images
+    that give every match of the orbit's other plans from a match of this one (module
+    docstring); ``plan`` itself for ``distinct`` patterns."""
     if plan.pattern.distinct:
         return plan
+    n = plan.num_vertices
     keep = np.nonzero(plan.orbit == np.arange(plan.num_plans))[0]
     sizes = np.bincount(plan.orbit, minlength=plan.num_plans)[keep].astype(np.int32)
+    autos = _automorphisms(plan.pattern)
+    start = plan.order[:, :2].tolist()  # each plan's oriented start edge (x, y)
+    images = _identities(len(keep), int(sizes.max()))
+    for r, p in enumerate(keep):
+        x, y = start[p]
+        for k, q in enumerate(np.nonzero(plan.orbit == p)[0][1:], start=1):
+            # One automorphism per plan of the orbit (any that maps the start edge will do:
+            # f -> f o s^-1 maps plan p's matches one-to-one onto plan q's).
+            s = next(s for s in autos if [s[x], s[y]] == start[q])
+            images[r, k, :n] = np.argsort(s)  # s^-1
     arrays = {name: getattr(plan, name)[keep] for name in PLAN_ARRAYS}
     arrays["weight"] = sizes
+    arrays["images"] = images
     return replace(plan, **arrays, orbit=np.arange(len(keep), dtype=np.int32))
+
+
+def _identities(p: int, a: int, before: np.ndarray | None = None) -> np.ndarray:
+    """int32 (p, a, K) identity permutations, after ``before`` (p, b, K) if given."""
+    ident = np.broadcast_to(np.arange(K, dtype=np.int32), (p, a, K))
+    if before is None:
+        return np.ascontiguousarray(ident)
+    return np.concatenate([before, ident], axis=1)

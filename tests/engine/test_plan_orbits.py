@@ -1,5 +1,5 @@
 """Count-mode plans: one per orbit of oriented query edges, weighted by the orbit's size
-(dcsm.engine.plan.for_counting). The per-update counts this gives are checked against
+(dcsm.engine.plan.orbit_plans). The per-update counts this gives are checked against
 networkx by test_cpu_properties.test_count_mode_matches_networkx; here, the reduction itself."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import itertools
 import numpy as np
 import pytest
 
-from dcsm.engine.plan import for_counting, plan_query
+from dcsm.engine.plan import orbit_plans, plan_query
 from dcsm.model import Pattern
 
 
@@ -43,7 +43,7 @@ EDGE_LABELLED_C4 = Pattern.build(
 )
 def test_one_plan_per_orbit(pattern: Pattern, weights: list[int]) -> None:
     full = plan_query(pattern)
-    reduced = for_counting(full)
+    reduced = orbit_plans(full)
     assert sorted(reduced.weight.tolist()) == sorted(weights)
     assert int(reduced.weight.sum()) == full.num_plans == 2 * len(pattern.edges)
     assert reduced.order[0].tolist() == full.order[0].tolist()  # plan 0 always represents
@@ -52,7 +52,7 @@ def test_one_plan_per_orbit(pattern: Pattern, weights: list[int]) -> None:
 
 def test_representatives_are_their_orbits_plans() -> None:
     full = plan_query(LABELLED_TRIANGLE)
-    reduced = for_counting(full)
+    reduced = orbit_plans(full)
     reps = np.nonzero(full.orbit == np.arange(full.num_plans))[0]
     assert reduced.num_plans == len(reps)
     for name in ("order", "vlabel", "bn_pos", "start_elabel"):
@@ -66,4 +66,4 @@ def test_distinct_keeps_every_plan() -> None:
             "k4", [None] * 4, [tuple(e) + (None,) for e in k4.edges.tolist()], distinct=True
         )
     )
-    assert for_counting(full) is full
+    assert orbit_plans(full) is full
