@@ -357,9 +357,10 @@ def static_matches(p, n, emit, stop, G, lo, hi, P, cand, out_m):
     (each embedding once over all of [0, num_vertices)), in the order of a.
 
     Returns (count, out_m, nout); out_m holds internal ids when ``emit``, the first ``stop``
-    matches (NO_STOP: all); the count is always exact."""
+    matches (NO_STOP: all), each found match followed by the others it stands for (plan
+    p's ``images``); the count (found matches x weight[p]) is always exact."""
     off, deg, nbr, elab, vlab = G[0], G[1], G[2], G[3], G[4]
-    vlabel = P[1]
+    vlabel, weight = P[1], P[8]
     m = np.empty(K, np.int32)
     out_tag = np.empty(out_m.shape[0], np.int64)
     nout = 0
@@ -374,7 +375,7 @@ def static_matches(p, n, emit, stop, G, lo, hi, P, cand, out_m):
             c, out_m, out_tag, nout = _extend(
                 p, n, a, b, emit, stop, cand, m, G, P, out_m, out_tag, nout, 0
             )
-            total += c
+            total += c * weight[p]
     return total, out_m, nout
 
 

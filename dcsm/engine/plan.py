@@ -322,26 +322,25 @@ def _edge_orbits(starts: list[tuple[int, int]], autos: list[tuple[int, ...]]) ->
     return np.array([min(index[(a[x], a[y])] for a in autos) for x, y in starts], np.int32)
 
 
-def static_plan(pattern: Pattern) -> tuple[QueryPlan, np.ndarray]:
-    """The plan that matches ``pattern`` in a static graph with its symmetry broken, and
-    the automorphisms that give back every match from the ones it finds: int32 (A, n),
-    the identity first; row ``s`` maps a found match ``m`` (a row of data vertices, one
-    per query vertex) to the match ``m[s]``.
+def static_plan(pattern: Pattern) -> QueryPlan:
+    """The plan for matching ``pattern`` in a static graph (plan 0 alone: run from every
+    ordered data edge it finds each match once), with the pattern's symmetry broken.
 
     Matched as embeddings, a pattern runs with the symmetry constraints of its
     automorphism group (those that keep every label constraint exactly). The group acts
     freely on the embeddings, so each orbit holds |Aut| of them and exactly one meets the
     constraints: the search visits about 1/|Aut| of the embeddings (gMatch and EGSM break
-    symmetry the same way), the count is |Aut| x what it finds, and the matches are each
-    found one under every automorphism. A ``distinct`` pattern already runs with its
-    constraints and keeps the matches it finds: the identity alone."""
-    n = pattern.num_vertices
-    if pattern.distinct:
-        return plan_query(pattern), np.arange(n, dtype=np.int32)[None, :]
-    autos = np.array(_automorphisms(pattern), np.int32).reshape(-1, n)
-    identity = np.nonzero((autos == np.arange(n)).all(axis=1))[0]
-    autos = np.concatenate([autos[identity], np.delete(autos, identity, axis=0)])
-    return plan_query(pattern, break_symmetry=True), autos
+    symmetry the same way), and each match it finds stands for |Aut| (``weight``), written
+    through ``images``: every automorphism's inverse, the identity first. A ``distinct``
+    pattern already runs with its constraints and keeps the matches it finds."""
+    plan = plan_query(pattern, break_symmetry=True)
+    first = {name: getattr(plan, name)[:1] for name in PLAN_ARRAYS}
+    if not pattern.distinct:
+        n, autos = pattern.num_vertices, _automorphisms(pattern)
+        first["weight"] = np.array([len(autos)], np.int32)
+        first["images"] = _identities(1, len(autos))
+        first["images"][0, :, :n] = sorted(tuple(np.argsort(s).tolist()) for s in autos)
+    return replace(plan, **first, orbit=np.zeros(1, np.int32))
 
 
 def orbit_plans(plan: QueryPlan) -> QueryPlan:
@@ -371,7 +370,5 @@ def orbit_plans(plan: QueryPlan) -> QueryPlan:
 
 def _identities(p: int, a: int, before: np.ndarray | None = None) -> np.ndarray:
     """int32 (p, a, K) identity permutations, after ``before`` (p, b, K) if given."""
-    ident = np.broadcast_to(np.arange(K, dtype=np.int32), (p, a, K))
-    if before is None:
-        return np.ascontiguousarray(ident)
-    return np.concatenate([before, ident], axis=1)
+    ident = np.tile(np.arange(K, dtype=np.int32), (p, a, 1))
+    return ident if before is None else np.concatenate([before, ident], axis=1)

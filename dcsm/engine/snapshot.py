@@ -53,19 +53,14 @@ class StaticSnapshot:
         keep only the first that many rows (the count stays exact, and the rest is
         counted without being enumerated to the last vertex)."""
         n = pattern.num_vertices
-        # The search runs with symmetry broken; every match it finds stands for one per
-        # automorphism, taken right after it (plan.static_plan).
-        plan, autos = static_plan(pattern)
-        times = len(autos)
-        plans = kern.plan_arrays(stack_plans([plan]))
+        # The search runs with symmetry broken; each match it finds is written with the
+        # others it stands for right after it (plan.static_plan).
+        plans = kern.plan_arrays(stack_plans([static_plan(pattern)]))
         cand = np.zeros((kern.K, self._widest + 1), np.int32)
         out = np.empty((1024 if emit else 1, n), np.int32)
-        stop = kern.NO_STOP if limit is None else -(-limit // times)
+        stop = kern.NO_STOP if limit is None else limit
         total, out, nout = kern.static_matches(
             0, n, emit, stop, self.arrays, lo, hi, plans, cand, out
         )
         ext = self.arrays[5]
-        if not emit:
-            return int(total) * times, np.empty((0, n), np.int64)
-        rows = out[:nout][:, autos].reshape(-1, n)
-        return int(total) * times, ext[rows if limit is None else rows[:limit]]
+        return int(total), ext[out[:nout]] if emit else np.empty((0, n), np.int64)
