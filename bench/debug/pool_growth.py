@@ -12,14 +12,11 @@ import logging
 import sys
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "gpu"))
-from gpu_helpers import TRIANGLE, random_graph  # noqa: E402
+from gpu_helpers import TRIANGLE, growing_workload  # noqa: E402
 
 from dcsm.gpu import engine as gpu_engine  # noqa: E402
 from dcsm.gpu import pools  # noqa: E402
-from dcsm.model import UpdateBatch  # noqa: E402
 
 STATE = ("ver_bump", "ver_free_head", "ver_free_tail", "gcq_head", "gcq_tail",
          "versions_in_use", "slab_bump", "slabs_in_use", "next_tau", "completed",
@@ -41,13 +38,8 @@ def main() -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout)
     pools.MIN_SLABS = pools.MIN_VERSIONS = 1024
     gpu_engine._PIECE = args.piece
-    rng = np.random.default_rng(14)
-    g = random_graph(rng, nv=100, ne=300)
-    n = 24_000
-    ids = np.concatenate([g.vertex_ids, np.arange(2000) + 5 * 10**6])
-    u, v = ids[rng.integers(0, len(ids), n)], ids[rng.integers(0, len(ids), n)]
-    op = np.where(rng.random(n) < 0.85, 1, -1).astype(np.int8)
-    stream = UpdateBatch.from_arrays(op, u, v)
+    g, stream = growing_workload()
+    n = len(stream)
     eng = gpu_engine.GpuEngine(batch_cap=args.batch_cap, max_vertices=1 << 12,
                                out_cap=1 << 20, check=True)  # fmt: skip
     eng.load_graph(g)

@@ -56,6 +56,18 @@ def random_stream(rng: np.random.Generator, g: Graph, n: int, new_vertices: int 
     return UpdateBatch.from_arrays(op, pool_u, pool_v, rng.integers(0, 2, n), u_label=ul)
 
 
+def growing_workload(seed: int = 14) -> tuple[Graph, UpdateBatch]:
+    """A graph of 100 vertices and a stream of 24,000 updates (85 % insertions) among those
+    and 2,000 new vertices: the graph grows some twentyfold (the pools' growth test)."""
+    rng = np.random.default_rng(seed)
+    g = random_graph(rng, nv=100, ne=300)
+    n = 24_000
+    ids = np.concatenate([g.vertex_ids, np.arange(2000) + 5 * 10**6])
+    u, v = ids[rng.integers(0, len(ids), n)], ids[rng.integers(0, len(ids), n)]
+    op = np.where(rng.random(n) < 0.85, 1, -1).astype(np.int8)
+    return g, UpdateBatch.from_arrays(op, u, v)
+
+
 def edge_set(g: Graph) -> set[tuple[int, int]]:
     """The graph's edges as (smaller id, larger id) pairs, labels left out."""
     lo, hi = np.minimum(g.src, g.dst).tolist(), np.maximum(g.src, g.dst).tolist()

@@ -12,6 +12,7 @@ from gpu_helpers import (
     canonical,
     cpu_run,
     edge_set,
+    growing_workload,
     random_graph,
     random_stream,
     run,
@@ -240,13 +241,7 @@ def test_self_sized_pools_grow_with_the_stream(monkeypatch: pytest.MonkeyPatch) 
     # Pieces of 256 updates (the host looks at the pools before each), batches of at most
     # 64: the room the pools keep for them stays below the stream's growth.
     monkeypatch.setattr(gpu_engine, "_PIECE", 256)
-    rng = np.random.default_rng(14)
-    g = random_graph(rng, nv=100, ne=300)
-    n = 24_000
-    ids = np.concatenate([g.vertex_ids, np.arange(2000) + 5 * 10**6])
-    u, v = ids[rng.integers(0, len(ids), n)], ids[rng.integers(0, len(ids), n)]
-    op = np.where(rng.random(n) < 0.85, 1, -1).astype(np.int8)
-    stream = UpdateBatch.from_arrays(op, u, v)
+    g, stream = growing_workload()
     want = cpu_run(g, stream, [TRIANGLE], False)
     eng = GpuEngine(batch_cap=64, max_vertices=1 << 12, out_cap=1 << 20, check=True)
     seen: list[dict[str, int]] = []
