@@ -19,7 +19,7 @@ Memory: ``host_rss_peak_load_bytes`` is the process's peak resident set during t
 (the peak is reset just before it where Linux allows: /proc/self/clear_refs), next to
 ``host_rss_before_load_bytes`` (the graph itself, the workload and the runtime) and
 ``graph_bytes``, the initial graph's arrays; ``device_used_peak_bytes`` the most device
-memory in use (total - free) seen after the load and after the insertion (GPU only);
+memory in use (total - free) seen after the load and after every apply call (GPU only);
 ``pools``, the engine's pools (in use and allocated) after the load and the insertion.
 
 ``--churn K`` then deletes the inserted edges and inserts them again, K applies of the
@@ -131,6 +131,19 @@ def device_used_bytes() -> int | None:
         return int(total - free)
     except Exception:
         return None
+
+
+class DevicePeak:
+    """The most device memory in use (total - free) seen each time ``look`` is called
+    (None without a GPU)."""
+
+    def __init__(self) -> None:
+        self.bytes = device_used_bytes()
+
+    def look(self) -> None:
+        used = device_used_bytes()
+        if used is not None:
+            self.bytes = max(self.bytes or 0, used)
 
 
 def graph_bytes(g: Graph) -> int:
@@ -312,8 +325,11 @@ def pool_usage(eng: Any, when: str) -> dict[str, Any] | None:
     }  # fmt: skip
 
 
-def apply_all(eng: Any, stream: UpdateBatch, batch_size: int, what: str) -> tuple[float, int, int]:
-    """Apply ``stream`` in calls of ``batch_size``: (seconds in apply, + count, - count)."""
+def apply_all(
+    eng: Any, stream: UpdateBatch, batch_size: int, what: str, peak: DevicePeak
+) -> tuple[float, int, int]:
+    """Apply ``stream`` in calls of ``batch_size``: (seconds in apply, + count, - count);
+    ``peak`` looks at the device after each call."""
     n = len(stream)
     positive = negative = 0
     seconds = 0.0
@@ -326,14 +342,16 @@ def apply_all(eng: Any, stream: UpdateBatch, batch_size: int, what: str) -> tupl
         c = res.counts
         positive += int(c.count[c.sign > 0].sum())
         negative += int(c.count[c.sign < 0].sum())
+        peak.look()
         bar.update(min(n, lo + batch_size))
     bar.close()
     return seconds, positive, negative
 
 
 def churn(
-    eng: Any, stream: UpdateBatch, rounds: int, batch_size: int, expected: int, name: str
-) -> list[dict[str, Any]]:
+    eng: Any, stream: UpdateBatch, rounds: int, batch_size: int, expected: int, name: str,
+    peak: DevicePeak,
+) -> list[dict[str, Any]]:  # fmt: skip
     """Delete the inserted stream, insert it again, ``rounds`` times in all: each round's
     time, its counts checked against the insertion's, and the pools after it."""
     out = []
@@ -341,8 +359,8 @@ def churn(
         op = -1 if r % 2 == 0 else 1
         part = UpdateBatch.from_arrays(np.full(len(stream), op, np.int8), stream.u, stream.v,
                                        stream.label, first_seq=(r + 1) * len(stream))  # fmt: skip
-        seconds, positive, negative = apply_all(eng, part, batch_size,
-                                                f"{name}: churn {r + 1}/{rounds}")  # fmt: skip
+        what = f"{name}: churn {r + 1}/{rounds}"
+        seconds, positive, negative = apply_all(eng, part, batch_size, what, peak)
         got = negative if op < 0 else positive
         other = positive if op < 0 else negative
         out.append({
@@ -360,25 +378,26 @@ def run_row(
     expected: int | None,
 ) -> dict[str, Any]:  # fmt: skip
     eng = make_engine(args.backend, gpu_options=GPU_OPTIONS if args.backend == "gpu" else None)
-    dev_peak = device_used_bytes()
+    peak = DevicePeak()
     rss_before = _status_bytes("VmRSS")
     reset = reset_rss_peak()
     note(f"{name}: loading {initial.num_edges:,} edges")
     t0 = time.perf_counter()
     eng.load_graph(initial)
     load_s = time.perf_counter() - t0
+    peak.look()
     rss_load = rss_peak_bytes()
     note(f"{name}: loaded in {load_s:.2f}s ({initial.num_edges / load_s / 1e6:.2f} M edges/s), "
          f"peak RSS {rss_load / 2**30:.2f} GiB")  # fmt: skip
     pools = [pool_usage(eng, "after the load")]
     eng.register(0, pattern, from_seq=0, count_only=True)
     n = len(stream)
-    seconds, positive, negative = apply_all(eng, stream, args.batch_size, f"{name}: inserting")
-    dev_peak = max(dev_peak or 0, device_used_bytes() or 0) or None
+    seconds, positive, negative = apply_all(eng, stream, args.batch_size, f"{name}: inserting",
+                                            peak)  # fmt: skip
     pools.append(pool_usage(eng, "after the insertion"))
     exact = None if expected is None else positive == expected and negative == 0
     # Deleting the inserted edges destroys exactly the matches inserting them created.
-    churned = churn(eng, stream, args.churn, args.batch_size, positive, name)
+    churned = churn(eng, stream, args.churn, args.batch_size, positive, name, peak)
     engine_bytes = eng.memory_bytes() if hasattr(eng, "memory_bytes") else None
     eng.close()
     return {
@@ -400,7 +419,7 @@ def run_row(
         "host_rss_peak_load_bytes": rss_load if reset else None,
         "host_rss_peak_bytes": rss_peak_bytes() if reset else None,
         "host_rss_peak_process_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-        "device_used_peak_bytes": dev_peak,
+        "device_used_peak_bytes": peak.bytes,
         "engine_memory_bytes": engine_bytes,
         "batch_size": args.batch_size,
         "pools": pools if pools[0] else None,
