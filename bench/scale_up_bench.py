@@ -21,6 +21,9 @@ Memory: ``host_rss_peak_load_bytes`` is the process's peak resident set during t
 ``graph_bytes``, the initial graph's arrays; ``device_used_peak_bytes`` the most device
 memory in use (total - free) seen after the load and after every apply call (GPU only);
 ``pools``, the engine's pools (in use and allocated) after the load and the insertion.
+``updater`` (GPU only): the device time the kernel's updater spent during the insertion,
+per phase and per step, in seconds, with its batch count; a sum of phases near
+``seconds`` means the updater bounds the row, far below it that the host does.
 
 ``--churn K`` then deletes the inserted edges and inserts them again, K applies of the
 stream in all: each round's time, its count checked against the insertion's (deleting the
@@ -325,6 +328,29 @@ def pool_usage(eng: Any, when: str) -> dict[str, Any] | None:
     }  # fmt: skip
 
 
+def updater_seconds(eng: Any) -> dict[str, float] | None:
+    """The GPU updater's device time so far, in seconds per phase and per step (totals over
+    its batches, from ``updater_profile``'s means), with its batch counts; None on the CPU."""
+    if not hasattr(eng, "updater_profile"):
+        return None
+    p = eng.updater_profile()
+    out: dict[str, float] = {"batches": p["batches"], "small_batches": p["small_batches"]}
+    for key, mean_us in p.items():
+        if not key.endswith("_us") or key.startswith("model_"):
+            continue
+        times = p["small_batches"] if key.startswith("small_") else p["batches"]
+        out[key[: -len("_us")] + "_s"] = mean_us * times / 1e6
+    return out
+
+
+def updater_spent(before: dict[str, float] | None, eng: Any) -> dict[str, float] | None:
+    """What the updater spent since ``before`` (``updater_seconds``), rounded."""
+    after = updater_seconds(eng)
+    if before is None or after is None:
+        return None
+    return {k: round(v - before.get(k, 0.0), 4) for k, v in after.items()}
+
+
 def apply_all(
     eng: Any, stream: UpdateBatch, batch_size: int, what: str, peak: DevicePeak
 ) -> tuple[float, int, int]:
@@ -360,6 +386,7 @@ def churn(
         part = UpdateBatch.from_arrays(np.full(len(stream), op, np.int8), stream.u, stream.v,
                                        stream.label, first_seq=(r + 1) * len(stream))  # fmt: skip
         what = f"{name}: churn {r + 1}/{rounds}"
+        before = updater_seconds(eng)
         seconds, positive, negative = apply_all(eng, part, batch_size, what, peak)
         got = negative if op < 0 else positive
         other = positive if op < 0 else negative
@@ -368,6 +395,7 @@ def churn(
             "seconds": round(seconds, 3),
             "updates_per_s": round(len(part) / seconds) if seconds > 0 else None,
             "count": got, "exact": got == expected and other == 0,
+            "updater": updater_spent(before, eng),
             "pools": pool_usage(eng, f"after churn round {r + 1}"),
         })  # fmt: skip
     return out
@@ -392,8 +420,10 @@ def run_row(
     pools = [pool_usage(eng, "after the load")]
     eng.register(0, pattern, from_seq=0, count_only=True)
     n = len(stream)
+    before = updater_seconds(eng)
     seconds, positive, negative = apply_all(eng, stream, args.batch_size, f"{name}: inserting",
                                             peak)  # fmt: skip
+    updater = updater_spent(before, eng)
     pools.append(pool_usage(eng, "after the insertion"))
     exact = None if expected is None else positive == expected and negative == 0
     # Deleting the inserted edges destroys exactly the matches inserting them created.
@@ -411,6 +441,7 @@ def run_row(
         "seconds": round(seconds, 3),
         "updates_per_s": round(n / seconds) if seconds > 0 else None,
         "exact": exact,
+        "updater": updater,
         "positive": positive,
         "negative": negative,
         "expected_positive": expected,
