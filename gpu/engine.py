@@ -322,6 +322,8 @@ class GpuEngine(Engine):
         if slabs > pools.MAX_SLABS:
             raise EngineError(_over_offsets(slabs))
         self.stop()
+        if self._loaded:
+            self._measure_hubs()
         cp = self._cp
         st = self._get_state()[0]
         what = ""
@@ -368,12 +370,14 @@ class GpuEngine(Engine):
 
     def _measure_hubs(self) -> None:
         """Slabs of the largest arrays one piece may copy: the 4 x _PIECE largest current
-        runs (a piece touches at most 2 x _PIECE vertices and spans at most two batches)."""
+        runs (a piece touches at most 2 x _PIECE vertices and spans at most two batches).
+        Only while the kernel is stopped: device work beside the persistent kernel (its
+        allocations) may wait for it forever."""
+        assert not self._running
         nv = int(self._meta[0])
-        with self._side:  # beside the running kernel
-            heads = self._d["head"][:nv]
-            cls = self._d["vers"][heads[heads >= 0], 2]
-            self._hub_slabs = pools.largest_runs(self._cp, cls, 4 * _PIECE)
+        heads = self._d["head"][:nv]
+        cls = self._d["vers"][heads[heads >= 0], 2]
+        self._hub_slabs = pools.largest_runs(self._cp, cls, 4 * _PIECE)
 
     def _pools_in_reach(self, col: _Collector) -> None:
         """Grow a self-sized pool that is filling up (:mod:`.pools`). The host may run far
@@ -395,7 +399,6 @@ class GpuEngine(Engine):
             return
         self._settle(col)
         now = self.wait_collected()
-        self._measure_hubs()
         rv, rs = self._reserves()
         slabs, versions = now["slabs_in_use"], now["versions_in_use"]
         grow_slabs = self._auto_slabs and (
