@@ -357,8 +357,10 @@ class GpuEngine(Engine):
                 "than this GPU holds"
             ) from exc
         finally:
-            cp.cuda.Stream.null.synchronize()  # the copies are done before the kernel runs
             self._ctx = self._make_ctx(self._in.shape[0], self._out.shape[0])
+            # The copies and the new Ctx (copied on the null stream) are on the device
+            # before the kernel, launched on a non-blocking stream, runs.
+            cp.cuda.Stream.null.synchronize()
 
     def _reserves(self) -> tuple[int, int]:
         """Versions and slabs that the updates of one piece may take before the host looks
@@ -377,7 +379,7 @@ class GpuEngine(Engine):
         nv = int(self._meta[0])
         heads = self._d["head"][:nv]
         cls = self._d["vers"][heads[heads >= 0], 2]
-        self._hub_slabs = pools.largest_runs(self._cp, cls, 4 * _PIECE)
+        self._hub_slabs = pools.hub_reserve(self._cp, cls, 4 * _PIECE)
 
     def _pools_in_reach(self, col: _Collector) -> None:
         """Grow a self-sized pool that is filling up (:mod:`.pools`). The host may run far
@@ -426,7 +428,7 @@ class GpuEngine(Engine):
             raise EngineError(too_small("versions", need_versions, "max_versions",
                                         self._maxver))  # fmt: skip
         self._room_for_vertices(nv)
-        self._hub_slabs = pools.largest_runs(np, img.versions[:, 2], 4 * _PIECE)
+        self._hub_slabs = pools.hub_reserve(np, img.versions[:, 2], 4 * _PIECE)
         rv, rs = self._reserves()
         self._resize(
             slabs=max(need_slabs, min(pools.sized(need_slabs, pools.MIN_SLABS, rs),

@@ -91,6 +91,13 @@ def largest_runs(xp: Any, cls: Any, k: int) -> int:
     return int(runs.sum())
 
 
+def hub_reserve(xp: Any, cls: Any, k: int) -> int:
+    """The slab reserve for the arrays a piece of updates copies: the ``k`` largest runs,
+    at most a quarter of all runs (on a small graph the k largest are all of them, and a
+    piece touches only some; the kernel waits for the collector when short)."""
+    return min(largest_runs(xp, cls, k), largest_runs(xp, cls, len(cls)) // 4)
+
+
 def _rounded(n: float) -> int:
     return -(-int(n) // ROUND) * ROUND
 

@@ -765,7 +765,11 @@ __device__ void job_body(const Ctx& C, int kind, int n, int w, int lane) {
     named_barrier_updaters();
     help(C, lane, true);
     if (w == 0 && lane == 0) {
-        while (vload(&C.st->job_done) < (u64)n) __nanosleep(64);
+        // Relaying now and then: a task may wait for ring room only a relay grants.
+        for (u64 spins = 1; vload(&C.st->job_done) < (u64)n; ++spins) {
+            if (spins % 1024 == 0) relay(C);
+            __nanosleep(64);
+        }
         __threadfence();
     }
     if (CHECK && w == 0) {
