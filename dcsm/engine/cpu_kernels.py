@@ -352,6 +352,15 @@ def apply_updates(
 
 
 @njit(cache=True, nogil=True)
+def closed_wedges(off, deg, nbr, a, b):
+    """How many of the pairs (a[k], b[k]) are edges."""
+    closed = 0
+    for k in range(len(a)):
+        closed += _find(nbr, off[a[k]], deg[a[k]], b[k]) >= 0
+    return closed
+
+
+@njit(cache=True, nogil=True)
 def static_matches(p, n, emit, stop, G, lo, hi, P, cand, out_m):
     """Every match of plan p over every ordered data edge (a, b) with ``lo <= a < hi``
     (each embedding once over all of [0, num_vertices)), in the order of a.

@@ -19,7 +19,19 @@ import numpy as np
 from ..model import Graph, Pattern
 from . import cpu_kernels as kern
 from .bulk import intern_graph
-from .plan import stack_plans, static_plan
+from .plan import GraphShape, stack_plans, static_plan
+
+WEDGES = 2000  # wedges sampled for GraphShape.closure (seeded: the same graph, the same plan)
+
+
+def _label_counts(vlab: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The labels present and how many vertices carry each (a count table when the labels
+    are small, as they mostly are, else a sort)."""
+    if len(vlab) and 0 <= vlab.min() and vlab.max() < 1 << 16:
+        counts = np.bincount(vlab)
+        labels = np.nonzero(counts)[0]
+        return labels, counts[labels]
+    return np.unique(vlab, return_counts=True)
 
 
 @dataclass(frozen=True)
@@ -39,6 +51,29 @@ class StaticSnapshot:
         return StaticSnapshot((off, deg, nbr[:tail], elab[:tail], g.vlab, g.ext), g.num_vertices)
 
     @cached_property
+    def shape(self) -> GraphShape:
+        """The graph's degree spread, closure and label shares (computed once, so that every
+        slice of a backfill runs the same plan)."""
+        off, deg, nbr, _, vlab, _ = self.arrays
+        d = deg[: self.num_vertices].astype(np.float64)
+        total = d.sum()
+        labels, counts = _label_counts(vlab[: self.num_vertices])
+        share = dict(zip(labels.tolist(), (counts / max(1, self.num_vertices)).tolist(),
+                         strict=True))  # fmt: skip
+        wedges = d * (d - 1)
+        if not wedges.sum():
+            return GraphShape(total and float((d * d).sum() / total), 0.0, share)
+        rng = np.random.default_rng(0)
+        centre = np.searchsorted(np.cumsum(wedges), rng.random(WEDGES) * wedges.sum(), "right")
+        centre = np.minimum(centre, len(d) - 1)
+        i = rng.integers(0, deg[centre])
+        j = rng.integers(0, deg[centre] - 1)
+        j += j >= i  # two distinct neighbours of the centre
+        a, b = nbr[off[centre] + i], nbr[off[centre] + j]
+        closed = kern.closed_wedges(off, deg, nbr, a, b)
+        return GraphShape(float((d * d).sum() / total), closed / WEDGES, share)
+
+    @cached_property
     def _widest(self) -> int:
         """The largest degree: a candidate list holds at most the neighbours of one
         already-matched vertex (computed once, not once per slice)."""
@@ -55,7 +90,7 @@ class StaticSnapshot:
         n = pattern.num_vertices
         # The search runs with symmetry broken; each match it finds is written with the
         # others it stands for right after it (plan.static_plan).
-        plans = kern.plan_arrays(stack_plans([static_plan(pattern)]))
+        plans = kern.plan_arrays(stack_plans([static_plan(pattern, self.shape)]))
         cand = np.zeros((kern.K, self._widest + 1), np.int32)
         out = np.empty((1024 if emit else 1, n), np.int32)
         stop = kern.NO_STOP if limit is None else limit
