@@ -41,7 +41,7 @@ import numpy as np
 
 from dcsm.gpu.engine import GpuEngine
 from dcsm.gpu.layout import SMALL_STEPS
-from dcsm.gpu_options import key_value
+from dcsm.gpu_options import add_engine_flag
 from dcsm.graphio import read_csm_query, read_csm_stream, read_graph
 from dcsm.model import OUTCOME_APPLIED, UpdateBatch
 
@@ -403,10 +403,7 @@ def main() -> None:
     ap.add_argument(
         "--batch-cap", type=int, default=4096, help="search time: the engine's batch_cap"
     )
-    ap.add_argument(
-        "--engine", action="append", default=[], metavar="KEY=VALUE", type=key_value,
-        help="a GpuEngine argument for every engine of the run (e.g. n_updaters=7); repeatable",
-    )  # fmt: skip
+    add_engine_flag(ap, "n_updaters=7")
     args = ap.parse_args()
     ENGINE_OPTIONS.update(args.engine)
     args.out.mkdir(parents=True, exist_ok=True)

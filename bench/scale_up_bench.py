@@ -52,7 +52,7 @@ from numba import njit, prange
 from dcsm.engine import device_name, make_engine, warm_up
 from dcsm.engine.bulk import fill_lists, intern_graph, lower_counts, sort_edges
 from dcsm.engine.cpu import CpuEngine
-from dcsm.gpu_options import key_value
+from dcsm.gpu_options import add_engine_flag
 from dcsm.graphio import (
     read_csm_query,
     read_graph,
@@ -481,10 +481,7 @@ def main() -> int:
                     help="RapidFlow.out to run beside every row on the same files "
                          "(default: $DCSM_RAPIDFLOW)")  # fmt: skip
     ap.add_argument("--rapidflow-limit", type=int, default=120, help="its time limit a row (s)")
-    ap.add_argument(
-        "--engine", action="append", default=[], metavar="KEY=VALUE", type=key_value,
-        help="a GpuEngine argument for every engine of the run (e.g. batch_cap=16384)",
-    )  # fmt: skip
+    add_engine_flag(ap, "batch_cap=16384")
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
     GPU_OPTIONS.update(args.engine)

@@ -74,9 +74,17 @@ def engine_options(source: object) -> dict[str, float]:
     return {name: getattr(source, "gpu_" + name) for name in GPU_OPTIONS}
 
 
-def key_value(text: str) -> tuple[str, float]:
-    """An argparse type for ``KEY=VALUE`` engine arguments of the benchmarks (``--engine
-    batch_cap=16384``): the value as an int, or a float when it has a point."""
+def add_engine_flag(parser: argparse.ArgumentParser, example: str) -> None:
+    """The benchmarks' repeatable ``--engine KEY=VALUE`` flag: GpuEngine arguments for
+    every engine of a run, parsed into ``(key, number)`` pairs (an int, or a float when
+    the value has a point)."""
+    parser.add_argument(
+        "--engine", action="append", default=[], metavar="KEY=VALUE", type=_key_value,
+        help=f"a GpuEngine argument for every engine of the run (e.g. {example}); repeatable",
+    )  # fmt: skip
+
+
+def _key_value(text: str) -> tuple[str, float]:
     key, eq, value = text.partition("=")
     if not eq or not key:
         raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
