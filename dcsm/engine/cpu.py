@@ -211,7 +211,7 @@ class CpuEngine(Engine):
         return self._view(copy=True)
 
     def _static(self, pattern: Pattern, emit: bool) -> tuple[int, np.ndarray]:
-        return self._view(copy=False).run(pattern, 0, self.num_vertices, emit)
+        return self._view(copy=False).run_all(pattern, emit)
 
     def count_static(self, pattern: Pattern) -> int:
         return self._static(pattern, emit=False)[0]

@@ -2,7 +2,9 @@
 backfill runs on beside the stream (``dcsm.service.backfill``).
 
 The CPU kernels release the GIL, so slices of root vertices (:meth:`StaticSnapshot.run` over
-``[lo, hi)``) run on other cores while the engine thread goes on applying updates. The
+``[lo, hi)``) run on other cores while the engine thread goes on applying updates, and
+:meth:`StaticSnapshot.run_all` (the engine's ``count_static`` and ``match_static``) runs
+slices on every core. The
 search breaks the pattern's symmetry (:func:`~dcsm.engine.plan.static_plan`): it finds one
 embedding of each orbit under the pattern's automorphisms, from exactly one root, and the
 rows give each one followed by its images. So the slices' counts add up and their matches,
@@ -11,6 +13,8 @@ concatenated in slice order, are the engine's own ``match_static`` rows in its o
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -22,6 +26,7 @@ from .bulk import intern_graph
 from .plan import GraphShape, stack_plans, static_plan
 
 WEDGES = 2000  # wedges sampled for GraphShape.closure (seeded: the same graph, the same plan)
+SLICES_PER_THREAD = 8  # run_all: slices of equal degree sums, so that hubs spread out
 
 
 def _label_counts(vlab: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -99,3 +104,25 @@ class StaticSnapshot:
         )
         ext = self.arrays[5]
         return int(total), ext[out[:nout]] if emit else np.empty((0, n), np.int64)
+
+    def run_all(
+        self, pattern: Pattern, emit: bool, threads: int | None = None
+    ) -> tuple[int, np.ndarray]:
+        """``run`` over every root, on ``threads`` threads (default: the cores this process
+        may use): SLICES_PER_THREAD slices a thread of equal degree sums, taken as threads
+        free up, their rows concatenated in slice order (the rows ``run`` gives)."""
+        n = pattern.num_vertices
+        threads = threads or len(os.sched_getaffinity(0))
+        if threads <= 1 or self.num_vertices < 2:
+            return self.run(pattern, 0, self.num_vertices, emit)
+        _ = self.shape, self._widest  # computed once, before the threads read them
+        work = np.cumsum(self.arrays[1][: self.num_vertices], dtype=np.int64)
+        k = threads * SLICES_PER_THREAD
+        inner = np.searchsorted(work, work[-1] * np.arange(1, k) / k, "right")
+        cuts = np.unique(np.concatenate([[0], inner, [self.num_vertices]]))
+        with ThreadPoolExecutor(threads, thread_name_prefix="dcsm-static") as pool:
+            parts = list(pool.map(lambda lo, hi: self.run(pattern, int(lo), int(hi), emit),
+                                  cuts[:-1], cuts[1:]))  # fmt: skip
+        total = sum(count for count, _ in parts)
+        rows = np.concatenate([m for _, m in parts]) if emit else np.empty((0, n), np.int64)
+        return total, rows

@@ -49,6 +49,11 @@ def test_slices_and_exported_snapshots_match_like_the_engine() -> None:
         n, m = exported.run(p, 0, nv, emit=True)
         assert n == count and rows(m) == rows(matches), p.name
         assert exported.run(p, 0, nv, emit=False)[0] == count
+        one = own.run(p, 0, nv, emit=True)[1]
+        assert rows(one) == rows(matches), p.name
+        for threads in (1, 2, 3):  # slices on threads: the same rows in the same order
+            n, m = own.run_all(p, emit=True, threads=threads)
+            assert n == count and m.tolist() == one.tolist(), (p.name, threads)
         capped, first = own.run(p, 0, nv, emit=True, limit=5)
         assert capped == count and first.tolist() == matches[:5].tolist(), p.name
 
