@@ -84,6 +84,21 @@ class StaticSnapshot:
         already-matched vertex (computed once, not once per slice)."""
         return int(self.arrays[1].max(initial=0))
 
+    @cached_property
+    def _plan_memo(self) -> dict[int, tuple[Pattern, tuple[np.ndarray, ...]]]:
+        return {}  # id(pattern) -> (pattern, its plan arrays)
+
+    def _plans(self, pattern: Pattern) -> tuple[np.ndarray, ...]:
+        """The kernels' plan arrays for ``pattern``, built once per snapshot (every slice
+        runs the same plan; a pattern with many automorphisms takes milliseconds to plan).
+        The search runs with symmetry broken; each match it finds is written with the
+        others it stands for right after it (plan.static_plan)."""
+        memo = self._plan_memo.get(id(pattern))
+        if memo is None:  # the pattern is kept with its plan, so its id stays its own
+            memo = pattern, kern.plan_arrays(stack_plans([static_plan(pattern, self.shape)]))
+            self._plan_memo[id(pattern)] = memo
+        return memo[1]
+
     def run(
         self, pattern: Pattern, lo: int, hi: int, emit: bool, limit: int | None = None
     ) -> tuple[int, np.ndarray]:
@@ -93,9 +108,7 @@ class StaticSnapshot:
         keep only the first that many rows (the count stays exact, and the rest is
         counted without being enumerated to the last vertex)."""
         n = pattern.num_vertices
-        # The search runs with symmetry broken; each match it finds is written with the
-        # others it stands for right after it (plan.static_plan).
-        plans = kern.plan_arrays(stack_plans([static_plan(pattern, self.shape)]))
+        plans = self._plans(pattern)
         cand = np.zeros((kern.K, self._widest + 1), np.int32)
         out = np.empty((1024 if emit else 1, n), np.int32)
         stop = kern.NO_STOP if limit is None else limit
@@ -115,7 +128,8 @@ class StaticSnapshot:
         threads = threads or len(os.sched_getaffinity(0))
         if threads <= 1 or self.num_vertices < 2:
             return self.run(pattern, 0, self.num_vertices, emit)
-        _ = self.shape, self._widest  # computed once, before the threads read them
+        self._plans(pattern)  # planned once (with the shape), before the threads run
+        _ = self._widest
         work = np.cumsum(self.arrays[1][: self.num_vertices], dtype=np.int64)
         k = threads * SLICES_PER_THREAD
         inner = np.searchsorted(work, work[-1] * np.arange(1, k) / k, "right")
