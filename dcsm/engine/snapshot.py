@@ -27,6 +27,7 @@ from .plan import GraphShape, stack_plans, static_plan
 
 WEDGES = 2000  # wedges sampled for GraphShape.closure (seeded: the same graph, the same plan)
 SLICES_PER_THREAD = 8  # run_all: slices of equal degree sums, so that hubs spread out
+PARALLEL_ENTRIES = 1 << 16  # run_all: a graph of fewer adjacency entries runs on one thread
 
 
 def _label_counts(vlab: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -122,15 +123,16 @@ class StaticSnapshot:
         self, pattern: Pattern, emit: bool, threads: int | None = None
     ) -> tuple[int, np.ndarray]:
         """``run`` over every root, on ``threads`` threads (default: the cores this process
-        may use): SLICES_PER_THREAD slices a thread of equal degree sums, taken as threads
-        free up, their rows concatenated in slice order (the rows ``run`` gives)."""
+        may use; one for a graph of fewer than PARALLEL_ENTRIES adjacency entries):
+        SLICES_PER_THREAD slices a thread of equal degree sums, taken as threads free up,
+        their rows concatenated in slice order (the rows ``run`` gives)."""
         n = pattern.num_vertices
         threads = threads or len(os.sched_getaffinity(0))
-        if threads <= 1 or self.num_vertices < 2:
-            return self.run(pattern, 0, self.num_vertices, emit)
+        work = np.cumsum(self.arrays[1][: self.num_vertices], dtype=np.int64)
+        if threads <= 1 or not len(work) or work[-1] < PARALLEL_ENTRIES:
+            return self.run(pattern, 0, self.num_vertices, emit)  # threads would cost more
         self._plans(pattern)  # planned once (with the shape), before the threads run
         _ = self._widest
-        work = np.cumsum(self.arrays[1][: self.num_vertices], dtype=np.int64)
         k = threads * SLICES_PER_THREAD
         inner = np.searchsorted(work, work[-1] * np.arange(1, k) / k, "right")
         cuts = np.unique(np.concatenate([[0], inner, [self.num_vertices]]))
