@@ -30,6 +30,12 @@ SLICES_PER_THREAD = 8  # run_all: slices of equal degree sums, so that hubs spre
 PARALLEL_ENTRIES = 1 << 16  # run_all: a graph of fewer adjacency entries runs on one thread
 
 
+def _usable_cores() -> int:
+    """The cores this process may run on (all of them where the OS cannot say)."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    return len(affinity(0)) if affinity else os.cpu_count() or 1
+
+
 def _label_counts(vlab: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The labels present and how many vertices carry each (a count table when the labels
     are small, as they mostly are, else a sort)."""
@@ -127,7 +133,7 @@ class StaticSnapshot:
         SLICES_PER_THREAD slices a thread of equal degree sums, taken as threads free up,
         their rows concatenated in slice order (the rows ``run`` gives)."""
         n = pattern.num_vertices
-        threads = threads or len(os.sched_getaffinity(0))
+        threads = threads or _usable_cores()
         work = np.cumsum(self.arrays[1][: self.num_vertices], dtype=np.int64)
         if threads <= 1 or not len(work) or work[-1] < PARALLEL_ENTRIES:
             return self.run(pattern, 0, self.num_vertices, emit)  # threads would cost more
