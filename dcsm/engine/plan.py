@@ -388,7 +388,10 @@ def static_plan(
     pattern already runs with its constraints and keeps the matches it finds."""
     plan = plan_query(pattern, break_symmetry=True)
     if start is None:
-        costs = [static_cost(plan, p, shape) for p in range(plan.num_plans)] if shape else [0]
+        if shape is None:
+            costs = [0.0]
+        else:
+            costs = [static_cost(plan, p, shape) for p in range(plan.num_plans)]
         start = 0 if costs[0] <= TRUST * min(costs) else int(np.argmin(costs))
     first = {name: getattr(plan, name)[start : start + 1] for name in PLAN_ARRAYS}
     if not pattern.distinct:

@@ -72,9 +72,10 @@ class StaticSnapshot:
         labels, counts = _label_counts(vlab[: self.num_vertices])
         share = dict(zip(labels.tolist(), (counts / max(1, self.num_vertices)).tolist(),
                          strict=True))  # fmt: skip
+        excess = float((d * d).sum() / total) if total else 0.0
         wedges = d * (d - 1)
         if not wedges.sum():
-            return GraphShape(total and float((d * d).sum() / total), 0.0, share)
+            return GraphShape(excess, 0.0, share)
         rng = np.random.default_rng(0)
         centre = np.searchsorted(np.cumsum(wedges), rng.random(WEDGES) * wedges.sum(), "right")
         centre = np.minimum(centre, len(d) - 1)
@@ -83,7 +84,7 @@ class StaticSnapshot:
         j += j >= i  # two distinct neighbours of the centre
         a, b = nbr[off[centre] + i], nbr[off[centre] + j]
         closed = kern.closed_wedges(off, deg, nbr, a, b)
-        return GraphShape(float((d * d).sum() / total), closed / WEDGES, share)
+        return GraphShape(excess, closed / WEDGES, share)
 
     @cached_property
     def _widest(self) -> int:
