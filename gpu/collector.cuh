@@ -82,6 +82,7 @@ __device__ void collector(const Ctx& C, int lane) {
             ds->gc_freed = total_freed;
             ds->gc_queue = t - h;  // versions still waiting in the GC queue
             ds->donated = vload(&C.st->donated);
+            ds->slab_bump = vload(&C.st->slab_bump);
         }
         warp_join();
         int stop = __shfl_sync(0xffffffffu, (int)vload(&C.st->stop), 0);

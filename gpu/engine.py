@@ -158,6 +158,7 @@ class GpuEngine(Engine):
         L.check_offsets(mirrors, field_offsets(cfg, L.mirrored_fields(mirrors)))
         self._fixed_batch = fixed_batch
         self._auto_slabs, self._auto_versions = pool_slabs <= 0, max_versions <= 0
+        self._hub_slabs = 0  # slabs of the largest arrays a piece may copy (_reserves)
         pool_slabs = pool_slabs if pool_slabs > 0 else pools.MIN_SLABS
         max_versions = max_versions if max_versions > 0 else pools.MIN_VERSIONS
         if pool_slabs > pools.MAX_SLABS:
@@ -321,6 +322,8 @@ class GpuEngine(Engine):
         if slabs > pools.MAX_SLABS:
             raise EngineError(_over_offsets(slabs))
         self.stop()
+        if self._loaded:
+            self._measure_hubs()
         cp = self._cp
         st = self._get_state()[0]
         what = ""
@@ -354,15 +357,29 @@ class GpuEngine(Engine):
                 "than this GPU holds"
             ) from exc
         finally:
-            cp.cuda.Stream.null.synchronize()  # the copies are done before the kernel runs
             self._ctx = self._make_ctx(self._in.shape[0], self._out.shape[0])
+            # The copies and the new Ctx (copied on the null stream) are on the device
+            # before the kernel, launched on a non-blocking stream, runs.
+            cp.cuda.Stream.null.synchronize()
 
-    def _batch_reserve(self) -> int:
-        """Versions (and at least as many slabs) that the updates of one piece may take
-        before the host looks at the pools again (:mod:`.pools`): one for each of up to
-        2 x _PIECE new vertices, and a new version for each of the <= 2 x batch_cap
-        vertices one kernel batch touches, taken before their old ones are collected."""
-        return 2 * (_PIECE + self.cfg.batch_cap)
+    def _reserves(self) -> tuple[int, int]:
+        """Versions and slabs that the updates of one piece may take before the host looks
+        at the pools again (:mod:`.pools`): a version and a slab for each of up to
+        2 x _PIECE new vertices; a new version for each of the <= 2 x batch_cap vertices one
+        kernel batch touches, taken before their old ones are collected; and a new run for
+        each array the piece copies, counted as the largest arrays (``_hub_slabs``)."""
+        return 2 * (_PIECE + self.cfg.batch_cap), 2 * _PIECE + self._hub_slabs
+
+    def _measure_hubs(self) -> None:
+        """Slabs of the largest arrays one piece may copy: the 4 x _PIECE largest current
+        runs (a piece touches at most 2 x _PIECE vertices and spans at most two batches).
+        Only while the kernel is stopped: device work beside the persistent kernel (its
+        allocations) may wait for it forever."""
+        assert not self._running
+        nv = int(self._meta[0])
+        heads = self._d["head"][:nv]
+        cls = self._d["vers"][heads[heads >= 0], 2]
+        self._hub_slabs = pools.hub_reserve(self._cp, cls, 4 * _PIECE)
 
     def _pools_in_reach(self, col: _Collector) -> None:
         """Grow a self-sized pool that is filling up (:mod:`.pools`). The host may run far
@@ -370,24 +387,31 @@ class GpuEngine(Engine):
         versions and slabs in use (new vertices, at most, take that much for good). When
         the collector's last snapshot and those are above the high-water mark, wait until
         every update sent has completed and been collected, and grow the pool if what is
-        then live is still above the live-water mark."""
-        s, r = self._dstat[0], self._batch_reserve()
+        then live is still above the live-water mark, or its bump region above the
+        high-water mark."""
+        s = self._dstat[0]
+        rv, rs = self._reserves()
         ahead = 2 * max(0, self._next_tau - 1 - int(s["completed"]))
+        slabs_seen = max(int(s["slabs_in_use"]), int(s["slab_bump"]))
         if not (
-            (self._auto_slabs
-             and pools.worth_a_look(int(s["slabs_in_use"]) + ahead, self._nslabs, r))
+            (self._auto_slabs and pools.worth_a_look(slabs_seen + ahead, self._nslabs, rs))
             or (self._auto_versions
-                and pools.worth_a_look(int(s["versions_in_use"]) + ahead, self._maxver, r))
+                and pools.worth_a_look(int(s["versions_in_use"]) + ahead, self._maxver, rv))
         ):  # fmt: skip
             return
         self._settle(col)
         now = self.wait_collected()
+        rv, rs = self._reserves()
         slabs, versions = now["slabs_in_use"], now["versions_in_use"]
+        grow_slabs = self._auto_slabs and (
+            pools.must_grow(slabs, self._nslabs, rs)
+            or pools.worth_a_look(now["slab_bump"], self._nslabs, rs)
+        )
         self._resize(
-            slabs=min(pools.grown_to(self._nslabs, slabs, r), pools.MAX_SLABS)
-            if self._auto_slabs and pools.must_grow(slabs, self._nslabs, r) else 0,
-            versions=pools.grown_to(self._maxver, versions, r)
-            if self._auto_versions and pools.must_grow(versions, self._maxver, r) else 0,
+            slabs=min(pools.grown_to(self._nslabs, slabs, rs), pools.MAX_SLABS)
+            if grow_slabs else 0,
+            versions=pools.grown_to(self._maxver, versions, rv)
+            if self._auto_versions and pools.must_grow(versions, self._maxver, rv) else 0,
         )  # fmt: skip
         self._launch()
 
@@ -404,11 +428,12 @@ class GpuEngine(Engine):
             raise EngineError(too_small("versions", need_versions, "max_versions",
                                         self._maxver))  # fmt: skip
         self._room_for_vertices(nv)
-        r = self._batch_reserve()
+        self._hub_slabs = pools.hub_reserve(np, img.versions[:, 2], 4 * _PIECE)
+        rv, rs = self._reserves()
         self._resize(
-            slabs=max(need_slabs, min(pools.sized(need_slabs, pools.MIN_SLABS, r),
+            slabs=max(need_slabs, min(pools.sized(need_slabs, pools.MIN_SLABS, rs),
                                       pools.MAX_SLABS)) if self._auto_slabs else 0,
-            versions=pools.sized(need_versions, pools.MIN_VERSIONS, r) if self._auto_versions
+            versions=pools.sized(need_versions, pools.MIN_VERSIONS, rv) if self._auto_versions
             else 0,
         )  # fmt: skip
         self._ids = g.ids
@@ -439,6 +464,7 @@ class GpuEngine(Engine):
         self._put_state(st)
         # What stats() shows until the collector's first snapshot.
         self._dstat["slabs_in_use"] = img.used_slabs
+        self._dstat["slab_bump"] = img.used_slabs
         self._dstat["versions_in_use"] = len(img.versions)
         self._loaded = True
 
@@ -575,7 +601,14 @@ class GpuEngine(Engine):
         s = self._dstat[0]
         out = {
             k: int(s[k])
-            for k in ("slabs_in_use", "versions_in_use", "gc_ptr", "completed", "gc_freed")
+            for k in (
+                "slabs_in_use",
+                "slab_bump",
+                "versions_in_use",
+                "gc_ptr",
+                "completed",
+                "gc_freed",
+            )
         }
         out |= {
             "gc_queue": int(s["gc_queue"]),

@@ -246,7 +246,8 @@ struct DevStatus {
     u64 gc_freed;         // GC: versions returned so far
     u64 gc_queue;         // GC: retired versions still waiting in the GC queue
     u64 donated;          // GC (snapshot of st): work items donated so far
-    u64 pad[5];
+    u64 slab_bump;        // GC (snapshot of st): slabs ever taken from the bump region
+    u64 pad[4];
 };
 
 struct State {

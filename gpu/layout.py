@@ -54,7 +54,8 @@ DEV_STATUS = np.dtype(
         ("in_consumed", np.uint64), ("gc_ptr", np.uint64), ("slabs_in_use", np.uint64),
         ("versions_in_use", np.uint64), ("clock_ns", np.uint64), ("running", np.uint64),
         ("error", np.uint64), ("completed", np.uint64), ("gc_freed", np.uint64),
-        ("gc_queue", np.uint64), ("donated", np.uint64), ("pad", np.uint64, 5),
+        ("gc_queue", np.uint64), ("donated", np.uint64), ("slab_bump", np.uint64),
+        ("pad", np.uint64, 4),
     ]
 )  # fmt: skip
 

@@ -68,6 +68,11 @@ class KernelConfig:
             raise ValueError(
                 f"need 1 <= batch_b <= batch_cap <= 32768, got {self.batch_b}, {self.batch_cap}"
             )
+        if self.batch_cap > self.maxu:
+            raise ValueError(
+                f"batch_cap ({self.batch_cap}) must be at most maxu ({self.maxu}): a batch's "
+                "updates hold distinct update slots"
+            )
         if self.small_path not in (0, 1, 2):
             raise ValueError(f"small_path must be 0, 1 or 2, got {self.small_path}")
         if not 1 <= self.qmax <= 32:

@@ -42,8 +42,14 @@ import numpy as np
 # the share left free (>= 15 %) absorbs a piece of updates and its garbage. ``reserve``
 # adds what the updates sent before the engine looks again may take for sure, which the
 # pool must have free (the kernel waits for the collector otherwise, and fails when
-# nothing else can free any): a version and at least one slab for every new vertex, and a
-# new version for every vertex one kernel batch touches (GpuEngine._batch_reserve).
+# nothing else can free any): a version and at least one slab for every new vertex, a new
+# version for every vertex one kernel batch touches, and a new run for each of the arrays a
+# piece of updates may copy, counted as the largest arrays (GpuEngine._reserves).
+#
+# Slabs are looked at by the bump pointer as well as by what is in use: a freed run goes
+# back to the free ring of its own size class, so a growing array that needs a larger class
+# than any free run takes fresh slabs from the bump region, and once that is spent the pool
+# is full whatever the other classes hold.
 HIGH_WATER = 0.85
 LIVE_WATER = 0.65
 GROWTH = 1.3
@@ -74,6 +80,22 @@ def worth_a_look(in_use: int, cap: int, reserve: int = 0) -> bool:
 
 def must_grow(live: int, cap: int, reserve: int = 0) -> bool:
     return live + reserve > LIVE_WATER * cap
+
+
+def largest_runs(xp: Any, cls: Any, k: int) -> int:
+    """Slabs in the ``k`` largest runs of size classes ``cls`` (a run of class c is 2^c
+    slabs): what one piece of updates touching the ``k`` largest arrays copies at most."""
+    runs = xp.ones(len(cls), np.int64) << cls.astype(np.int64)
+    if len(runs) > k:
+        runs = xp.partition(runs, len(runs) - k)[len(runs) - k :]
+    return int(runs.sum())
+
+
+def hub_reserve(xp: Any, cls: Any, k: int) -> int:
+    """The slab reserve for the arrays a piece of updates copies: the ``k`` largest runs,
+    at most a quarter of all runs (on a small graph the k largest are all of them, and a
+    piece touches only some; the kernel waits for the collector when short)."""
+    return min(largest_runs(xp, cls, k), largest_runs(xp, cls, len(cls)) // 4)
 
 
 def _rounded(n: float) -> int:

@@ -164,9 +164,13 @@ __device__ void updater(const Ctx& C, int w, int lane) {
             job(C, J_COUNT, cdiv(nb, 32), w, lane);
             if (clock) {
                 // Room in the item ring for the whole batch, so that no helper waits inside
-                // J_ITEMS on a slot whose reader is itself helping.
+                // J_ITEMS on a slot whose reader is itself helping. Relaying meanwhile: the
+                // executors that must free the slots may be waiting for output ring room.
                 u64 tr = gtime(), end = vload(&C.st->item_reserve) + (u64)vload(&B.ctl.nitems);
-                while (end > 0 && vload(&C.item_free[(end - 1) % MAXI]) < (i64)(end - 1)) __nanosleep(500);
+                while (end > 0 && vload(&C.item_free[(end - 1) % MAXI]) < (i64)(end - 1)) {
+                    relay(C);
+                    __nanosleep(500);
+                }
                 time_step(C, STEP_ITEM_ROOM, tr);
             }
             job(C, J_ITEMS, cdiv(nb, 32), w, lane);

@@ -20,6 +20,15 @@ __device__ __forceinline__ u64 relay(const Ctx& C) {
     return tail;
 }
 
+// Whether update slot tau % MAXU may take tau: its previous occupant, tau - MAXU, must be
+// read by the host (its completion record) and passed by the collector, which advances the
+// GC pointer by reading each slot's done field; a slot taken before the collector passed
+// it would hold the GC pointer back for good, and with it every free run.
+__device__ __forceinline__ bool slot_free(const Ctx& C, u64 tau) {
+    return tau <= MAXU ||
+           (vload(&C.st->done_consumed) >= tau - MAXU && vload(&C.st->gc_ptr) > tau - MAXU);
+}
+
 // True when nothing can ever be freed again: no retired version waits for the collector and
 // no update is still running. A pool that is empty then stays empty: fatal, not a hang.
 __device__ bool pool_stuck(const Ctx& C) {
@@ -86,8 +95,7 @@ __device__ __noinline__ bool read_wide(const Ctx& C, Batch& B, u64& head, Tail t
     constexpr int N = 32 * RING_WIDE, W = 3 * RING_WIDE;  // records; 16-byte words a lane
     static_assert(sizeof(InRec) == 48, "an input record is three 16-byte words");
     if (tail - head < (u64)N || nb + N > BATCH_CAP) return false;
-    const u64 last = tau0 + nb + N - 1;  // an update slot is reused once the host read it
-    if (last > MAXU && vload(&C.st->done_consumed) < last - MAXU) return false;
+    if (!slot_free(C, tau0 + nb + N - 1)) return false;
     const bool mirrored = head >= t.mirror_from;
     const int4* ring = reinterpret_cast<const int4*>(mirrored ? C.in_mirror : C.in_ring);
     const u64 cap = C.in_cap, p0 = head % cap;
@@ -143,7 +151,7 @@ __device__ void form_batch(const Ctx& C, UpdShared& S, int lane) {
             u64 now = gtime();
             bool upd = lane >= avail || r.kind == REC_INSERT || r.kind == REC_DELETE;
             u64 last_tau = tau0 + nb + avail - 1;
-            bool slots_free = last_tau <= MAXU || vload(&C.st->done_consumed) >= last_tau - MAXU;
+            bool slots_free = slot_free(C, last_tau);
             int took = 0;
             if (__all_sync(0xffffffffu, upd) && nb + avail <= BATCH_CAP && slots_free) {
                 // Only updates, and room for all of them.
@@ -159,9 +167,7 @@ __device__ void form_batch(const Ctx& C, UpdShared& S, int lane) {
                     int rl = __shfl_sync(0xffffffffu, r.label, k);
                     u64 tau = tau0 + nb;
                     if (kind == REC_INSERT || kind == REC_DELETE) {
-                        // An update slot is reused only once the host has read its previous
-                        // occupant's completion record.
-                        if (tau > MAXU && vload(&C.st->done_consumed) < tau - MAXU) { blocked = true; break; }
+                        if (!slot_free(C, tau)) { blocked = true; break; }
                         if (lane == k) { B.rec[nb] = r; B.taken[nb] = now; }
                         ++nb;
                     } else if (kind == REC_REGISTER) {

@@ -47,6 +47,8 @@ __device__ __forceinline__ void time_step(const Ctx& C, int k, u64 t0) {
 }
 
 #define COPY_UNROLL 4
+// J_ALLOC: a lane writes the chunk table of an array of at most this many chunks alone.
+#define ALLOC_OWN_CHUNKS 4
 // Segments of more half edges than this (a hub's) are walked by the whole warp (J_SEGINFO)
 // and place their insertions warp-wide (J_SEGEDIT).
 #define SEG_COOP 32
@@ -432,43 +434,54 @@ __device__ __forceinline__ void task_segedit(const Ctx& C, Batch& B, int nb, int
         place_insertions(C, B, __shfl_sync(0xffffffffu, g, __ffs(m) - 1), lane);
 }
 
-// J_ALLOC: per segment: new version, slab run, chunk table
+// J_ALLOC: per segment: new version, slab run, chunk table. A lane writes the chunk table
+// of a short array itself; the whole warp writes a long one's (a hub's array has hundreds
+// of chunks: one lane alone held its warp, and the batch, for microseconds).
 __device__ __forceinline__ void task_alloc(const Ctx& C, Batch& B, int nb, int tau0, int t, int lane) {
     const int e = t * 32 + lane;  // element of an element job
-    if (e >= ld(B.ctl.nseg)) return;
-    int cls = ld(B.seg_cls[e]);
-    if (cls < 0) return;
-    int r = ld(B.seg_crank[e]), rn = ld(B.ctl.ring_n[cls]);
-    int slab = r < rn
-        ? ld(C.slab_free[class_base(C, cls) + (ld(B.ctl.ring_h[cls]) + r) % (C.nslabs >> cls)])
-        : (int)(ld(B.ctl.bump0[cls]) + (u64)(r - rn) * (1ULL << cls));
-    int vr = ld(B.seg_vrank[e]), vn = ld(B.ctl.ver_ring_n);
-    int v = vr < vn ? ld(C.ver_free[(ld(B.ctl.ver_ring_h) + vr) % C.maxver])
-                    : (int)(ld(B.ctl.ver_bump0) + vr - vn);
-    int cur = ld(B.seg_cur[e]);
-    int first_tau = tau0 + half_i(ld(B.half[ld(B.seg_first_ins[e])]));
-    int x = ld(B.seg_x[e]);
-    if (CHECK) {
-        int owner = atomicExch(&C.slab_owner[slab], v);
-        if (owner != -1) check_fail(C, CHK_SLAB_TWICE, slab, owner, v);
-        Version pv = load_version(C.vers + v);
-        if (vr < vn && (pv.dt_max == INF_TS || __ldcg(C.head + pv.x) == v))
-            check_fail(C, CHK_VERSION_LIVE, v, pv.x, pv.dt_max);
+    const int cls = e < ld(B.ctl.nseg) ? ld(B.seg_cls[e]) : -1;
+    int c0 = 0, nch = 0;
+    if (cls >= 0) {
+        int r = ld(B.seg_crank[e]), rn = ld(B.ctl.ring_n[cls]);
+        int slab = r < rn
+            ? ld(C.slab_free[class_base(C, cls) + (ld(B.ctl.ring_h[cls]) + r) % (C.nslabs >> cls)])
+            : (int)(ld(B.ctl.bump0[cls]) + (u64)(r - rn) * (1ULL << cls));
+        int vr = ld(B.seg_vrank[e]), vn = ld(B.ctl.ver_ring_n);
+        int v = vr < vn ? ld(C.ver_free[(ld(B.ctl.ver_ring_h) + vr) % C.maxver])
+                        : (int)(ld(B.ctl.ver_bump0) + vr - vn);
+        int cur = ld(B.seg_cur[e]);
+        int first_tau = tau0 + half_i(ld(B.half[ld(B.seg_first_ins[e])]));
+        int x = ld(B.seg_x[e]);
+        if (CHECK) {
+            int owner = atomicExch(&C.slab_owner[slab], v);
+            if (owner != -1) check_fail(C, CHK_SLAB_TWICE, slab, owner, v);
+            Version pv = load_version(C.vers + v);
+            if (vr < vn && (pv.dt_max == INF_TS || __ldcg(C.head + pv.x) == v))
+                check_fail(C, CHK_VERSION_LIVE, v, pv.x, pv.dt_max);
+        }
+        if (CHECK) {
+            int n = ld(B.seg_oldlen[e]) + ld(B.seg_nins[e]);
+            for (int k = 0; k < n; ++k)
+                *reinterpret_cast<int4*>(C.entries + slab * 32 + k) =
+                    make_int4(CHECK_SENTINEL, 0, 0, 0);
+        }
+        int4* nv = reinterpret_cast<int4*>(C.vers + v);
+        nv[0] = make_int4(slab, 0, cls, first_tau);
+        nv[1] = make_int4(INF_TS, cur, 0, x);
+        if (cur >= 0) C.vers[cur].dt_max = first_tau - 1;
+        B.seg_new[e] = v;
+        B.seg_noff[e] = slab * 32;
+        c0 = ld(B.seg_chunk0[e]);
+        nch = (ld(B.seg_oldlen[e]) + 31) / 32;
+        if (nch <= ALLOC_OWN_CHUNKS)
+            for (int k = 0; k < nch; ++k) C.chunkseg[c0 + k] = e;
     }
-    if (CHECK) {
-        int n = ld(B.seg_oldlen[e]) + ld(B.seg_nins[e]);
-        for (int k = 0; k < n; ++k)
-            *reinterpret_cast<int4*>(C.entries + slab * 32 + k) =
-                make_int4(CHECK_SENTINEL, 0, 0, 0);
+    for (unsigned m = __ballot_sync(0xffffffffu, nch > ALLOC_OWN_CHUNKS); m; m &= m - 1) {
+        const int src = __ffs(m) - 1;
+        const int g = t * 32 + src, g0 = __shfl_sync(0xffffffffu, c0, src);
+        const int gn = __shfl_sync(0xffffffffu, nch, src);
+        for (int k = lane; k < gn; k += 32) C.chunkseg[g0 + k] = g;
     }
-    int4* nv = reinterpret_cast<int4*>(C.vers + v);
-    nv[0] = make_int4(slab, 0, cls, first_tau);
-    nv[1] = make_int4(INF_TS, cur, 0, x);
-    if (cur >= 0) C.vers[cur].dt_max = first_tau - 1;
-    B.seg_new[e] = v;
-    B.seg_noff[e] = slab * 32;
-    int c0 = ld(B.seg_chunk0[e]), nch = (ld(B.seg_oldlen[e]) + 31) / 32;
-    for (int k = 0; k < nch; ++k) C.chunkseg[c0 + k] = e;
 }
 
 // J_MASK: per COPY_UNROLL chunks: live masks of versions with dead entries
@@ -752,7 +765,11 @@ __device__ void job_body(const Ctx& C, int kind, int n, int w, int lane) {
     named_barrier_updaters();
     help(C, lane, true);
     if (w == 0 && lane == 0) {
-        while (vload(&C.st->job_done) < (u64)n) __nanosleep(64);
+        // Relaying now and then: a task may wait for ring room only a relay grants.
+        for (u64 spins = 1; vload(&C.st->job_done) < (u64)n; ++spins) {
+            if (spins % 1024 == 0) relay(C);
+            __nanosleep(64);
+        }
         __threadfence();
     }
     if (CHECK && w == 0) {

@@ -36,6 +36,16 @@ def test_growth_keeps_allocation_within_twice_what_is_live(cap: int) -> None:
         assert not pools.worth_a_look(int(live), new)
 
 
+def test_the_slab_reserve_counts_the_largest_runs() -> None:
+    """A piece of updates may copy the arrays of the vertices it touches: the reserve counts
+    the k largest runs (2^cls slabs each), or all of them when there are fewer."""
+    cls = np.array([0, 3, 10, 1, 10, 5, 0], np.int32)
+    assert pools.largest_runs(np, cls, 2) == 2 * 1024
+    assert pools.largest_runs(np, cls, 3) == 2 * 1024 + 32
+    assert pools.largest_runs(np, cls, 100) == 1 + 8 + 1024 + 2 + 1024 + 32 + 1
+    assert pools.largest_runs(np, cls[:0], 4) == 0
+
+
 def test_a_ring_keeps_its_elements_in_order_across_a_move() -> None:
     src = np.arange(100, 108, dtype=np.int32)  # slots of an 8-slot ring
     dst = np.full(32, -1, np.int32)
