@@ -96,6 +96,8 @@ class GpuEngine(Engine):
         n_updaters: graph-updater warps (1-7).
         batch_size: updates that close a batch (b); batch_timeout_us: t; batch_cap: the
             most updates one batch takes when more are waiting.
+        maxu: update slots (a power of two >= batch_cap); an update's slot is taken again
+            only after the collector passed it, so fewer slots make the updater wait on it.
         in_cap: input ring records; out_cap: output ring int32 words (pinned).
         fixed_batch: run as the fixed-batch baseline with this batch size.
         blocks: grid size (default: as many co-resident blocks as fit).
@@ -119,6 +121,7 @@ class GpuEngine(Engine):
         batch_size: int = 64,
         batch_timeout_us: float = 0.0,
         batch_cap: int = 4096,
+        maxu: int = 1 << 16,
         in_cap: int = 1 << 16,
         out_cap: int = 1 << 24,
         chunk: int = 1024,
@@ -136,6 +139,7 @@ class GpuEngine(Engine):
             batch_b=batch_size,
             # The baseline applies each fixed batch as one kernel batch.
             batch_cap=max(batch_cap, fixed_batch or 0),
+            maxu=maxu,
             chunk=chunk,
             batch_timeout_ns=int(batch_timeout_us * 1000),
             check=int(os.environ.get("DCSM_GPU_CHECK") == "1" if check is None else check),
