@@ -4,10 +4,13 @@
 // Semantics: exactly the CPU engine's static matching (dcsm/engine/cpu_kernels.py,
 // static_matches): plan 0 of the pattern's QueryPlan (dcsm/engine/plan.py) is run from every
 // ordered data edge (a, b); a match is an injective map with equal vertex labels (-1 = any)
-// whose every pattern edge lands on a data edge with an equal label (-1 = any); `distinct`
-// patterns keep one embedding per subgraph through the plan's sym_lt / sym_gt masks, which
-// compare EXTERNAL vertex ids. Each embedding is found exactly once (plan.py, "Static
-// matching").
+// whose every pattern edge lands on a data edge with an equal label (-1 = any). The plan's
+// sym_lt / sym_gt masks break the pattern's symmetry (plan.py, static_plan): a `distinct`
+// pattern keeps one embedding per subgraph and compares EXTERNAL vertex ids (so it keeps
+// the CPU's representative); an embeddings plan finds one embedding of each automorphism
+// orbit and compares the DEGREE ORDER (degree, internal id), so the constrained vertices
+// are the low-degree ones and the lists a warp scans stay short; each match it finds stands
+// for `weight` embeddings, written through `images` (row k: image[x] = found[images[k][x]]).
 //
 // Design, in the style of the GPU static matchers gMatch and EGSM (Sun & Luo, SIGMOD
 // 2023): one warp per start edge, depth-first over the plan's order with the warp's stack
@@ -33,6 +36,8 @@
 //                         the host copies them in, matching kernels read.
 //   plan   int32[SP_INTS] plan 0 of one QueryPlan (layout below); host uploads; every
 //                         block copies it into shared memory first.
+//   images int32[weight, n] the permutations that give a found match's `weight` embeddings
+//                         (row 0 the identity); host uploads; static_emit reads.
 //   ctl    u64[4]         [claim, total, rows, error]: host zeroes it before each launch;
 //                         warps atomicAdd claim (start edges taken), total (count kernel,
 //                         once per warp), rows (emit kernel, once per written window);
@@ -40,8 +45,10 @@
 //   per_start u64[t1-t0]  static_count_starts: matches of start edge t0 + k, written once
 //                         by the warp that ran it; host reads it to cut emit waves.
 //   out    int32[cap, n]  static_emit: match rows (row[x] = data vertex of query vertex
-//                         x, internal ids); a warp writes the rows it reserved in ctl[2];
-//                         host reads after the launch.
+//                         x, internal ids), `weight` rows a found match; a warp writes the
+//                         rows it reserved in ctl[2]; host reads after the launch.
+//   Counts (ctl[1], per_start) and ranks are in found matches; the host multiplies by
+//   `weight`.
 //   CSR build (csr_from_edges): keys int64[2*ne] (csr_keys writes; cupy.argsort and
 //   csr_gather read), order int64[2*ne] (cupy.argsort writes, csr_gather reads), row
 //   int32[2*ne] (csr_gather writes, csr_offsets reads).
@@ -100,7 +107,11 @@ typedef unsigned long long u64;
 #define SP_POS (SP_SYMGT + KMAX)          // [KMAX] step at which query vertex x is matched
 #define SP_BNPOS (SP_POS + KMAX)          // [KMAX][KMAX] steps of the backward neighbours
 #define SP_BNELAB (SP_BNPOS + KMAX * KMAX)  // [KMAX][KMAX] label of edge (bn step, step i)
-#define SP_INTS (SP_BNELAB + KMAX * KMAX)
+#define SP_ORDER (SP_BNELAB + KMAX * KMAX)  // what sym masks compare: ORDER_EXT / ORDER_DEGREE
+#define SP_INTS (SP_ORDER + 1)
+
+#define ORDER_EXT 0     // external ids (distinct patterns: the CPU's representative)
+#define ORDER_DEGREE 1  // (degree, internal id): hubs last (embeddings plans)
 
 // Kernel variants of one search loop.
 #define MODE_COUNT 0   // total matches into ctl[CTL_TOTAL]
@@ -152,6 +163,15 @@ __device__ __forceinline__ bool has_edge(const Csr& G, i64 off, int len, int c, 
            (want == ANY || __ldg(G.elab + off + lo) == want);
 }
 
+// Vertex x's place in the order the sym masks compare (deg: its degree).
+__device__ __forceinline__ i64 order_key(const int* P, const Csr& G, int x, int deg) {
+    return P[SP_ORDER] == ORDER_DEGREE ? (((i64)deg << 32) | (i64)x) : __ldg(G.ext + x);
+}
+
+__device__ __forceinline__ int degree(const Csr& G, int x) {
+    return (int)(__ldg(G.off + x + 1) - __ldg(G.off + x));
+}
+
 __device__ __forceinline__ void set_vertex(const Csr& G, Search& S, int j, int x) {
     S.m[j] = x;
     i64 o = __ldg(G.off + x);
@@ -168,7 +188,7 @@ __device__ __forceinline__ bool start_ok(const int* P, const Csr& G, int a, int 
     if (le != ANY && lab != le) return false;
     int lt = P[SP_SYMLT + 1], gt = P[SP_SYMGT + 1];
     if ((lt | gt) & 1) {
-        i64 ea = __ldg(G.ext + a), eb = __ldg(G.ext + b);
+        i64 ea = order_key(P, G, a, degree(G, a)), eb = order_key(P, G, b, degree(G, b));
         if ((lt & 1) && !(eb < ea)) return false;
         if ((gt & 1) && !(eb > ea)) return false;
     }
@@ -190,10 +210,12 @@ __device__ unsigned eval_window(const int* P, const Csr& G, const Search& S, int
         for (int j = 0; ok && j < i; ++j) ok = S.m[j] != c;
         int lt = P[SP_SYMLT + i], gt = P[SP_SYMGT + i];
         if (ok && (lt | gt)) {
-            i64 ec = __ldg(G.ext + c);
+            i64 ec = order_key(P, G, c, P[SP_ORDER] == ORDER_DEGREE ? degree(G, c) : 0);
             for (int j = 0; ok && j < i; ++j) {
-                if (((lt >> j) & 1) && !(ec < __ldg(G.ext + S.m[j]))) ok = false;
-                if (((gt >> j) & 1) && !(ec > __ldg(G.ext + S.m[j]))) ok = false;
+                if (!(((lt | gt) >> j) & 1)) continue;
+                i64 ej = order_key(P, G, S.m[j], S.mlen[j]);
+                if (((lt >> j) & 1) && !(ec < ej)) ok = false;
+                if (((gt >> j) & 1) && !(ec > ej)) ok = false;
             }
         }
         int nb = P[SP_BNCNT + i];
@@ -224,11 +246,11 @@ __device__ void open_level(const int* P, const Csr& G, Search& S, int i, int lan
 }
 
 // Reserve `cnt` rows (lane 0, one atomicAdd); ~0 when they would not fit (error bit set).
-__device__ __forceinline__ u64 reserve_rows(u64* ctl, int cnt, u64 cap, int lane) {
+__device__ __forceinline__ u64 reserve_rows(u64* ctl, u64 cnt, u64 cap, int lane) {
     u64 base = 0;
     if (lane == 0) {
-        base = atomicAdd(ctl + CTL_ROWS, (u64)cnt);
-        if (base + (u64)cnt > cap) {
+        base = atomicAdd(ctl + CTL_ROWS, cnt);
+        if (base + cnt > cap) {
             atomicOr(ctl + CTL_ERROR, ERR_OUT_OVERFLOW);
             base = NO_LIMIT;
         }
@@ -236,19 +258,45 @@ __device__ __forceinline__ u64 reserve_rows(u64* ctl, int cnt, u64 cap, int lane
     return __shfl_sync(FULL_MASK, base, 0);
 }
 
-// Write one row per set bit of `sel` (candidates of the last level's current window).
+// The `weight` rows a found match stands for, from dst on, lanes over the rows: the match is
+// m[] with step `last` (-1: none) matched to c instead.
+__device__ void write_images(const int* P, const Search& S, int n, int last, int c,
+                             const int* __restrict__ images, int weight, int* dst, int lane) {
+    for (int k = lane; k < weight; k += 32) {
+        int* row = dst + (u64)k * n;
+        for (int x = 0; x < n; ++x) {
+            int step = P[SP_POS + __ldg(images + k * n + x)];
+            row[x] = step == last ? c : S.m[step];
+        }
+    }
+}
+
+// Write the rows of every set bit of `sel` (candidates of the last level's current window):
+// one row each, a lane per candidate, when weight is 1; else `weight` rows each, the warp
+// writing one candidate's images at a time.
 __device__ void emit_window(const int* P, const Csr& G, Search& S, int n, unsigned sel,
-                            int lane, u64* ctl, int* out, u64 cap) {
+                            int lane, u64* ctl, int* out, u64 cap,
+                            const int* __restrict__ images, int weight) {
     int cnt = __popc(sel);
     if (cnt == 0) return;
-    u64 base = reserve_rows(ctl, cnt, cap, lane);
+    u64 base = reserve_rows(ctl, (u64)cnt * weight, cap, lane);
     if (base == NO_LIMIT) return;
-    if ((sel >> lane) & 1) {
-        int last = n - 1;
-        // Only this lane's copy of m[last] changes; no later window reads it.
-        S.m[last] = __ldg(G.nbr + S.loff[last] + S.lpos[last] + lane);
-        int* row = out + (base + (u64)__popc(sel & lanemask_lt(lane))) * (u64)n;
-        for (int x = 0; x < n; ++x) row[x] = S.m[P[SP_POS + x]];
+    int last = n - 1;
+    int c = 0;
+    if ((sel >> lane) & 1) c = __ldg(G.nbr + S.loff[last] + S.lpos[last] + lane);
+    if (weight == 1) {
+        if ((sel >> lane) & 1) {
+            // Only this lane's copy of m[last] changes; no later window reads it.
+            S.m[last] = c;
+            int* row = out + (base + (u64)__popc(sel & lanemask_lt(lane))) * (u64)n;
+            for (int x = 0; x < n; ++x) row[x] = S.m[P[SP_POS + x]];
+        }
+        return;
+    }
+    u64 at = base;
+    for (unsigned rest = sel; rest; rest &= rest - 1u, at += (u64)weight) {
+        int cl = __shfl_sync(FULL_MASK, c, __ffs(rest) - 1);
+        write_images(P, S, n, last, cl, images, weight, out + at * (u64)n, lane);
     }
 }
 
@@ -257,16 +305,14 @@ __device__ void emit_window(const int* P, const Csr& G, Search& S, int n, unsign
 // rank in [lo, hi).
 template <int MODE>
 __device__ u64 extend(const int* P, const Csr& G, Search& S, int n, int a, int b, u64 lo, u64 hi,
-                      int lane, u64* ctl, int* out, u64 cap) {
+                      int lane, u64* ctl, int* out, u64 cap, const int* images, int weight) {
     set_vertex(G, S, 0, a);
     set_vertex(G, S, 1, b);
     if (n == 2) {  // the edge is the match
         if (MODE == MODE_EMIT && lo == 0 && hi > 0) {
-            u64 base = reserve_rows(ctl, 1, cap, lane);
-            if (lane == 0 && base != NO_LIMIT) {
-                out[base * 2 + 0] = S.m[P[SP_POS + 0]];
-                out[base * 2 + 1] = S.m[P[SP_POS + 1]];
-            }
+            u64 base = reserve_rows(ctl, (u64)weight, cap, lane);
+            if (base != NO_LIMIT)
+                write_images(P, S, 2, -1, 0, images, weight, out + base * 2, lane);
         }
         return 1;
     }
@@ -285,7 +331,8 @@ __device__ u64 extend(const int* P, const Csr& G, Search& S, int n, int a, int b
             if (MODE == MODE_EMIT) {
                 u64 r = seen + (u64)__popc(mask & lanemask_lt(lane));
                 bool mine = ((mask >> lane) & 1) && r >= lo && r < hi;
-                emit_window(P, G, S, n, __ballot_sync(FULL_MASK, mine), lane, ctl, out, cap);
+                emit_window(P, G, S, n, __ballot_sync(FULL_MASK, mine), lane, ctl, out, cap,
+                            images, weight);
             }
             seen += (u64)__popc(mask);
             if (MODE == MODE_EMIT && seen >= hi) return seen;
@@ -307,7 +354,7 @@ template <int MODE>
 __device__ void run_starts(const i64* __restrict__ off, const int* __restrict__ nbr,
                            const int* __restrict__ elab, const int* __restrict__ vlab,
                            const i64* __restrict__ ext, int nv, const int* __restrict__ plan,
-                           i64 t0, i64 t1, u64 skip_first, u64 take_last, u64* ctl,
+                           const int* __restrict__ images, int weight, i64 t0, i64 t1, u64 skip_first, u64 take_last, u64* ctl,
                            u64* per_start, int* out, u64 cap) {
     __shared__ int P[SP_INTS];
     for (int k = threadIdx.x; k < SP_INTS; k += blockDim.x) P[k] = plan[k];
@@ -352,7 +399,8 @@ __device__ void run_starts(const i64* __restrict__ off, const int* __restrict__ 
             i64 t = t0 + base + l;
             u64 lo = (MODE == MODE_EMIT && t == t0) ? skip_first : 0ULL;
             u64 hi = (MODE == MODE_EMIT && t == t1 - 1) ? take_last : NO_LIMIT;
-            u64 c = extend<MODE>(P, G, S, n, sa, sb, lo, hi, lane, ctl, out, cap);
+            u64 c = extend<MODE>(P, G, S, n, sa, sb, lo, hi, lane, ctl, out, cap, images,
+                                 weight);
             if (MODE == MODE_STARTS && lane == 0) per_start[base + l] = c;
             mine += c;
         }
@@ -363,10 +411,10 @@ __device__ void run_starts(const i64* __restrict__ off, const int* __restrict__ 
 #define MATCH_ARGS                                                                           \
     const i64 *__restrict__ off, const int *__restrict__ nbr, const int *__restrict__ elab,  \
         const int *__restrict__ vlab, const i64 *__restrict__ ext, int nv,                   \
-        const int *__restrict__ plan, i64 t0, i64 t1, u64 skip_first, u64 take_last,         \
-        u64 *ctl, u64 *per_start, int *out, u64 cap
-#define MATCH_PASS off, nbr, elab, vlab, ext, nv, plan, t0, t1, skip_first, take_last, ctl, \
-                   per_start, out, cap
+        const int *__restrict__ plan, const int *__restrict__ images, int weight, i64 t0,     \
+        i64 t1, u64 skip_first, u64 take_last, u64 *ctl, u64 *per_start, int *out, u64 cap
+#define MATCH_PASS off, nbr, elab, vlab, ext, nv, plan, images, weight, t0, t1, skip_first, \
+                   take_last, ctl, per_start, out, cap
 
 // Matches from start edges [t0, t1) (entries of nbr): the total into ctl[CTL_TOTAL].
 extern "C" __global__ void __launch_bounds__(THREADS) static_count(MATCH_ARGS) {
@@ -378,7 +426,8 @@ extern "C" __global__ void __launch_bounds__(THREADS) static_count_starts(MATCH_
     run_starts<MODE_STARTS>(MATCH_PASS);
 }
 
-// Match rows of start edges [t0, t1) within the rank windows (header) into out[cap, n].
+// Match rows of start edges [t0, t1) within the rank windows (header) into out[cap, n]
+// (`weight` rows a found match).
 extern "C" __global__ void __launch_bounds__(THREADS) static_emit(MATCH_ARGS) {
     run_starts<MODE_EMIT>(MATCH_PASS);
 }

@@ -4,16 +4,21 @@ snapshot of the data graph (backfill on registration, ``dcsm match --backend gpu
 Idea
 ----
 Exactly the CPU engine's static matching (:func:`dcsm.engine.cpu_kernels.static_matches`):
-plan 0 of the pattern's :class:`~dcsm.engine.plan.QueryPlan` runs from every ordered data
-edge, which finds each embedding once. The kernels (``static_match.cu``, beside this file)
-give each start edge to one warp, which walks the plan depth first and evaluates 32
-candidates a window, one per lane, as the GPU static matchers gMatch and EGSM do; warps
-claim start edges from one counter. The graph never changes during a call, so there are no
+the pattern's :func:`~dcsm.engine.plan.static_plan` runs from every ordered data edge with
+the pattern's symmetry broken, so it finds one embedding of each automorphism orbit (one
+subgraph's representative for a ``distinct`` pattern); each found embedding stands for |Aut|
+(the plan's ``weight``), written as the plan's ``images``. The symmetry constraints compare
+external ids for ``distinct`` patterns (the CPU's representative) and the degree order
+otherwise: the constrained vertices are then the low-degree ones, so a hub is reached from
+its small neighbours and the lists a warp scans stay short. The kernels
+(``static_match.cu``, beside this file) give each start edge to one warp, which walks the
+plan depth first and evaluates 32 candidates a window, one per lane, as the GPU static
+matchers gMatch and EGSM do; warps claim start edges from one counter. The graph never changes during a call, so there are no
 versions, no timestamps and no work items, unlike the persistent kernel's executor.
 
 Counting is one launch. Enumerating is bounded: a first launch counts the matches of each
 start edge of a segment of ``segment_starts`` start edges, the host cuts the segment into
-waves of at most ``chunk_rows`` matches (a start edge with more matches is split by rank, see
+waves of at most ``chunk_rows`` rows (a start edge with more matches is split by rank, see
 the .cu header), and each wave fills one reused buffer that is copied out and yielded.
 
 =========================  ===============================================================
@@ -54,13 +59,14 @@ from typing import Any
 
 import numpy as np
 
-from dcsm.engine.plan import QueryPlan, plan_query
+from dcsm.engine.plan import QueryPlan, static_plan
 from dcsm.model import MAX_PATTERN_VERTICES, Pattern
 
 SOURCE = Path(__file__).with_name("static_match.cu")
 K = MAX_PATTERN_VERTICES
 THREADS = 256  # per block: 8 warps
-SP_INTS = 2 + 5 * K + 2 * K * K  # the .cu's plan blob (SP_*)
+SP_INTS = 3 + 5 * K + 2 * K * K  # the .cu's plan blob (SP_*)
+ORDER_EXT, ORDER_DEGREE = 0, 1  # what the symmetry constraints compare (SP_ORDER)
 CTL_CLAIM, CTL_TOTAL, CTL_ROWS, CTL_ERROR = range(4)
 ERRORS = {
     1: "a wave's rows did not fit its buffer",
@@ -80,12 +86,50 @@ def load_module(threads: int = THREADS):  # type: ignore[no-untyped-def]
     return cp.RawModule(code=SOURCE.read_text(), options=options)
 
 
-def plan_blob(plan: QueryPlan) -> np.ndarray:
-    """Plan 0 of ``plan`` as the kernels' int32 blob (SP_* layout), shape (SP_INTS,).
+@dataclass(frozen=True)
+class DevicePlan:
+    """What the matching kernels run: plan 0 of a :class:`QueryPlan`.
 
-    Only plan 0's order and constraints are used (its ``weight``, if any, is irrelevant:
-    running one plan from every ordered edge already finds every embedding once), so a
-    count-mode plan (``orbit_plans``) gives the same result."""
+    Attributes:
+        blob: int32 (SP_INTS,); the .cu's plan blob (order, labels, constraints, SP_ORDER).
+        weight: embeddings each found match stands for.
+        images: int32 (weight, n); row k turns a found match into its k-th embedding
+            (``row[x] = found[images[k, x]]``), row 0 the identity.
+    """
+
+    blob: np.ndarray
+    weight: int
+    images: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return int(self.blob[0])
+
+
+def device_plan(plan: QueryPlan | Pattern) -> DevicePlan:
+    """Plan 0 of ``plan`` (a pattern: its :func:`static_plan`) for the kernels.
+
+    An embeddings plan whose symmetry is broken (plan 0 has constraints) finds one match
+    per orbit: its ``weight`` and ``images`` apply and the constraints compare the degree
+    order. Any other plan finds every match it stands for once and compares external ids
+    (a ``distinct`` pattern's constraints; no constraints at all, as in
+    ``plan_query``/``orbit_plans``, whose ``weight`` then means nothing here)."""
+    if isinstance(plan, Pattern):
+        plan = static_plan(plan)
+    n = plan.num_vertices
+    broken = bool(plan.sym_lt[0].any() or plan.sym_gt[0].any())
+    if broken and not plan.pattern.distinct:
+        weight = int(plan.weight[0])
+        images = np.ascontiguousarray(plan.images[0, :weight, :n], np.int32)
+        order = ORDER_DEGREE
+    else:
+        weight, images, order = 1, np.arange(n, dtype=np.int32)[None, :], ORDER_EXT
+    return DevicePlan(plan_blob(plan, order), weight, images)
+
+
+def plan_blob(plan: QueryPlan, order: int = ORDER_EXT) -> np.ndarray:
+    """Plan 0 of ``plan`` as the kernels' int32 blob (SP_* layout), shape (SP_INTS,);
+    ``order``: what its symmetry constraints compare (ORDER_EXT or ORDER_DEGREE)."""
     n = plan.num_vertices
     if not 2 <= n <= K:
         raise ValueError(f"pattern has {n} vertices; the static matcher takes 2..{K}")
@@ -100,6 +144,7 @@ def plan_blob(plan: QueryPlan) -> np.ndarray:
         plan.pos[0],
         plan.bn_pos[0].ravel(),
         plan.bn_elabel[0].ravel(),
+        [order],
     ]
     blob = np.concatenate([np.asarray(p, np.int64) for p in parts]).astype(np.int32)
     assert blob.shape == (SP_INTS,)
@@ -300,18 +345,19 @@ class StaticMatcher:
         """Number of matches (embeddings; subgraphs for a ``distinct`` pattern), exact.
 
         One static_count launch over every start edge (reads the snapshot and the plan,
-        writes only its ctl words), then waits for the stream."""
-        blob = plan_blob(_plan(plan))
+        writes only its ctl words), then waits for the stream; the found matches times the
+        plan's weight."""
+        dp = device_plan(plan)
         m = self._entries(csr)
         if m == 0:
             return 0
         with self.stream:
-            d_plan = self._upload(blob)
+            d_plan = self._upload(dp)
             ctl = self._ctl()
             self._launch("static_count", csr, d_plan, 0, m, ctl)
         got = ctl.get(stream=self.stream)  # waits for the launch (d_plan lives until then)
         _raise_errors(int(got[CTL_ERROR]), "static_count")
-        return int(got[CTL_TOTAL])
+        return int(got[CTL_TOTAL]) * dp.weight
 
     def enumerate(
         self,
@@ -320,17 +366,17 @@ class StaticMatcher:
         chunk_rows: int = 1 << 20,
         segment_starts: int = 1 << 22,
     ) -> Iterator[np.ndarray]:
-        """Yield every match as int32 rows (k, n), k <= ``chunk_rows``: row[x] is the
-        internal id of the data vertex matched to query vertex x.
+        """Yield every match as int32 rows (k, n), k <= max(``chunk_rows``, the plan's
+        weight): row[x] is the internal id of the data vertex matched to query vertex x.
 
         Per segment of ``segment_starts`` start edges: static_count_starts (writes
-        per_start), a copy of those counts to the host, then one static_emit per wave
-        (writes at most ``chunk_rows`` rows into one reused buffer), each followed by a copy
-        of its rows to the host. Device memory stays at chunk_rows * n * 4 +
-        segment_starts * 8 bytes whatever the number of matches. The order of rows within a
-        chunk is not defined."""
-        blob = plan_blob(_plan(plan))
-        n = int(blob[0])
+        per_start, in found matches), a copy of those counts to the host, then one
+        static_emit per wave (writes the images of at most chunk_rows // weight found
+        matches, at least one, into one reused buffer), each followed by a copy of its rows
+        to the host. Device memory stays at chunk_rows * n * 4 + segment_starts * 8 bytes
+        whatever the number of matches. The order of rows within a chunk is not defined."""
+        dp = device_plan(plan)
+        n, w = dp.n, dp.weight
         if chunk_rows < 1 or segment_starts < 1:
             raise ValueError(
                 f"chunk_rows={chunk_rows} and segment_starts={segment_starts} must be >= 1"
@@ -339,8 +385,9 @@ class StaticMatcher:
         if m == 0:
             return
         cp, s = self._cp, self.stream
+        found_max = max(1, chunk_rows // w)  # found matches a wave
         with s:
-            d_plan = self._upload(blob)
+            d_plan = self._upload(dp)
             per = cp.empty(min(segment_starts, m), np.uint64)
             ctl = self._ctl()
         out = None
@@ -355,8 +402,8 @@ class StaticMatcher:
             total = int(prefix[-1])
             done = 0
             while done < total:
-                end = min(total, done + chunk_rows)
-                rows = end - done
+                end = min(total, done + found_max)
+                rows = (end - done) * w
                 # The wave: from the start holding rank `done` to the one holding `end - 1`.
                 ta = int(np.searchsorted(prefix, np.uint64(done), side="right"))
                 tb = int(np.searchsorted(prefix, np.uint64(end - 1), side="right"))
@@ -392,7 +439,7 @@ class StaticMatcher:
         self, csr: DeviceCsr, plan: QueryPlan | Pattern, chunk_rows: int = 1 << 20
     ) -> np.ndarray:
         """Every match as one int32 array (k, n) of internal ids (see :meth:`enumerate`)."""
-        n = _plan(plan).num_vertices
+        n = plan.num_vertices if isinstance(plan, Pattern) else plan.pattern.num_vertices
         parts = list(self.enumerate(csr, plan, chunk_rows=chunk_rows))
         return np.concatenate(parts) if parts else np.zeros((0, n), np.int32)
 
@@ -406,10 +453,13 @@ class StaticMatcher:
             raise ValueError(f"csr.off[nv] = {m}, but nbr has {csr.nbr.shape[0]} entries")
         return m
 
-    def _upload(self, blob: np.ndarray) -> Any:
-        d = self._cp.empty(blob.shape, np.int32)
-        d.set(blob, stream=self.stream)
-        return d
+    def _upload(self, dp: DevicePlan) -> tuple[Any, Any, int]:
+        """The plan on the device: (blob, images, weight)."""
+        blob = self._cp.empty(dp.blob.shape, np.int32)
+        blob.set(dp.blob, stream=self.stream)
+        images = self._cp.empty(dp.images.size, np.int32)
+        images.set(dp.images.ravel(), stream=self.stream)
+        return blob, images, dp.weight
 
     def _ctl(self) -> Any:
         ctl = self._cp.empty(4, np.uint64)
@@ -420,7 +470,7 @@ class StaticMatcher:
         self,
         name: str,
         csr: DeviceCsr,
-        d_plan: Any,
+        d_plan: tuple[Any, Any, int],
         t0: int,
         t1: int,
         ctl: Any,
@@ -443,7 +493,9 @@ class StaticMatcher:
             csr.vlab,
             csr.ext,
             np.int32(csr.nv),
-            d_plan,
+            d_plan[0],
+            d_plan[1],
+            np.int32(d_plan[2]),
             np.int64(t0),
             np.int64(t1),
             np.uint64(skip),
@@ -481,7 +533,3 @@ class StaticMatcher:
             for _ in self.enumerate(csr, pattern, chunk_rows=1000):
                 pass
         self.stream.synchronize()
-
-
-def _plan(plan: QueryPlan | Pattern) -> QueryPlan:
-    return plan_query(plan) if isinstance(plan, Pattern) else plan

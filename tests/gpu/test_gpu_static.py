@@ -12,8 +12,16 @@ import numpy as np
 import pytest
 
 from dcsm.engine.cpu import CpuEngine
-from dcsm.engine.plan import orbit_plans, plan_query
-from dcsm.gpu.static_match import DeviceCsr, StaticMatcher, csr_from_edges
+from dcsm.engine.plan import orbit_plans, plan_query, static_plan
+from dcsm.gpu.static_match import (
+    ORDER_DEGREE,
+    ORDER_EXT,
+    SP_INTS,
+    DeviceCsr,
+    StaticMatcher,
+    csr_from_edges,
+    device_plan,
+)
 from dcsm.graphio import read_csm_query, read_graph
 from dcsm.model import Graph, Pattern
 
@@ -198,6 +206,36 @@ def test_chunks_are_bounded_and_complete(
     got = sorted_rows(np.concatenate(parts))
     np.testing.assert_array_equal(got, sorted_rows(whole))
     np.testing.assert_array_equal(sorted_rows(ids[got]), sorted_rows(cpu.match_static(p)))
+
+
+def test_device_plans_break_symmetry() -> None:
+    """A pattern runs its static plan: embeddings with the symmetry broken on the degree
+    order, |Aut| embeddings a found match; distinct on external ids, one each; a plan
+    without constraints (plan_query, orbit_plans) as it is, weight ignored."""
+    for name, weight, order in (("k5", 120, ORDER_DEGREE), ("c4", 8, ORDER_DEGREE),
+                                ("tri_lab", 1, ORDER_EXT), ("k5_d", 1, ORDER_EXT)):  # fmt: skip
+        dp = device_plan(BY_NAME[name])
+        n = BY_NAME[name].num_vertices
+        assert (dp.weight, int(dp.blob[-1]), dp.blob.shape) == (weight, order, (SP_INTS,)), name
+        assert dp.images.shape == (weight, n) and (dp.images[0] == np.arange(n)).all()
+        # Every image is a distinct permutation of the query vertices.
+        assert len({tuple(r) for r in dp.images}) == weight
+        assert (np.sort(dp.images, axis=1) == np.arange(n)).all()
+    for plan in (plan_query(BY_NAME["k5"]), orbit_plans(plan_query(BY_NAME["k5"]))):
+        dp = device_plan(plan)
+        assert (dp.weight, int(dp.blob[-1])) == (1, ORDER_EXT)
+    assert device_plan(static_plan(BY_NAME["k5"])).weight == 120
+
+
+def test_orbits_larger_than_a_chunk(matcher: StaticMatcher) -> None:
+    """A found 5-clique stands for 120 rows: chunks of 50 rows hold one found match (120
+    rows) each, and together every embedding once."""
+    cpu, csr, ids = random_case(2)
+    p = BY_NAME["k5"]
+    parts = list(matcher.enumerate(csr, p, chunk_rows=50))
+    assert parts and all(len(x) == 120 for x in parts)
+    got = sorted_rows(ids[np.concatenate(parts)])
+    np.testing.assert_array_equal(got, sorted_rows(cpu.match_static(p)))
 
 
 def test_empty_results(matcher: StaticMatcher) -> None:
