@@ -448,6 +448,11 @@ def _install_ops(app: FastAPI, service: Service, auth: Auth) -> None:
                 "records": service.ingest.records,
                 "lag": service.ingest.lag(),
             }
+        if service.output is not None:
+            kafka = {**(kafka or {}), "output": {
+                "buffered_frames": service.output.buffered,
+                "delivery_failures": service.output.failures,
+            }}  # fmt: skip
         ckpt = service.checkpointer.latest if service.checkpointer else service.restored
         checkpoint = None
         if ckpt is not None:

@@ -17,7 +17,7 @@ import importlib.util
 import json
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -131,10 +131,16 @@ async def read_frames(
 
 
 async def consume_topic(
-    bootstrap: str, topic: str, count: int, timeout_s: float, idle_s: float = 1.0
+    bootstrap: str,
+    topic: str,
+    count: int,
+    timeout_s: float,
+    idle_s: float = 1.0,
+    enough: Callable[[list[Any]], bool] | None = None,
 ) -> list[Any]:
-    """Records of ``topic`` from the beginning: at least ``count``, then until ``idle_s``
-    passes with nothing new (so extras are caught), or ``timeout_s``."""
+    """Records of ``topic`` from the beginning: at least ``count`` (or until ``enough(records)``
+    holds), then until ``idle_s`` passes with nothing new (so extras are caught), or
+    ``timeout_s``."""
     from aiokafka import AIOKafkaConsumer
 
     c = AIOKafkaConsumer(
@@ -150,7 +156,8 @@ async def consume_topic(
             for msgs in got.values():
                 out.extend(msgs)
                 last_new = time.monotonic()
-            if len(out) >= count and time.monotonic() - last_new >= idle_s:
+            done = enough(out) if enough is not None else len(out) >= count
+            if done and time.monotonic() - last_new >= idle_s:
                 break
     finally:
         await c.stop()
