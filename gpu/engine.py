@@ -220,6 +220,7 @@ class GpuEngine(Engine):
         st["q_until"] = 0
         st["hold"] = 1 if fixed_batch else 0
         self._put_state(st)
+        self._warm_up(st[0])
         # Host-side admission state.
         self._ids = IdTable()  # external id -> internal id
         self._ext = np.zeros(1024, np.int64)
@@ -259,6 +260,22 @@ class GpuEngine(Engine):
         GpuEngine._live.add(self)
 
     # -- setup -----------------------------------------------------------------------------
+
+    def _warm_up(self, state: np.void) -> None:
+        """Compile and load every CuPy kernel that a table growth or a graph load launches,
+        now, before the persistent kernel runs (gpu-facts rule 2): growing mid-stream
+        otherwise stops the stream for seconds of NVRTC."""
+        cp = self._cp
+        pools.warm_up(cp, self._d, state, self.cfg.nclass)
+        with self._side:  # load_graph's image fill, two versions of one entry each
+            versions = cp.zeros((2, self._d["vers"].shape[1]), np.int32)
+            versions[:, 1] = 1
+            versions[1, 0] = 1
+            fill_entries(cp, cp.zeros((64, 4), np.int32), versions, cp.zeros(2, np.int32),
+                         cp.zeros(2, np.int32))  # fmt: skip
+            owner = cp.full(4, -1, np.int32)
+            owner[cp.asarray(versions[:, 0])] = cp.arange(2, dtype=np.int32)
+        self._side.synchronize()
 
     def _pin(self, name: str, n: int, dtype: np.dtype | type) -> np.ndarray:
         """Pinned host memory the kernel reads or writes directly (UVA pointer in Ctx)."""
@@ -380,9 +397,7 @@ class GpuEngine(Engine):
         Only while the kernel is stopped: device work beside the persistent kernel (its
         allocations) may wait for it forever."""
         assert not self._running
-        nv = int(self._meta[0])
-        heads = self._d["head"][:nv]
-        cls = self._d["vers"][heads[heads >= 0], 2]
+        cls = pools.live_classes(self._cp, self._d["head"][: int(self._meta[0])], self._d["vers"])
         self._hub_slabs = pools.hub_reserve(self._cp, cls, 4 * _PIECE)
 
     def _pools_in_reach(self, col: _Collector) -> None:

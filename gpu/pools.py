@@ -98,6 +98,38 @@ def hub_reserve(xp: Any, cls: Any, k: int) -> int:
     return min(largest_runs(xp, cls, k), largest_runs(xp, cls, len(cls)) // 4)
 
 
+def live_classes(xp: Any, head: Any, vers: Any) -> Any:
+    """Size class of every vertex's newest version (``head``: the vertices' version ids,
+    -1 for none; ``vers``: the version table)."""
+    return vers[head[head >= 0], 2]
+
+
+def warm_up(xp: Any, d: dict[str, Any], state: np.void, nclass: int) -> None:
+    """Run every table growth and the hub measure once on tiny tables shaped like ``d``'s
+    (and a state record like ``state``), so that each CuPy kernel they launch is compiled
+    and loaded before the persistent kernel runs: a growth in the middle of a stream
+    otherwise stops it for seconds of NVRTC (3 s at the first growth of a 43M insertion)."""
+    n = 64
+    tiny = {name: xp.full(n, fill, d[name].dtype) for name, fill in VERTEX_TABLES.items()}
+    tiny["head"][:8] = xp.arange(8, dtype=tiny["head"].dtype)
+    tiny.update(
+        entries=xp.zeros((n * 32, 4), d["entries"].dtype),
+        slab_owner=xp.full(n, -1, d["slab_owner"].dtype),
+        slab_free=xp.zeros(ring_words(n, nclass), d["slab_free"].dtype),
+        vers=xp.zeros((n, d["vers"].shape[1]), d["vers"].dtype),
+        ver_free=xp.zeros(n, d["ver_free"].dtype),
+        gcq=xp.zeros(n, d["gcq"].dtype),
+    )
+    st = np.zeros(1, state.dtype)[0]
+    for name in ("slab_bump", "ver_bump", "ver_free_tail", "gcq_tail"):
+        st[name] = 1
+    st["free_tail"][0] = 1  # one ring of each kind to move
+    grow_slab_pool(xp, tiny, st, n, 2 * n, nclass)
+    grow_version_table(xp, tiny, st, n, 2 * n)
+    grow_vertex_tables(xp, tiny, 2 * n)
+    hub_reserve(xp, live_classes(xp, tiny["head"], tiny["vers"]), 4)  # 8 runs: a partition
+
+
 def _rounded(n: float) -> int:
     return -(-int(n) // ROUND) * ROUND
 

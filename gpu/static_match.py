@@ -13,8 +13,9 @@ otherwise: the constrained vertices are then the low-degree ones, so a hub is re
 its small neighbours and the lists a warp scans stay short. The kernels
 (``static_match.cu``, beside this file) give each start edge to one warp, which walks the
 plan depth first and evaluates 32 candidates a window, one per lane, as the GPU static
-matchers gMatch and EGSM do; warps claim start edges from one counter. The graph never changes during a call, so there are no
-versions, no timestamps and no work items, unlike the persistent kernel's executor.
+matchers gMatch and EGSM do; warps claim start edges from one counter. The graph never
+changes during a call, so there are no versions, no timestamps and no work items, unlike the
+persistent kernel's executor.
 
 Counting is one launch. Enumerating is bounded: a first launch counts the matches of each
 start edge of a segment of ``segment_starts`` start edges, the host cuts the segment into
@@ -106,6 +107,11 @@ class DevicePlan:
         return int(self.blob[0])
 
 
+# Device plans of patterns by shape, labels and distinct (at most _PLANS_MAX, then cleared).
+_PLANS: dict[tuple, DevicePlan] = {}
+_PLANS_MAX = 256
+
+
 def device_plan(plan: QueryPlan | Pattern) -> DevicePlan:
     """Plan 0 of ``plan`` (a pattern: its :func:`static_plan`) for the kernels.
 
@@ -115,7 +121,15 @@ def device_plan(plan: QueryPlan | Pattern) -> DevicePlan:
     (a ``distinct`` pattern's constraints; no constraints at all, as in
     ``plan_query``/``orbit_plans``, whose ``weight`` then means nothing here)."""
     if isinstance(plan, Pattern):
-        plan = static_plan(plan)
+        key = (
+            tuple(map(tuple, plan.edges.tolist())), tuple(plan.vlabels.tolist()),
+            tuple(plan.elabels.tolist()), plan.distinct,
+        )  # fmt: skip
+        if key not in _PLANS:  # a 6-clique's plan (720 images) takes ~10 ms to build
+            if len(_PLANS) >= _PLANS_MAX:
+                _PLANS.clear()
+            _PLANS[key] = device_plan(static_plan(plan))
+        return _PLANS[key]
     n = plan.num_vertices
     broken = bool(plan.sym_lt[0].any() or plan.sym_gt[0].any())
     if broken and not plan.pattern.distinct:
