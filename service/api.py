@@ -439,7 +439,7 @@ def _install_ops(app: FastAPI, service: Service, auth: Auth) -> None:
     async def status() -> dict[str, Any]:
         s = service.settings
         worker = service.worker
-        kafka = None
+        kafka: dict[str, Any] | None = None
         if service.ingest is not None:
             kafka = {
                 "bootstrap": s.kafka,
