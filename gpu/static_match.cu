@@ -8,9 +8,15 @@
 // sym_lt / sym_gt masks break the pattern's symmetry (plan.py, static_plan): a `distinct`
 // pattern keeps one embedding per subgraph and compares EXTERNAL vertex ids (so it keeps
 // the CPU's representative); an embeddings plan finds one embedding of each automorphism
-// orbit and compares the DEGREE ORDER (degree, internal id), so the constrained vertices
-// are the low-degree ones and the lists a warp scans stay short; each match it finds stands
-// for `weight` embeddings, written through `images` (row k: image[x] = found[images[k][x]]).
+// orbit and compares the DEGREE ORDER, which is the snapshot's own vertex order (below), so
+// a level's constraints cut the scanned list to one range by two binary searches and the
+// constrained vertices are the low-degree ones; each match it finds stands for `weight`
+// embeddings, written through `images` (row k: image[x] = found[images[k][x]]).
+//
+// The snapshot numbers its vertices by degree (csr_from_edges): vertex r is the r-th by
+// (degree, caller's id), so a hub's neighbours above it are a short suffix of its list (the
+// orientation of triangle counting); `orig` maps r back to the caller's id, in which every
+// row is written.
 //
 // Design, in the style of the GPU static matchers gMatch and EGSM (Sun & Luo, SIGMOD
 // 2023): one warp per start edge, depth-first over the plan's order with the warp's stack
@@ -33,7 +39,8 @@
 //                         matching kernels read (the start edges are its entries [0, E2)).
 //   elab   int32[>= E2]   edge label beside each nbr entry; as nbr.
 //   vlab   int32[nv]      vertex labels; ext int64[nv]: external ids (symmetry breaking);
-//                         the host copies them in, matching kernels read.
+//                         orig int32[nv]: the caller's id of each vertex; csr_relabel writes
+//                         them in the snapshot's order, matching kernels read.
 //   plan   int32[SP_INTS] plan 0 of one QueryPlan (layout below); host uploads; every
 //                         block copies it into shared memory first.
 //   images int32[weight, n] the permutations that give a found match's `weight` embeddings
@@ -49,9 +56,11 @@
 //                         rows it reserved in ctl[2]; host reads after the launch.
 //   Counts (ctl[1], per_start) and ranks are in found matches; the host multiplies by
 //   `weight`.
-//   CSR build (csr_from_edges): keys int64[2*ne] (csr_keys writes; cupy.argsort and
-//   csr_gather read), order int64[2*ne] (cupy.argsort writes, csr_gather reads), row
-//   int32[2*ne] (csr_gather writes, csr_offsets reads).
+//   CSR build (csr_from_edges): vkey int64[nv] (csr_vertex_init, csr_degrees write;
+//   cupy.argsort reads), vorder int64[nv] (cupy.argsort writes, csr_relabel reads), rank
+//   int32[nv] (csr_relabel writes, csr_keys reads), keys int64[2*ne] (csr_keys writes;
+//   cupy.argsort and csr_gather read), order int64[2*ne] (cupy.argsort writes, csr_gather
+//   reads), row int32[2*ne] (csr_gather writes, csr_offsets reads).
 //
 // Rank windows (emit waves). The matches of one start edge come out in a fixed order (one
 // warp, windows in scan order, lanes ascending), so "the r-th match of start t" is well
@@ -111,7 +120,7 @@ typedef unsigned long long u64;
 #define SP_INTS (SP_ORDER + 1)
 
 #define ORDER_EXT 0     // external ids (distinct patterns: the CPU's representative)
-#define ORDER_DEGREE 1  // (degree, internal id): hubs last (embeddings plans)
+#define ORDER_DEGREE 1  // the snapshot's ids, by degree: hubs last (embeddings plans)
 
 // Kernel variants of one search loop.
 #define MODE_COUNT 0   // total matches into ctl[CTL_TOTAL]
@@ -124,6 +133,7 @@ struct Csr {
     const int* __restrict__ elab;
     const int* __restrict__ vlab;
     const i64* __restrict__ ext;
+    const int* __restrict__ orig;
     int nv;
 };
 
@@ -151,25 +161,27 @@ __device__ __forceinline__ int row_of(const i64* __restrict__ off, int nv, i64 t
     return lo;
 }
 
-// Is c in the sorted list nbr[off, off + len), with label `want` (ANY: any label)? The
-// snapshot holds each edge once, so one lower bound decides.
-__device__ __forceinline__ bool has_edge(const Csr& G, i64 off, int len, int c, int want) {
+// The first k in [0, len) with list[k] >= c (len if none).
+__device__ __forceinline__ int lower_bound(const int* __restrict__ list, int len, int c) {
     int lo = 0, hi = len;
     while (lo < hi) {
         int mid = (lo + hi) >> 1;
-        if (__ldg(G.nbr + off + mid) < c) lo = mid + 1; else hi = mid;
+        if (__ldg(list + mid) < c) lo = mid + 1; else hi = mid;
     }
+    return lo;
+}
+
+// Is c in the sorted list nbr[off, off + len), with label `want` (ANY: any label)? The
+// snapshot holds each edge once, so one lower bound decides.
+__device__ __forceinline__ bool has_edge(const Csr& G, i64 off, int len, int c, int want) {
+    int lo = lower_bound(G.nbr + off, len, c);
     return lo < len && __ldg(G.nbr + off + lo) == c &&
            (want == ANY || __ldg(G.elab + off + lo) == want);
 }
 
-// Vertex x's place in the order the sym masks compare (deg: its degree).
-__device__ __forceinline__ i64 order_key(const int* P, const Csr& G, int x, int deg) {
-    return P[SP_ORDER] == ORDER_DEGREE ? (((i64)deg << 32) | (i64)x) : __ldg(G.ext + x);
-}
-
-__device__ __forceinline__ int degree(const Csr& G, int x) {
-    return (int)(__ldg(G.off + x + 1) - __ldg(G.off + x));
+// Vertex x's place in the order the sym masks compare.
+__device__ __forceinline__ i64 order_key(const int* P, const Csr& G, int x) {
+    return P[SP_ORDER] == ORDER_DEGREE ? (i64)x : __ldg(G.ext + x);
 }
 
 __device__ __forceinline__ void set_vertex(const Csr& G, Search& S, int j, int x) {
@@ -188,7 +200,7 @@ __device__ __forceinline__ bool start_ok(const int* P, const Csr& G, int a, int 
     if (le != ANY && lab != le) return false;
     int lt = P[SP_SYMLT + 1], gt = P[SP_SYMGT + 1];
     if ((lt | gt) & 1) {
-        i64 ea = order_key(P, G, a, degree(G, a)), eb = order_key(P, G, b, degree(G, b));
+        i64 ea = order_key(P, G, a), eb = order_key(P, G, b);
         if ((lt & 1) && !(eb < ea)) return false;
         if ((gt & 1) && !(eb > ea)) return false;
     }
@@ -210,10 +222,10 @@ __device__ unsigned eval_window(const int* P, const Csr& G, const Search& S, int
         for (int j = 0; ok && j < i; ++j) ok = S.m[j] != c;
         int lt = P[SP_SYMLT + i], gt = P[SP_SYMGT + i];
         if (ok && (lt | gt)) {
-            i64 ec = order_key(P, G, c, P[SP_ORDER] == ORDER_DEGREE ? degree(G, c) : 0);
+            i64 ec = order_key(P, G, c);
             for (int j = 0; ok && j < i; ++j) {
                 if (!(((lt | gt) >> j) & 1)) continue;
-                i64 ej = order_key(P, G, S.m[j], S.mlen[j]);
+                i64 ej = order_key(P, G, S.m[j]);
                 if (((lt >> j) & 1) && !(ec < ej)) ok = false;
                 if (((gt >> j) & 1) && !(ec > ej)) ok = false;
             }
@@ -229,7 +241,8 @@ __device__ unsigned eval_window(const int* P, const Csr& G, const Search& S, int
 }
 
 // Enter level i: scan the shortest backward-neighbour list (the first of equal ones, as the
-// CPU engine does), first window evaluated.
+// CPU engine does), first window evaluated. On the degree order the level's symmetry
+// constraints bound the candidates' ids, so only that range of the list is scanned.
 __device__ void open_level(const int* P, const Csr& G, Search& S, int i, int lane) {
     int nb = P[SP_BNCNT + i];
     int best = 0, bl = 0x7fffffff;
@@ -241,6 +254,19 @@ __device__ void open_level(const int* P, const Csr& G, Search& S, int i, int lan
     S.lbest[i] = best;
     S.loff[i] = S.moff[jb];
     S.llen[i] = S.mlen[jb];
+    int lt = P[SP_SYMLT + i], gt = P[SP_SYMGT + i];
+    if (P[SP_ORDER] == ORDER_DEGREE && (lt | gt)) {
+        int above = -1, below = 0x7fffffff;  // candidates c with above < c < below
+        for (int j = 0; j < i; ++j) {
+            if ((gt >> j) & 1) above = max(above, S.m[j]);
+            if ((lt >> j) & 1) below = min(below, S.m[j]);
+        }
+        const int* list = G.nbr + S.loff[i];
+        int a = lower_bound(list, S.llen[i], above + 1);
+        int b = below == 0x7fffffff ? S.llen[i] : lower_bound(list, S.llen[i], below);
+        S.loff[i] += a;
+        S.llen[i] = b > a ? b - a : 0;
+    }
     S.lpos[i] = 0;
     S.lmask[i] = S.llen[i] > 0 ? eval_window(P, G, S, i, lane) : 0u;
 }
@@ -258,15 +284,16 @@ __device__ __forceinline__ u64 reserve_rows(u64* ctl, u64 cnt, u64 cap, int lane
     return __shfl_sync(FULL_MASK, base, 0);
 }
 
-// The `weight` rows a found match stands for, from dst on, lanes over the rows: the match is
-// m[] with step `last` (-1: none) matched to c instead.
-__device__ void write_images(const int* P, const Search& S, int n, int last, int c,
-                             const int* __restrict__ images, int weight, int* dst, int lane) {
+// The `weight` rows a found match stands for, from dst on, lanes over the rows, in the
+// caller's ids: the match is m[] with step `last` (-1: none) matched to c instead.
+__device__ void write_images(const int* P, const Csr& G, const Search& S, int n, int last,
+                             int c, const int* __restrict__ images, int weight, int* dst,
+                             int lane) {
     for (int k = lane; k < weight; k += 32) {
         int* row = dst + (u64)k * n;
         for (int x = 0; x < n; ++x) {
             int step = P[SP_POS + __ldg(images + k * n + x)];
-            row[x] = step == last ? c : S.m[step];
+            row[x] = __ldg(G.orig + (step == last ? c : S.m[step]));
         }
     }
 }
@@ -289,14 +316,14 @@ __device__ void emit_window(const int* P, const Csr& G, Search& S, int n, unsign
             // Only this lane's copy of m[last] changes; no later window reads it.
             S.m[last] = c;
             int* row = out + (base + (u64)__popc(sel & lanemask_lt(lane))) * (u64)n;
-            for (int x = 0; x < n; ++x) row[x] = S.m[P[SP_POS + x]];
+            for (int x = 0; x < n; ++x) row[x] = __ldg(G.orig + S.m[P[SP_POS + x]]);
         }
         return;
     }
     u64 at = base;
     for (unsigned rest = sel; rest; rest &= rest - 1u, at += (u64)weight) {
         int cl = __shfl_sync(FULL_MASK, c, __ffs(rest) - 1);
-        write_images(P, S, n, last, cl, images, weight, out + at * (u64)n, lane);
+        write_images(P, G, S, n, last, cl, images, weight, out + at * (u64)n, lane);
     }
 }
 
@@ -312,7 +339,7 @@ __device__ u64 extend(const int* P, const Csr& G, Search& S, int n, int a, int b
         if (MODE == MODE_EMIT && lo == 0 && hi > 0) {
             u64 base = reserve_rows(ctl, (u64)weight, cap, lane);
             if (base != NO_LIMIT)
-                write_images(P, S, 2, -1, 0, images, weight, out + base * 2, lane);
+                write_images(P, G, S, 2, -1, 0, images, weight, out + base * 2, lane);
         }
         return 1;
     }
@@ -353,14 +380,16 @@ __device__ u64 extend(const int* P, const Csr& G, Search& S, int n, int a, int b
 template <int MODE>
 __device__ void run_starts(const i64* __restrict__ off, const int* __restrict__ nbr,
                            const int* __restrict__ elab, const int* __restrict__ vlab,
-                           const i64* __restrict__ ext, int nv, const int* __restrict__ plan,
+                           const i64* __restrict__ ext, const int* __restrict__ orig, int nv,
+                           const int* __restrict__ plan,
                            const int* __restrict__ images, int weight, i64 t0, i64 t1, u64 skip_first, u64 take_last, u64* ctl,
                            u64* per_start, int* out, u64 cap) {
     __shared__ int P[SP_INTS];
     for (int k = threadIdx.x; k < SP_INTS; k += blockDim.x) P[k] = plan[k];
     __syncthreads();
     Csr G;
-    G.off = off; G.nbr = nbr; G.elab = elab; G.vlab = vlab; G.ext = ext; G.nv = nv;
+    G.off = off; G.nbr = nbr; G.elab = elab; G.vlab = vlab; G.ext = ext; G.orig = orig;
+    G.nv = nv;
     const int lane = threadIdx.x & 31;
     const int n = P[SP_N];
     const i64 nstarts = t1 - t0;
@@ -410,10 +439,11 @@ __device__ void run_starts(const i64* __restrict__ off, const int* __restrict__ 
 
 #define MATCH_ARGS                                                                           \
     const i64 *__restrict__ off, const int *__restrict__ nbr, const int *__restrict__ elab,  \
-        const int *__restrict__ vlab, const i64 *__restrict__ ext, int nv,                   \
+        const int *__restrict__ vlab, const i64 *__restrict__ ext,                           \
+        const int *__restrict__ orig, int nv,                                                \
         const int *__restrict__ plan, const int *__restrict__ images, int weight, i64 t0,     \
         i64 t1, u64 skip_first, u64 take_last, u64 *ctl, u64 *per_start, int *out, u64 cap
-#define MATCH_PASS off, nbr, elab, vlab, ext, nv, plan, images, weight, t0, t1, skip_first, \
+#define MATCH_PASS off, nbr, elab, vlab, ext, orig, nv, plan, images, weight, t0, t1, skip_first, \
                    take_last, ctl, per_start, out, cap
 
 // Matches from start edges [t0, t1) (entries of nbr): the total into ctl[CTL_TOTAL].
@@ -433,17 +463,70 @@ extern "C" __global__ void __launch_bounds__(THREADS) static_emit(MATCH_ARGS) {
 }
 
 // ---------------------------------------------------------------------------------------
-// CSR snapshot from undirected edges (csr_from_edges): both half edges as keys
-// src * nv + dst, sorted (cupy.argsort), then split into rows.
+// CSR snapshot from undirected edges (csr_from_edges). The vertices are numbered by degree
+// first: vkey[x] = degree << 32 | x (csr_vertex_init, csr_degrees), sorted (cupy.argsort),
+// rank[vorder[r]] = r (csr_relabel). Then both half edges, in ranks, as keys src * nv + dst,
+// sorted (cupy.argsort), then split into rows.
+
+extern "C" __global__ void csr_vertex_init(i64* __restrict__ vkey, int nv) {
+    for (i64 x = blockIdx.x * (i64)blockDim.x + threadIdx.x; x < nv;
+         x += (i64)gridDim.x * blockDim.x)
+        vkey[x] = x;
+}
+
+__device__ __forceinline__ bool edge_ok(i64 a, i64 b, int nv, u64* ctl) {
+    if (0 <= a && a < b && b < (i64)nv) return true;
+    atomicOr(ctl + CTL_ERROR, ERR_BAD_EDGE);
+    return false;
+}
 
 template <typename I>
-__device__ void keys_of(const I* __restrict__ lo, const I* __restrict__ hi, i64 ne, int nv,
-                        i64* __restrict__ keys, u64* ctl) {
+__device__ void degrees_of(const I* __restrict__ lo, const I* __restrict__ hi, i64 ne, int nv,
+                           u64* __restrict__ vkey, u64* ctl) {
     for (i64 e = blockIdx.x * (i64)blockDim.x + threadIdx.x; e < ne;
          e += (i64)gridDim.x * blockDim.x) {
         i64 a = (i64)lo[e], b = (i64)hi[e];
-        if (!(0 <= a && a < b && b < (i64)nv)) {
-            atomicOr(ctl + CTL_ERROR, ERR_BAD_EDGE);
+        if (!edge_ok(a, b, nv, ctl)) continue;
+        atomicAdd(vkey + a, 1ULL << 32);
+        atomicAdd(vkey + b, 1ULL << 32);
+    }
+}
+
+extern "C" __global__ void csr_degrees_i32(const int* lo, const int* hi, i64 ne, int nv,
+                                           u64* vkey, u64* ctl) {
+    degrees_of<int>(lo, hi, ne, nv, vkey, ctl);
+}
+
+extern "C" __global__ void csr_degrees_i64(const i64* lo, const i64* hi, i64 ne, int nv,
+                                           u64* vkey, u64* ctl) {
+    degrees_of<i64>(lo, hi, ne, nv, vkey, ctl);
+}
+
+// Vertex r of the snapshot is the caller's vorder[r]: its rank, id, label and external id.
+extern "C" __global__ void csr_relabel(const i64* __restrict__ vorder, int nv,
+                                       const int* __restrict__ vlab, const i64* __restrict__ ext,
+                                       int* __restrict__ rank, int* __restrict__ orig,
+                                       int* __restrict__ vlab_out, i64* __restrict__ ext_out) {
+    for (i64 r = blockIdx.x * (i64)blockDim.x + threadIdx.x; r < nv;
+         r += (i64)gridDim.x * blockDim.x) {
+        int x = (int)vorder[r];
+        rank[x] = (int)r;
+        orig[r] = x;
+        vlab_out[r] = vlab[x];
+        ext_out[r] = ext[x];
+    }
+}
+
+template <typename I>
+__device__ void keys_of(const I* __restrict__ lo, const I* __restrict__ hi, i64 ne, int nv,
+                        const int* __restrict__ rank, i64* __restrict__ keys, u64* ctl) {
+    for (i64 e = blockIdx.x * (i64)blockDim.x + threadIdx.x; e < ne;
+         e += (i64)gridDim.x * blockDim.x) {
+        i64 a = (i64)lo[e], b = (i64)hi[e];
+        if (edge_ok(a, b, nv, ctl)) {
+            a = rank[a];
+            b = rank[b];
+        } else {
             a = 0; b = 0;
         }
         keys[e] = a * nv + b;
@@ -451,14 +534,14 @@ __device__ void keys_of(const I* __restrict__ lo, const I* __restrict__ hi, i64 
     }
 }
 
-extern "C" __global__ void csr_keys_i32(const int* lo, const int* hi, i64 ne, int nv, i64* keys,
-                                        u64* ctl) {
-    keys_of<int>(lo, hi, ne, nv, keys, ctl);
+extern "C" __global__ void csr_keys_i32(const int* lo, const int* hi, i64 ne, int nv,
+                                        const int* rank, i64* keys, u64* ctl) {
+    keys_of<int>(lo, hi, ne, nv, rank, keys, ctl);
 }
 
-extern "C" __global__ void csr_keys_i64(const i64* lo, const i64* hi, i64 ne, int nv, i64* keys,
-                                        u64* ctl) {
-    keys_of<i64>(lo, hi, ne, nv, keys, ctl);
+extern "C" __global__ void csr_keys_i64(const i64* lo, const i64* hi, i64 ne, int nv,
+                                        const int* rank, i64* keys, u64* ctl) {
+    keys_of<i64>(lo, hi, ne, nv, rank, keys, ctl);
 }
 
 // Sorted half edge k (= keys[order[k]]): neighbour, label, row. Flags a repeated edge.

@@ -9,8 +9,10 @@ the pattern's symmetry broken, so it finds one embedding of each automorphism or
 subgraph's representative for a ``distinct`` pattern); each found embedding stands for |Aut|
 (the plan's ``weight``), written as the plan's ``images``. The symmetry constraints compare
 external ids for ``distinct`` patterns (the CPU's representative) and the degree order
-otherwise: the constrained vertices are then the low-degree ones, so a hub is reached from
-its small neighbours and the lists a warp scans stay short. The kernels
+otherwise. The snapshot numbers its vertices by degree (:func:`csr_from_edges`), so that
+order is its ids: a level's constraints cut the list it scans to one range (two binary
+searches), the constrained vertices are the low-degree ones, and a hub's neighbours above
+it are few. The kernels
 (``static_match.cu``, beside this file) give each start edge to one warp, which walks the
 plan depth first and evaluates 32 candidates a window, one per lane, as the GPU static
 matchers gMatch and EGSM do; warps claim start edges from one counter. The graph never
@@ -167,7 +169,8 @@ def plan_blob(plan: QueryPlan, order: int = ORDER_EXT) -> np.ndarray:
 
 @dataclass(frozen=True)
 class DeviceCsr:
-    """A graph snapshot in device memory (CuPy arrays; internal vertex ids 0..nv-1).
+    """A graph snapshot in device memory (CuPy arrays), its vertices 0..nv-1 numbered by
+    degree: vertex r is the r-th of the caller's vertices by (degree, caller's id).
 
     Attributes:
         off: int64 (nv + 1,); row x is nbr[off[x]:off[x + 1]]; off[0] = 0.
@@ -176,6 +179,7 @@ class DeviceCsr:
         elab: int32, like nbr; the edge label beside each entry.
         vlab: int32 (nv,); vertex labels.
         ext: int64 (nv,); external vertex ids (``distinct`` patterns compare them).
+        orig: int32 (nv,); the caller's id of each vertex (match rows are written in it).
     """
 
     off: Any
@@ -183,6 +187,7 @@ class DeviceCsr:
     elab: Any
     vlab: Any
     ext: Any
+    orig: Any
 
     @property
     def nv(self) -> int:
@@ -196,6 +201,7 @@ class DeviceCsr:
             "elab": np.int32,
             "vlab": np.int32,
             "ext": np.int64,
+            "orig": np.int32,
         }
         for name, dtype in want.items():
             a = getattr(self, name)
@@ -207,8 +213,11 @@ class DeviceCsr:
         nv = self.nv
         if nv < 0 or nv >= 2**31:
             raise ValueError(f"csr.off has {self.off.shape[0]} entries: nv must be in [0, 2^31)")
-        if self.vlab.shape[0] != nv or self.ext.shape[0] != nv:
-            raise ValueError(f"csr: vlab {self.vlab.shape} and ext {self.ext.shape} need ({nv},)")
+        if not self.vlab.shape[0] == self.ext.shape[0] == self.orig.shape[0] == nv:
+            raise ValueError(
+                f"csr: vlab {self.vlab.shape}, ext {self.ext.shape} and orig "
+                f"{self.orig.shape} need ({nv},)"
+            )
         if self.elab.shape != self.nbr.shape:
             raise ValueError(f"csr: elab {self.elab.shape} differs from nbr {self.nbr.shape}")
 
@@ -252,7 +261,8 @@ def _raise_errors(bits: int, where: str) -> None:
 def csr_from_edges(
     nv: int, lo: Any, hi: Any, lab: Any, vlab: Any, ext: Any, *, stream: Any = None
 ) -> DeviceCsr:
-    """Build a :class:`DeviceCsr` on the device from undirected edges.
+    """Build a :class:`DeviceCsr` on the device from undirected edges, its vertices
+    numbered by degree.
 
     Args:
         nv: number of vertices (internal ids 0..nv-1).
@@ -262,10 +272,11 @@ def csr_from_edges(
         stream: CuPy stream for every step (default: the current one).
 
     Host (NumPy) arrays are converted and copied; device (CuPy) arrays must already have a
-    listed dtype and are used in place (``vlab``/``ext`` become the snapshot's own).
-    Launches csr_keys (reads lo, hi; writes keys), ``cupy.argsort`` (keys -> order),
-    csr_gather (writes nbr, elab, row), csr_offsets (row -> off), then waits for the
-    stream to read the error flags: raises ValueError for a self loop, a reversed or
+    listed dtype and are only read. Launches csr_vertex_init and csr_degrees (write vkey),
+    ``cupy.argsort`` (vkey -> vorder), csr_relabel (writes rank, orig and the snapshot's
+    vlab, ext), csr_keys (reads lo, hi, rank; writes keys), ``cupy.argsort`` (keys ->
+    order), csr_gather (writes nbr, elab, row), csr_offsets (row -> off), then waits for
+    the stream to read the error flags: raises ValueError for a self loop, a reversed or
     out-of-range edge, or a repeated edge.
     """
     import cupy as cp
@@ -295,11 +306,29 @@ def csr_from_edges(
         nbr = cp.empty(m, np.int32)
         elab = cp.empty(m, np.int32)
         row = cp.empty(m, np.int32)
+        width = "i32" if d_lo.dtype == np.int32 else "i64"
+        # The vertices by (degree, id).
+        vkey = cp.empty(nv, np.int64)
+        mod.get_function("csr_vertex_init")((_blocks(nv),), (THREADS,), (vkey, np.int32(nv)))
+        if ne:
+            mod.get_function("csr_degrees_" + width)(
+                (_blocks(ne),), (THREADS,), (d_lo, d_hi, np.int64(ne), np.int32(nv), vkey, ctl)
+            )
+        vorder = cp.argsort(vkey) if nv else cp.empty(0, np.int64)
+        if vorder.dtype != np.int64:  # the kernel reads int64 indices
+            raise TypeError(f"cupy.argsort returned {vorder.dtype}, want int64")
+        rank, orig, s_vlab = (cp.empty(nv, np.int32) for _ in range(3))
+        s_ext = cp.empty(nv, np.int64)
+        mod.get_function("csr_relabel")(
+            (_blocks(nv),), (THREADS,),
+            (vorder, np.int32(nv), d_vlab, d_ext, rank, orig, s_vlab, s_ext),
+        )  # fmt: skip
         if ne:
             keys = cp.empty(m, np.int64)
-            name = "csr_keys_i32" if d_lo.dtype == np.int32 else "csr_keys_i64"
-            mod.get_function(name)(
-                (_blocks(ne),), (THREADS,), (d_lo, d_hi, np.int64(ne), np.int32(nv), keys, ctl)
+            mod.get_function("csr_keys_" + width)(
+                (_blocks(ne),),
+                (THREADS,),
+                (d_lo, d_hi, np.int64(ne), np.int32(nv), rank, keys, ctl),
             )
             order = cp.argsort(keys)
             if order.dtype != np.int64:  # the kernel reads int64 indices
@@ -313,7 +342,7 @@ def csr_from_edges(
             (_blocks(nv + 1),), (THREADS,), (row, np.int64(m), np.int32(nv), off)
         )
     _raise_errors(int(ctl.get(stream=stream)[CTL_ERROR]), "csr_from_edges")
-    return DeviceCsr(off=off, nbr=nbr, elab=elab, vlab=d_vlab, ext=d_ext)
+    return DeviceCsr(off=off, nbr=nbr, elab=elab, vlab=s_vlab, ext=s_ext, orig=orig)
 
 
 class StaticMatcher:
@@ -506,6 +535,7 @@ class StaticMatcher:
             csr.elab,
             csr.vlab,
             csr.ext,
+            csr.orig,
             np.int32(csr.nv),
             d_plan[0],
             d_plan[1],

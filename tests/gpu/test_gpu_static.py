@@ -287,17 +287,24 @@ def test_csr_from_edges(matcher: StaticMatcher) -> None:
     lab = rng.integers(0, 3, len(lo)).astype(np.int32)
     vlab = rng.integers(0, 3, nv).astype(np.int32)
     ext = rng.permutation(nv).astype(np.int64) * 3
-    # The host reference: both half edges, sorted by (row, neighbour).
-    src, dst, el = np.r_[lo, hi], np.r_[hi, lo], np.r_[lab, lab]
+    # The host reference: vertices by (degree, id), then both half edges in those numbers,
+    # sorted by (row, neighbour).
+    deg = np.bincount(np.r_[lo, hi], minlength=nv)
+    vorder = np.lexsort((np.arange(nv), deg))
+    rank = np.empty(nv, np.int64)
+    rank[vorder] = np.arange(nv)
+    src, dst, el = rank[np.r_[lo, hi]], rank[np.r_[hi, lo]], np.r_[lab, lab]
     order = np.lexsort((dst, src))
     off = np.r_[0, np.cumsum(np.bincount(src, minlength=nv))]
+    assert (np.diff(off) == np.sort(deg)).all()
     for a, b in ((lo, hi), (cp.asarray(lo, np.int32), cp.asarray(hi, np.int32))):
         csr = matcher.csr_from_edges(nv, a, b, lab, vlab, ext)
         np.testing.assert_array_equal(csr.off.get(), off)
         np.testing.assert_array_equal(csr.nbr.get(), dst[order])
         np.testing.assert_array_equal(csr.elab.get(), el[order])
-        np.testing.assert_array_equal(csr.vlab.get(), vlab)
-        np.testing.assert_array_equal(csr.ext.get(), ext)
+        np.testing.assert_array_equal(csr.orig.get(), vorder)
+        np.testing.assert_array_equal(csr.vlab.get(), vlab[vorder])
+        np.testing.assert_array_equal(csr.ext.get(), ext[vorder])
     with pytest.raises(ValueError, match="twice"):
         csr_from_edges(nv, np.r_[lo, lo[:1]], np.r_[hi, hi[:1]], np.r_[lab, lab[:1]], vlab, ext)
     with pytest.raises(ValueError, match="lo >= hi"):
