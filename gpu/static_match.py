@@ -114,32 +114,35 @@ _PLANS: dict[tuple, DevicePlan] = {}
 _PLANS_MAX = 256
 
 
-def device_plan(plan: QueryPlan | Pattern) -> DevicePlan:
-    """Plan 0 of ``plan`` (a pattern: its :func:`static_plan`) for the kernels.
+def device_plan(plan: QueryPlan | Pattern, count: bool = False) -> DevicePlan:
+    """Plan 0 of ``plan`` (a pattern: its :func:`static_plan`) for the kernels; ``count``:
+    for counting only.
 
     An embeddings plan whose symmetry is broken (plan 0 has constraints) finds one match
     per orbit: its ``weight`` and ``images`` apply and the constraints compare the degree
-    order. Any other plan finds every match it stands for once and compares external ids
-    (a ``distinct`` pattern's constraints; no constraints at all, as in
-    ``plan_query``/``orbit_plans``, whose ``weight`` then means nothing here)."""
+    order. A ``distinct`` pattern's constraints compare external ids, so that it writes the
+    CPU's representative of each subgraph, but the degree order when only counting (any
+    order keeps one embedding a subgraph). A plan without constraints (``plan_query``,
+    ``orbit_plans``) finds every match once; its ``weight`` means nothing here."""
     if isinstance(plan, Pattern):
         key = (
             tuple(map(tuple, plan.edges.tolist())), tuple(plan.vlabels.tolist()),
-            tuple(plan.elabels.tolist()), plan.distinct,
+            tuple(plan.elabels.tolist()), plan.distinct, count,
         )  # fmt: skip
         if key not in _PLANS:  # a 6-clique's plan (720 images) takes ~10 ms to build
             if len(_PLANS) >= _PLANS_MAX:
                 _PLANS.clear()
-            _PLANS[key] = device_plan(static_plan(plan))
+            _PLANS[key] = device_plan(static_plan(plan), count)
         return _PLANS[key]
     n = plan.num_vertices
     broken = bool(plan.sym_lt[0].any() or plan.sym_gt[0].any())
+    weight, images, order = 1, np.arange(n, dtype=np.int32)[None, :], ORDER_EXT
     if broken and not plan.pattern.distinct:
         weight = int(plan.weight[0])
         images = np.ascontiguousarray(plan.images[0, :weight, :n], np.int32)
         order = ORDER_DEGREE
-    else:
-        weight, images, order = 1, np.arange(n, dtype=np.int32)[None, :], ORDER_EXT
+    elif broken and count:
+        order = ORDER_DEGREE
     return DevicePlan(plan_blob(plan, order), weight, images)
 
 
@@ -390,7 +393,7 @@ class StaticMatcher:
         One static_count launch over every start edge (reads the snapshot and the plan,
         writes only its ctl words), then waits for the stream; the found matches times the
         plan's weight."""
-        dp = device_plan(plan)
+        dp = device_plan(plan, count=True)
         m = self._entries(csr)
         if m == 0:
             return 0

@@ -225,6 +225,8 @@ def test_device_plans_break_symmetry() -> None:
         dp = device_plan(plan)
         assert (dp.weight, int(dp.blob[-1])) == (1, ORDER_EXT)
     assert device_plan(static_plan(BY_NAME["k5"])).weight == 120
+    # Counting a distinct pattern needs no particular representative: the degree order.
+    assert int(device_plan(BY_NAME["k5_d"], count=True).blob[-1]) == ORDER_DEGREE
 
 
 def test_orbits_larger_than_a_chunk(matcher: StaticMatcher) -> None:
