@@ -786,7 +786,7 @@ class GpuEngine(Engine):
                   batch.v_label[lo:hi], self._ids.slots, self._ext, self._vlab, self._meta,
                   outcome[lo:hi], a[lo:hi], b[lo:hi])  # fmt: skip
             sent = lo + np.nonzero(outcome[lo:hi] == ADMITTED)[0]
-            recs = self._encode(batch, sent, a, b)
+            recs = self._encode(batch, slice(lo, hi) if len(sent) == hi - lo else sent, a, b)
             tau0 = self._next_tau
             self._next_tau += len(sent)
             col.add_sent(sent)
@@ -816,13 +816,15 @@ class GpuEngine(Engine):
             watch.check()
 
     def _encode(
-        self, batch: UpdateBatch, sent: np.ndarray, a: np.ndarray, b: np.ndarray
+        self, batch: UpdateBatch, sent: np.ndarray | slice, a: np.ndarray, b: np.ndarray
     ) -> np.ndarray:
-        """Input records of the admitted updates ``sent`` (internal ids a, b)."""
-        recs = np.empty(len(sent), L.IN_REC)
+        """Input records of the admitted updates ``sent`` (internal ids a, b): a slice
+        when a piece is admitted whole (views, no gathers)."""
+        recs = np.empty(len(a[sent]), L.IN_REC)
         encode_updates(
             *(recs[f] for f in L.IN_REC.names), batch.op[sent], a[sent], b[sent],
-            batch.label[sent], self._vlab, self._ext, batch.ts[sent], time.time_ns(),
+            batch.label[sent], batch.u[sent], batch.v[sent], batch.u_label[sent],
+            batch.v_label[sent], self._vlab, batch.ts[sent], time.time_ns(),
         )  # fmt: skip
         return recs
 

@@ -54,20 +54,22 @@ def read_records(ring, head, nverts, ext, tau0, upd, slot, match, k):  # type: i
 
 @njit(cache=True, nogil=True)
 def encode_updates(kind, a, b, label, a_label, b_label, ext_a, ext_b, arrival_ns, op, ia, ib,  # type: ignore[no-untyped-def]
-                   elabel, vlab, ext, ts, now_ns):  # fmt: skip
+                   elabel, u, v, u_label, v_label, vlab, ts, now_ns):  # fmt: skip
     """Fill the fields of InRec records (views ``kind`` .. ``arrival_ns``, one record per
     admitted update) in one pass: op > 0 inserts, internal ids ia/ib, edge label, the
-    endpoints' labels and external ids, arrival ``ts`` (epoch seconds; 0: now_ns)."""
+    endpoints' external ids u/v and labels (the update's own, else ``vlab``: admission
+    made them equal), arrival ``ts`` (epoch seconds; 0: now_ns). Only an unlabelled
+    endpoint costs a table read."""
     for k in range(op.shape[0]):
         x, y = ia[k], ib[k]
         kind[k] = 1 if op[k] > 0 else 2  # REC_INSERT, REC_DELETE
         a[k] = x
         b[k] = y
         label[k] = elabel[k]
-        a_label[k] = vlab[x]
-        b_label[k] = vlab[y]
-        ext_a[k] = ext[x]
-        ext_b[k] = ext[y]
+        a_label[k] = u_label[k] if u_label[k] >= 0 else vlab[x]
+        b_label[k] = v_label[k] if v_label[k] >= 0 else vlab[y]
+        ext_a[k] = u[k]
+        ext_b[k] = v[k]
         arrival_ns[k] = np.int64(ts[k] * 1e9) if ts[k] > 0 else now_ns
 
 

@@ -99,8 +99,13 @@ def test_encode_updates_fills_every_field_as_numpy_does() -> None:
     ia, ib = rng.integers(0, nv, n).astype(np.int32), rng.integers(0, nv, n).astype(np.int32)
     elabel = rng.integers(0, 3, n).astype(np.int32)
     ts = np.where(rng.random(n) < 0.5, 1.7e9 + rng.random(n), 0.0)  # 0: not paced
+    # Admitted updates: their endpoints' external ids, and labels given or not (-1).
+    u, v = ext[ia], ext[ib]
+    u_label = np.where(rng.random(n) < 0.5, vlab[ia], -1).astype(np.int32)
+    v_label = np.where(rng.random(n) < 0.5, vlab[ib], -1).astype(np.int32)
     recs = np.empty(n, L.IN_REC)
-    encode_updates(*(recs[f] for f in L.IN_REC.names), op, ia, ib, elabel, vlab, ext, ts, now)
+    encode_updates(*(recs[f] for f in L.IN_REC.names), op, ia, ib, elabel, u, v, u_label,
+                   v_label, vlab, ts, now)  # fmt: skip
     np.testing.assert_array_equal(recs["kind"], np.where(op > 0, L.REC_INSERT, L.REC_DELETE))
     np.testing.assert_array_equal(recs["a"], ia)
     np.testing.assert_array_equal(recs["b"], ib)
