@@ -13,10 +13,12 @@
 // constrained vertices are the low-degree ones; each match it finds stands for `weight`
 // embeddings, written through `images` (row k: image[x] = found[images[k][x]]).
 //
-// The snapshot numbers its vertices by degree (csr_from_edges): vertex r is the r-th by
-// (degree, caller's id), so a hub's neighbours above it are a short suffix of its list (the
-// orientation of triangle counting); `orig` maps r back to the caller's id, in which every
-// row is written.
+// The snapshot numbers its vertices by label, then degree (csr_from_edges): vertex r is the
+// r-th by (label, degree, caller's id). So every neighbour list holds each label's
+// neighbours as one run, and a level whose vertex has a fixed label scans only that run
+// (each block finds the label's id range once, SP_IDLO/SP_IDHI); within a label, a hub's
+// neighbours above it are a short suffix (the orientation of triangle counting). `orig`
+// maps r back to the caller's id, in which every row is written.
 //
 // Design, in the style of the GPU static matchers gMatch and EGSM (Sun & Luo, SIGMOD
 // 2023): one warp per start edge, depth-first over the plan's order with the warp's stack
@@ -56,8 +58,9 @@
 //                         rows it reserved in ctl[2]; host reads after the launch.
 //   Counts (ctl[1], per_start) and ranks are in found matches; the host multiplies by
 //   `weight`.
-//   CSR build (csr_from_edges): vkey int64[nv] (csr_vertex_init, csr_degrees write;
-//   cupy.argsort reads), vorder int64[nv] (cupy.argsort writes, csr_relabel reads), rank
+//   CSR build (csr_from_edges): vkey int64[nv] (csr_vertex_init, csr_degrees, then
+//   csr_label_keys write; cupy.argsort reads), vorder int64[nv] (cupy.argsort writes,
+//   csr_label_keys and csr_relabel read), rank
 //   int32[nv] (csr_relabel writes, csr_keys reads), keys int64[2*ne] (csr_keys writes;
 //   cupy.argsort and csr_gather read), order int64[2*ne] (cupy.argsort writes, csr_gather
 //   reads), row int32[2*ne] (csr_gather writes, csr_offsets reads).
@@ -117,10 +120,12 @@ typedef unsigned long long u64;
 #define SP_BNPOS (SP_POS + KMAX)          // [KMAX][KMAX] steps of the backward neighbours
 #define SP_BNELAB (SP_BNPOS + KMAX * KMAX)  // [KMAX][KMAX] label of edge (bn step, step i)
 #define SP_ORDER (SP_BNELAB + KMAX * KMAX)  // what sym masks compare: ORDER_EXT / ORDER_DEGREE
-#define SP_INTS (SP_ORDER + 1)
+#define SP_IDLO (SP_ORDER + 1)            // [KMAX] step i's vertices have ids in [lo, hi): the
+#define SP_IDHI (SP_IDLO + KMAX)          // [KMAX] run of its label (each block fills them in)
+#define SP_INTS (SP_IDHI + KMAX)
 
 #define ORDER_EXT 0     // external ids (distinct patterns: the CPU's representative)
-#define ORDER_DEGREE 1  // the snapshot's ids, by degree: hubs last (embeddings plans)
+#define ORDER_DEGREE 1  // the snapshot's ids (label, degree): hubs last (embeddings plans)
 
 // Kernel variants of one search loop.
 #define MODE_COUNT 0   // total matches into ctl[CTL_TOTAL]
@@ -167,6 +172,17 @@ __device__ __forceinline__ int lower_bound(const int* __restrict__ list, int len
     while (lo < hi) {
         int mid = (lo + hi) >> 1;
         if (__ldg(list + mid) < c) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+// The first vertex whose label is >= want (> want when `past`); vlab is sorted.
+__device__ int label_bound(const int* __restrict__ vlab, int nv, int want, bool past) {
+    int lo = 0, hi = nv;
+    while (lo < hi) {
+        int mid = (lo + hi) >> 1;
+        int l = __ldg(vlab + mid);
+        if (l < want || (past && l == want)) lo = mid + 1; else hi = mid;
     }
     return lo;
 }
@@ -241,8 +257,9 @@ __device__ unsigned eval_window(const int* P, const Csr& G, const Search& S, int
 }
 
 // Enter level i: scan the shortest backward-neighbour list (the first of equal ones, as the
-// CPU engine does), first window evaluated. On the degree order the level's symmetry
-// constraints bound the candidates' ids, so only that range of the list is scanned.
+// CPU engine does), first window evaluated. Only the range of the list whose ids can match
+// is scanned: the run of the step's label, and on the degree order within the bounds its
+// symmetry constraints set.
 __device__ void open_level(const int* P, const Csr& G, Search& S, int i, int lane) {
     int nb = P[SP_BNCNT + i];
     int best = 0, bl = 0x7fffffff;
@@ -254,16 +271,18 @@ __device__ void open_level(const int* P, const Csr& G, Search& S, int i, int lan
     S.lbest[i] = best;
     S.loff[i] = S.moff[jb];
     S.llen[i] = S.mlen[jb];
+    int above = P[SP_IDLO + i] - 1, below = P[SP_IDHI + i];  // candidates: above < c < below
     int lt = P[SP_SYMLT + i], gt = P[SP_SYMGT + i];
     if (P[SP_ORDER] == ORDER_DEGREE && (lt | gt)) {
-        int above = -1, below = 0x7fffffff;  // candidates c with above < c < below
         for (int j = 0; j < i; ++j) {
             if ((gt >> j) & 1) above = max(above, S.m[j]);
             if ((lt >> j) & 1) below = min(below, S.m[j]);
         }
+    }
+    if (above >= 0 || below < G.nv) {
         const int* list = G.nbr + S.loff[i];
-        int a = lower_bound(list, S.llen[i], above + 1);
-        int b = below == 0x7fffffff ? S.llen[i] : lower_bound(list, S.llen[i], below);
+        int a = above < 0 ? 0 : lower_bound(list, S.llen[i], above + 1);
+        int b = below >= G.nv ? S.llen[i] : lower_bound(list, S.llen[i], below);
         S.loff[i] += a;
         S.llen[i] = b > a ? b - a : 0;
     }
@@ -387,6 +406,12 @@ __device__ void run_starts(const i64* __restrict__ off, const int* __restrict__ 
     __shared__ int P[SP_INTS];
     for (int k = threadIdx.x; k < SP_INTS; k += blockDim.x) P[k] = plan[k];
     __syncthreads();
+    if (threadIdx.x < P[SP_N]) {  // the id run of step i's label (vlab is sorted)
+        int i = threadIdx.x, want = P[SP_VLABEL + i];
+        P[SP_IDLO + i] = want == ANY ? 0 : label_bound(vlab, nv, want, false);
+        P[SP_IDHI + i] = want == ANY ? nv : label_bound(vlab, nv, want, true);
+    }
+    __syncthreads();
     Csr G;
     G.off = off; G.nbr = nbr; G.elab = elab; G.vlab = vlab; G.ext = ext; G.orig = orig;
     G.nv = nv;
@@ -463,10 +488,11 @@ extern "C" __global__ void __launch_bounds__(THREADS) static_emit(MATCH_ARGS) {
 }
 
 // ---------------------------------------------------------------------------------------
-// CSR snapshot from undirected edges (csr_from_edges). The vertices are numbered by degree
-// first: vkey[x] = degree << 32 | x (csr_vertex_init, csr_degrees), sorted (cupy.argsort),
-// rank[vorder[r]] = r (csr_relabel). Then both half edges, in ranks, as keys src * nv + dst,
-// sorted (cupy.argsort), then split into rows.
+// CSR snapshot from undirected edges (csr_from_edges). The vertices are numbered by label
+// and degree first: vkey[x] = degree << 32 | x (csr_vertex_init, csr_degrees), sorted
+// (cupy.argsort); then vkey[x] = label << 31 | (x's place in that order) (csr_label_keys),
+// sorted again; rank[vorder[r]] = r (csr_relabel). Then both half edges, in ranks, as keys
+// src * nv + dst, sorted (cupy.argsort), then split into rows.
 
 extern "C" __global__ void csr_vertex_init(i64* __restrict__ vkey, int nv) {
     for (i64 x = blockIdx.x * (i64)blockDim.x + threadIdx.x; x < nv;
@@ -500,6 +526,17 @@ extern "C" __global__ void csr_degrees_i32(const int* lo, const int* hi, i64 ne,
 extern "C" __global__ void csr_degrees_i64(const i64* lo, const i64* hi, i64 ne, int nv,
                                            u64* vkey, u64* ctl) {
     degrees_of<i64>(lo, hi, ne, nv, vkey, ctl);
+}
+
+// vkey[x] = x's label (as unsigned, so that signed order is kept) << 31 | its place r in the
+// degree order (vorder[r] = x).
+extern "C" __global__ void csr_label_keys(const i64* __restrict__ vorder, int nv,
+                                          const int* __restrict__ vlab, u64* __restrict__ vkey) {
+    for (i64 r = blockIdx.x * (i64)blockDim.x + threadIdx.x; r < nv;
+         r += (i64)gridDim.x * blockDim.x) {
+        int x = (int)vorder[r];
+        vkey[x] = ((u64)((unsigned)vlab[x] ^ 0x80000000u) << 31) | (u64)r;
+    }
 }
 
 // Vertex r of the snapshot is the caller's vorder[r]: its rank, id, label and external id.

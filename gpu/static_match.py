@@ -9,10 +9,11 @@ the pattern's symmetry broken, so it finds one embedding of each automorphism or
 subgraph's representative for a ``distinct`` pattern); each found embedding stands for |Aut|
 (the plan's ``weight``), written as the plan's ``images``. The symmetry constraints compare
 external ids for ``distinct`` patterns (the CPU's representative) and the degree order
-otherwise. The snapshot numbers its vertices by degree (:func:`csr_from_edges`), so that
-order is its ids: a level's constraints cut the list it scans to one range (two binary
-searches), the constrained vertices are the low-degree ones, and a hub's neighbours above
-it are few. The kernels
+otherwise. The snapshot numbers its vertices by label, then degree
+(:func:`csr_from_edges`), so the degree order is its ids within a label, and each label's
+neighbours are one run of a list: a level scans only the run of its vertex's label, cut
+further by its symmetry constraints (binary searches); the constrained vertices are the
+low-degree ones, and a hub's neighbours above it are few. The kernels
 (``static_match.cu``, beside this file) give each start edge to one warp, which walks the
 plan depth first and evaluates 32 candidates a window, one per lane, as the GPU static
 matchers gMatch and EGSM do; warps claim start edges from one counter. The graph never
@@ -68,7 +69,8 @@ from dcsm.model import MAX_PATTERN_VERTICES, Pattern
 SOURCE = Path(__file__).with_name("static_match.cu")
 K = MAX_PATTERN_VERTICES
 THREADS = 256  # per block: 8 warps
-SP_INTS = 3 + 5 * K + 2 * K * K  # the .cu's plan blob (SP_*)
+SP_ORDER = 2 + 5 * K + 2 * K * K  # the .cu's plan blob (SP_*): where its order field is
+SP_INTS = SP_ORDER + 1 + 2 * K
 ORDER_EXT, ORDER_DEGREE = 0, 1  # what the symmetry constraints compare (SP_ORDER)
 CTL_CLAIM, CTL_TOTAL, CTL_ROWS, CTL_ERROR = range(4)
 ERRORS = {
@@ -164,6 +166,7 @@ def plan_blob(plan: QueryPlan, order: int = ORDER_EXT) -> np.ndarray:
         plan.bn_pos[0].ravel(),
         plan.bn_elabel[0].ravel(),
         [order],
+        np.zeros(2 * K),  # SP_IDLO, SP_IDHI: each block fills them in
     ]
     blob = np.concatenate([np.asarray(p, np.int64) for p in parts]).astype(np.int32)
     assert blob.shape == (SP_INTS,)
@@ -173,7 +176,8 @@ def plan_blob(plan: QueryPlan, order: int = ORDER_EXT) -> np.ndarray:
 @dataclass(frozen=True)
 class DeviceCsr:
     """A graph snapshot in device memory (CuPy arrays), its vertices 0..nv-1 numbered by
-    degree: vertex r is the r-th of the caller's vertices by (degree, caller's id).
+    label and degree: vertex r is the r-th of the caller's vertices by (label, degree,
+    caller's id), so each label's vertices are one run of ids.
 
     Attributes:
         off: int64 (nv + 1,); row x is nbr[off[x]:off[x + 1]]; off[0] = 0.
@@ -265,7 +269,7 @@ def csr_from_edges(
     nv: int, lo: Any, hi: Any, lab: Any, vlab: Any, ext: Any, *, stream: Any = None
 ) -> DeviceCsr:
     """Build a :class:`DeviceCsr` on the device from undirected edges, its vertices
-    numbered by degree.
+    numbered by label and degree.
 
     Args:
         nv: number of vertices (internal ids 0..nv-1).
@@ -276,7 +280,8 @@ def csr_from_edges(
 
     Host (NumPy) arrays are converted and copied; device (CuPy) arrays must already have a
     listed dtype and are only read. Launches csr_vertex_init and csr_degrees (write vkey),
-    ``cupy.argsort`` (vkey -> vorder), csr_relabel (writes rank, orig and the snapshot's
+    ``cupy.argsort`` (vkey -> vorder), csr_label_keys (vkey again), ``cupy.argsort``
+    (vkey -> vorder), csr_relabel (writes rank, orig and the snapshot's
     vlab, ext), csr_keys (reads lo, hi, rank; writes keys), ``cupy.argsort`` (keys ->
     order), csr_gather (writes nbr, elab, row), csr_offsets (row -> off), then waits for
     the stream to read the error flags: raises ValueError for a self loop, a reversed or
@@ -310,7 +315,7 @@ def csr_from_edges(
         elab = cp.empty(m, np.int32)
         row = cp.empty(m, np.int32)
         width = "i32" if d_lo.dtype == np.int32 else "i64"
-        # The vertices by (degree, id).
+        # The vertices by (degree, id), then by (label, that place).
         vkey = cp.empty(nv, np.int64)
         mod.get_function("csr_vertex_init")((_blocks(nv),), (THREADS,), (vkey, np.int32(nv)))
         if ne:
@@ -318,8 +323,12 @@ def csr_from_edges(
                 (_blocks(ne),), (THREADS,), (d_lo, d_hi, np.int64(ne), np.int32(nv), vkey, ctl)
             )
         vorder = cp.argsort(vkey) if nv else cp.empty(0, np.int64)
-        if vorder.dtype != np.int64:  # the kernel reads int64 indices
+        if vorder.dtype != np.int64:  # the kernels read int64 indices
             raise TypeError(f"cupy.argsort returned {vorder.dtype}, want int64")
+        mod.get_function("csr_label_keys")(
+            (_blocks(nv),), (THREADS,), (vorder, np.int32(nv), d_vlab, vkey)
+        )
+        vorder = cp.argsort(vkey) if nv else vorder
         rank, orig, s_vlab = (cp.empty(nv, np.int32) for _ in range(3))
         s_ext = cp.empty(nv, np.int64)
         mod.get_function("csr_relabel")(

@@ -17,6 +17,7 @@ from dcsm.gpu.static_match import (
     ORDER_DEGREE,
     ORDER_EXT,
     SP_INTS,
+    SP_ORDER,
     DeviceCsr,
     StaticMatcher,
     csr_from_edges,
@@ -216,17 +217,18 @@ def test_device_plans_break_symmetry() -> None:
                                 ("tri_lab", 1, ORDER_EXT), ("k5_d", 1, ORDER_EXT)):  # fmt: skip
         dp = device_plan(BY_NAME[name])
         n = BY_NAME[name].num_vertices
-        assert (dp.weight, int(dp.blob[-1]), dp.blob.shape) == (weight, order, (SP_INTS,)), name
+        got = (dp.weight, int(dp.blob[SP_ORDER]), dp.blob.shape)
+        assert got == (weight, order, (SP_INTS,)), name
         assert dp.images.shape == (weight, n) and (dp.images[0] == np.arange(n)).all()
         # Every image is a distinct permutation of the query vertices.
         assert len({tuple(r) for r in dp.images}) == weight
         assert (np.sort(dp.images, axis=1) == np.arange(n)).all()
     for plan in (plan_query(BY_NAME["k5"]), orbit_plans(plan_query(BY_NAME["k5"]))):
         dp = device_plan(plan)
-        assert (dp.weight, int(dp.blob[-1])) == (1, ORDER_EXT)
+        assert (dp.weight, int(dp.blob[SP_ORDER])) == (1, ORDER_EXT)
     assert device_plan(static_plan(BY_NAME["k5"])).weight == 120
     # Counting a distinct pattern needs no particular representative: the degree order.
-    assert int(device_plan(BY_NAME["k5_d"], count=True).blob[-1]) == ORDER_DEGREE
+    assert int(device_plan(BY_NAME["k5_d"], count=True).blob[SP_ORDER]) == ORDER_DEGREE
 
 
 def test_orbits_larger_than_a_chunk(matcher: StaticMatcher) -> None:
@@ -289,16 +291,16 @@ def test_csr_from_edges(matcher: StaticMatcher) -> None:
     lab = rng.integers(0, 3, len(lo)).astype(np.int32)
     vlab = rng.integers(0, 3, nv).astype(np.int32)
     ext = rng.permutation(nv).astype(np.int64) * 3
-    # The host reference: vertices by (degree, id), then both half edges in those numbers,
-    # sorted by (row, neighbour).
+    # The host reference: vertices by (label, degree, id), then both half edges in those
+    # numbers, sorted by (row, neighbour).
     deg = np.bincount(np.r_[lo, hi], minlength=nv)
-    vorder = np.lexsort((np.arange(nv), deg))
+    vorder = np.lexsort((np.arange(nv), deg, vlab))
     rank = np.empty(nv, np.int64)
     rank[vorder] = np.arange(nv)
     src, dst, el = rank[np.r_[lo, hi]], rank[np.r_[hi, lo]], np.r_[lab, lab]
     order = np.lexsort((dst, src))
     off = np.r_[0, np.cumsum(np.bincount(src, minlength=nv))]
-    assert (np.diff(off) == np.sort(deg)).all()
+    assert (np.diff(off) == deg[vorder]).all()
     for a, b in ((lo, hi), (cp.asarray(lo, np.int32), cp.asarray(hi, np.int32))):
         csr = matcher.csr_from_edges(nv, a, b, lab, vlab, ext)
         np.testing.assert_array_equal(csr.off.get(), off)
