@@ -22,9 +22,9 @@
 //
 // Design, in the style of the GPU static matchers gMatch and EGSM (Sun & Luo, SIGMOD
 // 2023): one warp per start edge, depth-first over the plan's order with the warp's stack
-// in local memory (every lane holds the same copy). A level scans the neighbour list of the
-// backward neighbour whose range of possible candidates (open_level) is the shortest, 32
-// entries per window, one candidate per lane: vertex label, base edge label, injectivity, symmetry, then membership (with edge
+// in local memory (every lane holds the same copy). A level scans the neighbour list
+// of its backward neighbour with the shortest list, 32 entries per window, one candidate per
+// lane: vertex label, base edge label, injectivity, symmetry, then membership (with edge
 // label) in every other backward neighbour's list by binary search; a ballot gives the
 // window's candidates, taken lowest lane first. The last level is only counted (popcount)
 // unless rows are written. Warps claim start edges from one global counter (guided
@@ -256,12 +256,21 @@ __device__ unsigned eval_window(const int* P, const Csr& G, const Search& S, int
     return __ballot_sync(FULL_MASK, ok);
 }
 
-// Enter level i, first window evaluated. Only the range of a list whose ids can match is
-// scanned: the run of the step's label, and on the degree order within the bounds its
-// symmetry constraints set. Lane k finds that range in backward neighbour k's list (two
-// binary searches), and the warp scans the shortest range (the first of equal ones).
+// Enter level i: scan the shortest backward-neighbour list (the first of equal ones, as the
+// CPU engine does), first window evaluated. Only the range of the list whose ids can match
+// is scanned: the run of the step's label, and on the degree order within the bounds its
+// symmetry constraints set.
 __device__ void open_level(const int* P, const Csr& G, Search& S, int i, int lane) {
     int nb = P[SP_BNCNT + i];
+    int best = 0, bl = 0x7fffffff;
+    for (int k = 0; k < nb; ++k) {
+        int l = S.mlen[P[SP_BNPOS + i * KMAX + k]];
+        if (l < bl) { bl = l; best = k; }
+    }
+    int jb = P[SP_BNPOS + i * KMAX + best];
+    S.lbest[i] = best;
+    S.loff[i] = S.moff[jb];
+    S.llen[i] = S.mlen[jb];
     int above = P[SP_IDLO + i] - 1, below = P[SP_IDHI + i];  // candidates: above < c < below
     int lt = P[SP_SYMLT + i], gt = P[SP_SYMGT + i];
     if (P[SP_ORDER] == ORDER_DEGREE && (lt | gt)) {
@@ -270,26 +279,15 @@ __device__ void open_level(const int* P, const Csr& G, Search& S, int i, int lan
             if ((lt >> j) & 1) below = min(below, S.m[j]);
         }
     }
-    int a = 0, len = 0x7fffffff;
-    if (lane < nb) {
-        int j = P[SP_BNPOS + i * KMAX + lane];
-        const int* list = G.nbr + S.moff[j];
-        int l = S.mlen[j];
-        a = above < 0 ? 0 : lower_bound(list, l, above + 1);
-        int b = below >= G.nv ? l : lower_bound(list, l, below);
-        len = b > a ? b - a : 0;
+    if (above >= 0 || below < G.nv) {
+        const int* list = G.nbr + S.loff[i];
+        int a = above < 0 ? 0 : lower_bound(list, S.llen[i], above + 1);
+        int b = below >= G.nv ? S.llen[i] : lower_bound(list, S.llen[i], below);
+        S.loff[i] += a;
+        S.llen[i] = b > a ? b - a : 0;
     }
-    int best = lane;
-    for (int d = 16; d; d >>= 1) {  // every lane ends with the same (len, best)
-        int ol = __shfl_xor_sync(FULL_MASK, len, d), ob = __shfl_xor_sync(FULL_MASK, best, d);
-        if (ol < len || (ol == len && ob < best)) { len = ol; best = ob; }
-    }
-    a = __shfl_sync(FULL_MASK, a, best);
-    S.lbest[i] = best;
-    S.loff[i] = S.moff[P[SP_BNPOS + i * KMAX + best]] + a;
-    S.llen[i] = len;
     S.lpos[i] = 0;
-    S.lmask[i] = len > 0 ? eval_window(P, G, S, i, lane) : 0u;
+    S.lmask[i] = S.llen[i] > 0 ? eval_window(P, G, S, i, lane) : 0u;
 }
 
 // Reserve `cnt` rows (lane 0, one atomicAdd); ~0 when they would not fit (error bit set).
