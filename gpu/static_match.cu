@@ -54,16 +54,16 @@
 //   per_start u64[t1-t0]  static_count_starts: matches of start edge t0 + k, written once
 //                         by the warp that ran it; host reads it to cut emit waves.
 //   out    int32[cap, n]  static_emit: match rows (row[x] = data vertex of query vertex
-//                         x, internal ids), `weight` rows a found match; a warp writes the
+//                         x, the caller's id via orig), `weight` rows a found match; a warp writes the
 //                         rows it reserved in ctl[2]; host reads after the launch.
 //   Counts (ctl[1], per_start) and ranks are in found matches; the host multiplies by
 //   `weight`.
 //   CSR build (csr_from_edges): vkey int64[nv] (csr_vertex_init, csr_degrees, then
 //   csr_label_keys write; cupy.argsort reads), vorder int64[nv] (cupy.argsort writes,
-//   csr_label_keys and csr_relabel read), rank
-//   int32[nv] (csr_relabel writes, csr_keys reads), keys int64[2*ne] (csr_keys writes;
-//   cupy.argsort and csr_gather read), order int64[2*ne] (cupy.argsort writes, csr_gather
-//   reads), row int32[2*ne] (csr_gather writes, csr_offsets reads).
+//   csr_label_keys and csr_relabel read), rank int32[nv] (csr_relabel writes, csr_keys
+//   reads), keys int64[2*ne] (csr_keys writes; cupy.argsort and csr_gather read), order
+//   int64[2*ne] (cupy.argsort writes, csr_gather reads), row int32[2*ne] (csr_gather
+//   writes, csr_offsets reads).
 //
 // Rank windows (emit waves). The matches of one start edge come out in a fixed order (one
 // warp, windows in scan order, lanes ascending), so "the r-th match of start t" is well
