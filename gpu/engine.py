@@ -820,9 +820,10 @@ class GpuEngine(Engine):
     ) -> np.ndarray:
         """Input records of the admitted updates ``sent`` (internal ids a, b): a slice
         when a piece is admitted whole (views, no gathers)."""
-        recs = np.empty(len(a[sent]), L.IN_REC)
+        op = batch.op[sent]
+        recs = np.empty(len(op), L.IN_REC)
         encode_updates(
-            *(recs[f] for f in L.IN_REC.names), batch.op[sent], a[sent], b[sent],
+            *(recs[f] for f in L.IN_REC.names), op, a[sent], b[sent],
             batch.label[sent], batch.u[sent], batch.v[sent], batch.u_label[sent],
             batch.v_label[sent], self._vlab, batch.ts[sent], time.time_ns(),
         )  # fmt: skip
