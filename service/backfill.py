@@ -6,7 +6,8 @@ When the engine thread reaches the registration (at its ``from_seq``) it takes a
 :class:`~dcsm.engine.snapshot.StaticSnapshot` of the graph as it stands then, registers the
 query, hands the fan-out a :class:`~dcsm.service.messages.Registered` event carrying the
 :class:`BackfillJob` and only then starts the job here. The job cuts the snapshot's root
-vertices into slices that ``threads`` threads run (the kernels release the GIL), and hands
+vertices into slices of about equal work (``StaticSnapshot.slices``: degree sums, the rule
+the engine's own static matching uses) that ``threads`` threads run (the kernels release the GIL), and hands
 one :class:`~dcsm.service.messages.BackfillDone` event to the events queue when every slice
 is done, through the engine worker's ``emit`` (so it takes an event slot like any other
 event). In embeddings mode without a cap, the rows of the slices done so far in slice order
@@ -48,11 +49,11 @@ class BackfillJob:
     def __init__(self, cmd: Register, snapshot: StaticSnapshot, slices: int) -> None:
         self.cmd = cmd
         self.snapshot = snapshot
-        n = snapshot.num_vertices
-        self.bounds = np.unique(np.linspace(0, n, max(1, min(slices, n)) + 1).astype(np.int64))
+        # Slices of about equal work (degree sums), as the engine's own static matching.
+        self.bounds, self._work = snapshot.slices(slices)
         self.started = time.time()
         self._results: list[tuple[int, np.ndarray] | None] = [None] * (len(self.bounds) - 1)
-        self._roots_done = 0
+        self._work_done = 0
         self._left = len(self._results)
         self._lock = threading.Lock()
         self.finished = threading.Event()
@@ -63,8 +64,9 @@ class BackfillJob:
 
     @property
     def progress(self) -> float:
-        n = self.snapshot.num_vertices
-        return self._roots_done / n if n else 1.0
+        """The share of the work (degree sums of the roots) in slices done."""
+        total = int(self._work[-1])
+        return self._work_done / total if total else (0.0 if self._left else 1.0)
 
     def run_slice(self, i: int) -> bool:
         """Run slice ``i``; True if it was the last one left."""
@@ -75,7 +77,7 @@ class BackfillJob:
         result = self.snapshot.run(cmd.pattern, lo, hi, not cmd.count_only, cmd.max_deltas)
         with self._lock:
             self._results[i] = result
-            self._roots_done += hi - lo
+            self._work_done += int(self._work[i + 1] - self._work[i])
             self._left -= 1
             return self._left == 0
 

@@ -126,6 +126,17 @@ class StaticSnapshot:
         ext = self.arrays[5]
         return int(total), ext[out[:nout]] if emit else np.empty((0, n), np.int64)
 
+    def slices(self, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Cut the roots into at most ``k`` slices of about equal degree sums (the search's
+        work grows with them; a hub may take a slice alone): (the cut points, int64 from 0
+        to num_vertices, and the degree sum before each, so that a slice's share of the
+        work is a difference of the second)."""
+        work = np.zeros(self.num_vertices + 1, np.int64)
+        np.cumsum(self.arrays[1][: self.num_vertices], out=work[1:])
+        inner = np.searchsorted(work, work[-1] * np.arange(1, max(1, k)) / max(1, k), "left")
+        cuts = np.unique(np.concatenate([[0], inner, [self.num_vertices]]))
+        return cuts, work[cuts]
+
     def run_all(
         self, pattern: Pattern, emit: bool, threads: int | None = None
     ) -> tuple[int, np.ndarray]:
@@ -135,14 +146,11 @@ class StaticSnapshot:
         their rows concatenated in slice order (the rows ``run`` gives)."""
         n = pattern.num_vertices
         threads = threads or _usable_cores()
-        work = np.cumsum(self.arrays[1][: self.num_vertices], dtype=np.int64)
-        if threads <= 1 or not len(work) or work[-1] < PARALLEL_ENTRIES:
+        cuts, work = self.slices(threads * SLICES_PER_THREAD)
+        if threads <= 1 or work[-1] < PARALLEL_ENTRIES:
             return self.run(pattern, 0, self.num_vertices, emit)  # threads would cost more
         self._plans(pattern)  # planned once (with the shape), before the threads run
         _ = self._widest
-        k = threads * SLICES_PER_THREAD
-        inner = np.searchsorted(work, work[-1] * np.arange(1, k) / k, "right")
-        cuts = np.unique(np.concatenate([[0], inner, [self.num_vertices]]))
         with ThreadPoolExecutor(threads, thread_name_prefix="dcsm-static") as pool:
             parts = list(pool.map(lambda lo, hi: self.run(pattern, int(lo), int(hi), emit),
                                   cuts[:-1], cuts[1:]))  # fmt: skip
