@@ -15,7 +15,7 @@ from dcsm.engine.cpu import CpuEngine
 from dcsm.engine.plan import GraphShape, plan_query, stack_plans, static_plan
 from dcsm.engine.snapshot import StaticSnapshot
 from dcsm.loadgen.synth import powerlaw_stream
-from dcsm.model import Pattern
+from dcsm.model import Graph, Pattern
 
 PATTERNS = [
     Pattern.build("tri", [None] * 3, [(0, 1, None), (1, 2, None), (0, 2, None)]),
@@ -107,3 +107,36 @@ def test_the_graph_shape_is_deterministic() -> None:
     deg = engine.static_snapshot().arrays[1][: engine.num_vertices]
     assert a.excess_degree >= deg.mean() and 0 < a.closure < 1
     assert abs(sum(a.label_share.values()) - 1) < 1e-9 and set(a.label_share) <= {0, 1, 2}
+
+
+def test_slices_cut_the_roots_by_degree_sums() -> None:
+    """One rule for backfill slices and run_all: at most k slices of about equal degree
+    sums, covering every root once; a hub takes a slice alone; an edgeless graph is one
+    slice and an empty one none."""
+    engine = CpuEngine()
+    engine.apply(powerlaw_stream(400, 3000, seed=9))
+    snap = engine.static_snapshot()
+    deg = snap.arrays[1][: snap.num_vertices].astype(np.int64)
+    for k in (1, 3, 8, 50, 10_000):
+        cuts, work = snap.slices(k)
+        assert cuts[0] == 0 and cuts[-1] == snap.num_vertices and (np.diff(cuts) > 0).all()
+        assert len(cuts) - 1 <= k
+        np.testing.assert_array_equal(work, np.r_[0, np.cumsum(deg)][cuts])
+        # Every slice but those a single vertex fills holds at most its share plus one root.
+        share = work[-1] / k
+        for lo, hi, w in zip(cuts[:-1], cuts[1:], np.diff(work), strict=True):
+            assert hi - lo == 1 or w <= share + deg[lo:hi].max(), (k, lo, hi, w)
+    # A star: the hub holds half of all degree, so it is a slice of its own.
+    star = CpuEngine()
+    ids = np.arange(101, dtype=np.int64)
+    star.load_graph(Graph(ids, np.zeros(101, np.int32), np.zeros(100, np.int64), ids[1:],
+                          np.zeros(100, np.int32)))  # fmt: skip
+    snap = star.static_snapshot()
+    hub = int(np.argmax(snap.arrays[1][: snap.num_vertices]))
+    cuts, _ = snap.slices(4)
+    assert [hub, hub + 1] in [cuts[i : i + 2].tolist() for i in range(len(cuts) - 1)]
+    edgeless = CpuEngine()
+    edgeless.load_graph(Graph(ids[:3], np.zeros(3, np.int32), np.zeros(0, np.int64),
+                              np.zeros(0, np.int64), np.zeros(0, np.int32)))  # fmt: skip
+    assert edgeless.static_snapshot().slices(8)[0].tolist() == [0, 3]
+    assert CpuEngine().static_snapshot().slices(8)[0].tolist() == [0]
