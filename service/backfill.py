@@ -7,15 +7,16 @@ When the engine thread reaches the registration (at its ``from_seq``) it takes a
 query, hands the fan-out a :class:`~dcsm.service.messages.Registered` event carrying the
 :class:`BackfillJob` and only then starts the job here. The job cuts the snapshot's root
 vertices into slices of about equal work (``StaticSnapshot.slices``: degree sums, the rule
-the engine's own static matching uses) that ``threads`` threads run (the kernels release the GIL), and hands
-one :class:`~dcsm.service.messages.BackfillDone` event to the events queue when every slice
-is done, through the engine worker's ``emit`` (so it takes an event slot like any other
-event). In embeddings mode without a cap, the rows of the slices done so far in slice order
-go out meanwhile as :class:`~dcsm.service.messages.BackfillPart` events and are dropped here,
-so memory holds the slices in flight, not the whole backfill. Meanwhile the fan-out holds
-the query's live deltas; it sends the parts as they come and, on ``BackfillDone``, the rest
-of the backfill and then what it held, in seq order: subscribers see the rows an inline
-backfill gives, in the same order, while every other query's updates flow on.
+the engine's own static matching uses) that ``threads`` threads run (the kernels release the
+GIL), and hands one :class:`~dcsm.service.messages.BackfillDone` event to the events queue
+when every slice is done, through the engine worker's ``emit`` (so it takes an event slot
+like any other event). In embeddings mode without a cap, the rows of the slices done so far
+in slice order go out meanwhile as :class:`~dcsm.service.messages.BackfillPart` events and
+are dropped here, so memory holds the slices in flight, not the whole backfill. Meanwhile
+the fan-out holds the query's live deltas; it sends the parts as they come and, on
+``BackfillDone``, the rest of the backfill and then what it held, in seq order: subscribers
+see the rows an inline backfill gives, in the same order, while every other query's updates
+flow on.
 
 An engine without snapshots of its own (the GPU engine) backfills inline on its device
 matcher, as the engine thread's own step, unless ``backfill_mode`` is ``beside``: then its
