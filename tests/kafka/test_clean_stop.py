@@ -94,7 +94,7 @@ def test_broker_loss_logs_a_handful_and_sigterm_still_exits(tmp_path) -> None:
     b = TansuBroker().start()
     svc = ServiceProcess("--kafka-acks", "1", kafka=b.bootstrap, workdir=tmp_path).start()
     try:
-        before = len(svc.log().splitlines())
+        before = len(svc.log(1_000_000).splitlines())
         b.stop()
         time.sleep(5)
         new = svc.log(1_000_000).splitlines()[before:]

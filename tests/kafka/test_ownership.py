@@ -53,7 +53,7 @@ async def test_a_second_service_on_the_same_input_refuses(broker, topics, make_s
     # kill -9: the lease outlives the owner for its session; the restart waits, then owns.
     owner.kill()
     again = make_service(*FAST, *LEASE, state_dir=owner.state_dir)
-    assert "input lease on" in again.log()
+    assert "input lease on" in again.log(1 << 20)
     async with http_client(again.base_url) as c:
         assert (await c.get("/readyz")).status_code == 200
         await wait_processed(c, len(stream) - 1)
@@ -103,7 +103,7 @@ async def test_a_broker_back_empty_is_noticed(policy, topics, tmp_path) -> None:
                 assert status["next_seq"] == len(head), "nothing after the reset was read"
                 post = await c.post("/api/v1/updates", json=[{"op": "insert", "u": 1, "v": 2}])
                 assert post.status_code == 503
-        assert "position 30 is no longer in the topic" in svc.log()
+        assert "position 30 is no longer in the topic" in svc.log(1 << 20)
     finally:
         svc.kill()
         broker.stop()
