@@ -64,6 +64,15 @@ class Pattern:
     def num_edges(self) -> int:
         return int(self.edges.shape[0])
 
+    @property
+    def shape_key(self) -> tuple[tuple[tuple[int, ...], ...], tuple[int, ...], tuple[int, ...]]:
+        """The edges and labels as nested tuples: equal for patterns that match alike (name
+        and ``distinct`` aside), hashable, for caches of what is derived from them."""
+        return (
+            tuple(map(tuple, self.edges.tolist())), tuple(self.vlabels.tolist()),
+            tuple(self.elabels.tolist()),
+        )  # fmt: skip
+
     @staticmethod
     def build(
         name: str,

@@ -127,10 +127,7 @@ def device_plan(plan: QueryPlan | Pattern, count: bool = False) -> DevicePlan:
     order keeps one embedding a subgraph). A plan without constraints (``plan_query``,
     ``orbit_plans``) finds every match once; its ``weight`` means nothing here."""
     if isinstance(plan, Pattern):
-        key = (
-            tuple(map(tuple, plan.edges.tolist())), tuple(plan.vlabels.tolist()),
-            tuple(plan.elabels.tolist()), plan.distinct, count,
-        )  # fmt: skip
+        key = (plan.shape_key, plan.distinct, count)
         if key not in _PLANS:  # a 6-clique's plan (720 images) takes ~10 ms to build
             if len(_PLANS) >= _PLANS_MAX:
                 _PLANS.clear()

@@ -201,10 +201,7 @@ _GROUPS_MAX = 256
 
 def _automorphism_group(pattern: Pattern) -> tuple[tuple[tuple[int, ...], ...], int]:
     """(the exact automorphisms, the number of label-compatible ones) of ``pattern``."""
-    key = (
-        tuple(map(tuple, pattern.edges.tolist())), tuple(pattern.vlabels.tolist()),
-        tuple(pattern.elabels.tolist()),
-    )  # fmt: skip
+    key = pattern.shape_key
     group = _GROUPS.get(key)
     if group is None:
         n, g = pattern.num_vertices, pattern.to_networkx()

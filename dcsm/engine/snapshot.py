@@ -131,9 +131,10 @@ class StaticSnapshot:
         work grows with them; a hub may take a slice alone): (the cut points, int64 from 0
         to num_vertices, and the degree sum before each, so that a slice's share of the
         work is a difference of the second)."""
+        k = max(1, k)
         work = np.zeros(self.num_vertices + 1, np.int64)
         np.cumsum(self.arrays[1][: self.num_vertices], out=work[1:])
-        inner = np.searchsorted(work, work[-1] * np.arange(1, max(1, k)) / max(1, k), "left")
+        inner = np.searchsorted(work, work[-1] * np.arange(1, k) / k, "left")
         cuts = np.unique(np.concatenate([[0], inner, [self.num_vertices]]))
         return cuts, work[cuts]
 
