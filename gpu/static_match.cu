@@ -23,11 +23,14 @@
 // Design, in the style of the GPU static matchers gMatch and EGSM (Sun & Luo, SIGMOD
 // 2023): one warp per start edge, depth-first over the plan's order with the warp's stack
 // in local memory (every lane holds the same copy). A level scans the neighbour list
-// of its backward neighbour with the shortest list, 32 entries per window, one candidate per
-// lane: vertex label, base edge label, injectivity, symmetry, then membership (with edge
-// label) in every other backward neighbour's list by binary search; a ballot gives the
-// window's candidates, taken lowest lane first. The last level is only counted (popcount)
-// unless rows are written. Warps claim start edges from one global counter (guided
+// of its backward neighbour with the shortest list, only the range of ids that can match
+// (level_range), 32 entries per window, one candidate per lane: base edge label,
+// injectivity, symmetry on external ids, then membership (with edge label) in every other
+// backward neighbour's list by binary search; a ballot gives the window's candidates, taken
+// lowest lane first. The last level is only counted (popcount) unless rows are written, and
+// when counting, trailing pendant steps are not walked at all: SP_TAIL (tail_product). An
+// edge label that every data edge has is lifted from the plan by the host
+// (DevicePlan.for_graph), so those checks read nothing. Warps claim start edges from one global counter (guided
 // self-scheduling: a quarter of what is left per warp, 1 to CLAIM_MAX starts a claim), so
 // the run of a hub's edges spreads over many warps and the tail stays short; a warp adds
 // its count with one atomicAdd at the end.
@@ -122,7 +125,8 @@ typedef unsigned long long u64;
 #define SP_ORDER (SP_BNELAB + KMAX * KMAX)  // what sym masks compare: ORDER_EXT / ORDER_DEGREE
 #define SP_IDLO (SP_ORDER + 1)            // [KMAX] step i's vertices have ids in [lo, hi): the
 #define SP_IDHI (SP_IDLO + KMAX)          // [KMAX] run of its label (each block fills them in)
-#define SP_INTS (SP_IDHI + KMAX)
+#define SP_TAIL (SP_IDHI + KMAX)          // counting: steps [tail, n) are counted, not walked
+#define SP_INTS (SP_TAIL + 1)
 
 #define ORDER_EXT 0     // external ids (distinct patterns: the CPU's representative)
 #define ORDER_DEGREE 1  // the snapshot's ids (label, degree): hubs last (embeddings plans)
@@ -224,7 +228,9 @@ __device__ __forceinline__ bool start_ok(const int* P, const Csr& G, int a, int 
 }
 
 // Level i's current window: bit l set when entry lpos + l of the scanned list is a
-// candidate for step i given m[0..i-1]. Cheap checks first, binary searches last.
+// candidate for step i given m[0..i-1]. Cheap checks first, binary searches last. The
+// vertex label, and on the degree order the symmetry, hold already: open_level scans only
+// ids that satisfy them.
 __device__ unsigned eval_window(const int* P, const Csr& G, const Search& S, int i, int lane) {
     bool ok = S.lpos[i] + lane < S.llen[i];
     if (ok) {
@@ -233,11 +239,9 @@ __device__ unsigned eval_window(const int* P, const Csr& G, const Search& S, int
         int best = S.lbest[i];
         int wb = P[SP_BNELAB + i * KMAX + best];
         ok = wb == ANY || __ldg(G.elab + at) == wb;
-        int vl = P[SP_VLABEL + i];
-        if (ok && vl != ANY) ok = __ldg(G.vlab + c) == vl;
         for (int j = 0; ok && j < i; ++j) ok = S.m[j] != c;
         int lt = P[SP_SYMLT + i], gt = P[SP_SYMGT + i];
-        if (ok && (lt | gt)) {
+        if (ok && (lt | gt) && P[SP_ORDER] == ORDER_EXT) {
             i64 ec = order_key(P, G, c);
             for (int j = 0; ok && j < i; ++j) {
                 if (!(((lt | gt) >> j) & 1)) continue;
@@ -256,21 +260,11 @@ __device__ unsigned eval_window(const int* P, const Csr& G, const Search& S, int
     return __ballot_sync(FULL_MASK, ok);
 }
 
-// Enter level i: scan the shortest backward-neighbour list (the first of equal ones, as the
-// CPU engine does), first window evaluated. Only the range of the list whose ids can match
-// is scanned: the run of the step's label, and on the degree order within the bounds its
-// symmetry constraints set.
-__device__ void open_level(const int* P, const Csr& G, Search& S, int i, int lane) {
-    int nb = P[SP_BNCNT + i];
-    int best = 0, bl = 0x7fffffff;
-    for (int k = 0; k < nb; ++k) {
-        int l = S.mlen[P[SP_BNPOS + i * KMAX + k]];
-        if (l < bl) { bl = l; best = k; }
-    }
-    int jb = P[SP_BNPOS + i * KMAX + best];
-    S.lbest[i] = best;
-    S.loff[i] = S.moff[jb];
-    S.llen[i] = S.mlen[jb];
+// Where in the sorted list `list` (len entries) step i's candidates can be: [*a, *b), the
+// run of its label, and on the degree order within the bounds its symmetry constraints
+// against m[0..i-1] set.
+__device__ __forceinline__ void level_range(const int* P, const Csr& G, const Search& S, int i,
+                                            const int* list, int len, int* a, int* b) {
     int above = P[SP_IDLO + i] - 1, below = P[SP_IDHI + i];  // candidates: above < c < below
     int lt = P[SP_SYMLT + i], gt = P[SP_SYMGT + i];
     if (P[SP_ORDER] == ORDER_DEGREE && (lt | gt)) {
@@ -279,15 +273,53 @@ __device__ void open_level(const int* P, const Csr& G, Search& S, int i, int lan
             if ((lt >> j) & 1) below = min(below, S.m[j]);
         }
     }
-    if (above >= 0 || below < G.nv) {
-        const int* list = G.nbr + S.loff[i];
-        int a = above < 0 ? 0 : lower_bound(list, S.llen[i], above + 1);
-        int b = below >= G.nv ? S.llen[i] : lower_bound(list, S.llen[i], below);
-        S.loff[i] += a;
-        S.llen[i] = b > a ? b - a : 0;
+    *a = above < 0 ? 0 : lower_bound(list, len, above + 1);
+    *b = below >= G.nv ? len : lower_bound(list, len, below);
+    if (*b < *a) *b = *a;
+}
+
+// Enter level i: scan the shortest backward-neighbour list (the first of equal ones, as the
+// CPU engine does), only its level_range, first window evaluated.
+__device__ void open_level(const int* P, const Csr& G, Search& S, int i, int lane) {
+    int nb = P[SP_BNCNT + i];
+    int best = 0, bl = 0x7fffffff;
+    for (int k = 0; k < nb; ++k) {
+        int l = S.mlen[P[SP_BNPOS + i * KMAX + k]];
+        if (l < bl) { bl = l; best = k; }
     }
+    int jb = P[SP_BNPOS + i * KMAX + best];
+    int a, b;
+    level_range(P, G, S, i, G.nbr + S.moff[jb], S.mlen[jb], &a, &b);
+    S.lbest[i] = best;
+    S.loff[i] = S.moff[jb] + a;
+    S.llen[i] = b - a;
     S.lpos[i] = 0;
     S.lmask[i] = S.llen[i] > 0 ? eval_window(P, G, S, i, lane) : 0u;
+}
+
+// Counting only: the matches of steps [t, n) given m[0..t-1], when each of those steps has
+// one backward neighbour, before t, joined by an edge of any label, symmetry constraints
+// only against steps before t, and (when there are several) fixed labels all different, so
+// that their candidate sets are disjoint (device_plan checks all of it and sets SP_TAIL):
+// the product of their candidate counts. A step's candidates are its level_range of its
+// neighbour's list, less the vertices m[0..t-1] in it (lane j tests m[j]).
+__device__ u64 tail_product(const int* P, const Csr& G, const Search& S, int t, int n,
+                            int lane) {
+    u64 prod = 1;
+    for (int i = t; i < n && prod; ++i) {
+        int jb = P[SP_BNPOS + i * KMAX];
+        const int* list = G.nbr + S.moff[jb];
+        int len = S.mlen[jb], a, b;
+        level_range(P, G, S, i, list, len, &a, &b);
+        bool taken = false;
+        if (lane < t) {
+            int x = S.m[lane];
+            int k = a + lower_bound(list + a, b - a, x);
+            taken = k < b && __ldg(list + k) == x;
+        }
+        prod *= (u64)(b - a - __popc(__ballot_sync(FULL_MASK, taken)));
+    }
+    return prod;
 }
 
 // Reserve `cnt` rows (lane 0, one atomicAdd); ~0 when they would not fit (error bit set).
@@ -362,6 +394,8 @@ __device__ u64 extend(const int* P, const Csr& G, Search& S, int n, int a, int b
         }
         return 1;
     }
+    const int tail = MODE == MODE_EMIT ? n : P[SP_TAIL];
+    if (tail == 2) return tail_product(P, G, S, 2, n, lane);
     u64 seen = 0;  // matches so far, in the start's fixed order: the next one's rank
     int i = 2;
     open_level(P, G, S, 2, lane);
@@ -388,6 +422,10 @@ __device__ u64 extend(const int* P, const Csr& G, Search& S, int n, int a, int b
         int j = __ffs(mask) - 1;
         S.lmask[i] = mask & (mask - 1u);
         set_vertex(G, S, i, __ldg(G.nbr + S.loff[i] + S.lpos[i] + j));
+        if (i + 1 == tail) {
+            seen += tail_product(P, G, S, tail, n, lane);
+            continue;
+        }
         ++i;
         open_level(P, G, S, i, lane);
     }
@@ -595,6 +633,25 @@ extern "C" __global__ void csr_gather(const i64* __restrict__ keys, const i64* _
         row[k] = (int)r;
         elab[k] = lab[e < ne ? e : e - ne];
         if (k > 0 && keys[order[k - 1]] == key) atomicOr(ctl + CTL_ERROR, ERR_DUPLICATE);
+    }
+}
+
+// The smallest and largest edge label: span[0] = the largest of (unsigned)(lab ^ 2^31),
+// span[1] = the largest of its complement (both zeroed by the host first).
+extern "C" __global__ void csr_label_span(const int* __restrict__ lab, i64 ne,
+                                          unsigned* __restrict__ span) {
+    unsigned hi = 0u, lo = 0u;
+    for (i64 e = blockIdx.x * (i64)blockDim.x + threadIdx.x; e < ne;
+         e += (i64)gridDim.x * blockDim.x) {
+        unsigned v = (unsigned)lab[e] ^ 0x80000000u;
+        hi = max(hi, v);
+        lo = max(lo, ~v);
+    }
+    hi = __reduce_max_sync(FULL_MASK, hi);
+    lo = __reduce_max_sync(FULL_MASK, lo);
+    if ((threadIdx.x & 31) == 0) {
+        atomicMax(span, hi);
+        atomicMax(span + 1, lo);
     }
 }
 

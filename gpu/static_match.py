@@ -20,7 +20,10 @@ matchers gMatch and EGSM do; warps claim start edges from one counter. The graph
 changes during a call, so there are no versions, no timestamps and no work items, unlike the
 persistent kernel's executor.
 
-Counting is one launch. Enumerating is bounded: a first launch counts the matches of each
+Counting is one launch. It walks only the pattern's core: trailing pendant vertices (one
+edge back, labels that keep them apart) are counted as the product of their candidate
+ranges, and a pattern with pendants starts on the edge that leaves the most of them last
+(:meth:`DevicePlan.for_graph`). Enumerating is bounded: a first launch counts the matches of each
 start edge of a segment of ``segment_starts`` start edges, the host cuts the segment into
 waves of at most ``chunk_rows`` rows (a start edge with more matches is split by rank, see
 the .cu header), and each wave fills one reused buffer that is copied out and yielded.
@@ -57,20 +60,28 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from dcsm.engine.plan import QueryPlan, static_plan
+from dcsm.engine.plan import QueryPlan, plan_query, static_plan
 from dcsm.model import MAX_PATTERN_VERTICES, Pattern
 
 SOURCE = Path(__file__).with_name("static_match.cu")
 K = MAX_PATTERN_VERTICES
 THREADS = 256  # per block: 8 warps
-SP_ORDER = 2 + 5 * K + 2 * K * K  # the .cu's plan blob (SP_*): where its order field is
-SP_INTS = SP_ORDER + 1 + 2 * K
+SP_ELAB, SP_VLABEL = 1, 2  # the .cu's plan blob (SP_*): where its fields are
+SP_BNCNT = SP_VLABEL + K
+SP_SYMLT = SP_BNCNT + K
+SP_SYMGT = SP_SYMLT + K
+SP_BNPOS = SP_SYMGT + 2 * K
+SP_BNELAB = SP_BNPOS + K * K
+SP_ORDER = SP_BNELAB + K * K
+SP_TAIL = SP_ORDER + 1 + 2 * K
+SP_INTS = SP_TAIL + 1
+ANY = -1
 ORDER_EXT, ORDER_DEGREE = 0, 1  # what the symmetry constraints compare (SP_ORDER)
 CTL_CLAIM, CTL_TOTAL, CTL_ROWS, CTL_ERROR = range(4)
 ERRORS = {
@@ -100,15 +111,75 @@ class DevicePlan:
         weight: embeddings each found match stands for.
         images: int32 (weight, n); row k turns a found match into its k-th embedding
             (``row[x] = found[images[k, x]]``), row 0 the identity.
+        starts: for counting a pattern with pendants, the blob of every start edge's plan
+            (the same constraints, weight and order; :meth:`for_graph` picks one).
     """
 
     blob: np.ndarray
     weight: int
     images: np.ndarray
+    starts: tuple[np.ndarray, ...] = ()
 
     @property
     def n(self) -> int:
         return int(self.blob[0])
+
+    def for_graph(self, elab_one: int | None, count: bool) -> np.ndarray:
+        """The blob for one snapshot: where every edge has label ``elab_one``, the plan's
+        edges of that label are edges of any label (the kernels then read no edge label).
+        When ``count``ing, SP_TAIL is the first of the last steps that are counted as a
+        product instead of walked (:func:`tail_start`), and of the plans in ``starts`` (one
+        a start edge, when the pattern has pendants) the one with the most such steps runs,
+        the first of equals."""
+        best = self.blob
+        for blob in self.starts if count else ():
+            if _tail(blob, elab_one) < _tail(best, elab_one):
+                best = blob
+        blob = _lift_edge_label(best, elab_one)
+        blob[SP_TAIL] = tail_start(blob) if count else self.n
+        return blob
+
+
+def _lift_edge_label(blob: np.ndarray, elab_one: int | None) -> np.ndarray:
+    """A copy of ``blob`` whose edges of label ``elab_one`` take any label."""
+    blob = blob.copy()
+    if elab_one is not None:
+        for at in (slice(SP_ELAB, SP_ELAB + 1), slice(SP_BNELAB, SP_BNELAB + K * K)):
+            part = blob[at]
+            part[part == elab_one] = ANY
+    return blob
+
+
+def _tail(blob: np.ndarray, elab_one: int | None) -> int:
+    return tail_start(_lift_edge_label(blob, elab_one))
+
+
+def tail_start(blob: np.ndarray) -> int:
+    """The first step t >= 2 of the plan blob such that the steps [t, n) can be counted as
+    the product of their candidate counts (the .cu's tail_product), n if there is none:
+    each has one backward neighbour, matched before t, joined by an edge of any label;
+    symmetry constraints only against steps before t (on the degree order, where they
+    narrow a range); and, when there are several, fixed vertex labels all different, so no
+    two can take the same vertex. Then a match of steps [0, t) has exactly that many
+    extensions."""
+    n = int(blob[0])
+    bn_cnt = blob[SP_BNCNT : SP_BNCNT + n]
+    bn_first = blob[SP_BNPOS : SP_BNPOS + K * K : K][:n]
+    bn_elab = blob[SP_BNELAB : SP_BNELAB + K * K : K][:n]
+    vlabel = blob[SP_VLABEL : SP_VLABEL + n]
+    sym = blob[SP_SYMLT : SP_SYMLT + n] | blob[SP_SYMGT : SP_SYMGT + n]
+    degree_order = int(blob[SP_ORDER]) == ORDER_DEGREE
+    for t in range(2, n):
+        steps = range(t, n)
+        if not all(bn_cnt[i] == 1 and bn_first[i] < t and bn_elab[i] == ANY for i in steps):
+            continue
+        if any(sym[i] and (not degree_order or sym[i] >> t) for i in steps):
+            continue
+        labels = vlabel[t:]
+        if n - t > 1 and (ANY in labels or len(set(labels.tolist())) < n - t):
+            continue
+        return t
+    return n
 
 
 # Device plans of patterns by shape, labels and distinct (at most _PLANS_MAX, then cleared).
@@ -131,7 +202,13 @@ def device_plan(plan: QueryPlan | Pattern, count: bool = False) -> DevicePlan:
         if key not in _PLANS:  # a 6-clique's plan (720 images) takes ~10 ms to build
             if len(_PLANS) >= _PLANS_MAX:
                 _PLANS.clear()
-            _PLANS[key] = device_plan(static_plan(plan), count)
+            dp = device_plan(static_plan(plan), count)
+            if count and plan.num_vertices > 2 and 1 in np.bincount(plan.edges.ravel()):
+                every = plan_query(plan, break_symmetry=True)  # pendants: try every start
+                order = int(dp.blob[SP_ORDER])
+                blobs = (plan_blob(every, order, p) for p in range(every.num_plans))
+                dp = replace(dp, starts=tuple(blobs))
+            _PLANS[key] = dp
         return _PLANS[key]
     n = plan.num_vertices
     broken = bool(plan.sym_lt[0].any() or plan.sym_gt[0].any())
@@ -145,8 +222,8 @@ def device_plan(plan: QueryPlan | Pattern, count: bool = False) -> DevicePlan:
     return DevicePlan(plan_blob(plan, order), weight, images)
 
 
-def plan_blob(plan: QueryPlan, order: int = ORDER_EXT) -> np.ndarray:
-    """Plan 0 of ``plan`` as the kernels' int32 blob (SP_* layout), shape (SP_INTS,);
+def plan_blob(plan: QueryPlan, order: int = ORDER_EXT, p: int = 0) -> np.ndarray:
+    """Plan ``p`` of ``plan`` as the kernels' int32 blob (SP_* layout), shape (SP_INTS,);
     ``order``: what its symmetry constraints compare (ORDER_EXT or ORDER_DEGREE)."""
     n = plan.num_vertices
     if not 2 <= n <= K:
@@ -154,16 +231,17 @@ def plan_blob(plan: QueryPlan, order: int = ORDER_EXT) -> np.ndarray:
     if plan.order.shape[1:] != (K,) or plan.bn_pos.shape[1:] != (K, K):
         raise ValueError(f"plan arrays are padded to {plan.order.shape[1]}, not {K}")
     parts = [
-        [n, int(plan.start_elabel[0])],
-        plan.vlabel[0],
-        plan.bn_cnt[0],
-        plan.sym_lt[0],
-        plan.sym_gt[0],
-        plan.pos[0],
-        plan.bn_pos[0].ravel(),
-        plan.bn_elabel[0].ravel(),
+        [n, int(plan.start_elabel[p])],
+        plan.vlabel[p],
+        plan.bn_cnt[p],
+        plan.sym_lt[p],
+        plan.sym_gt[p],
+        plan.pos[p],
+        plan.bn_pos[p].ravel(),
+        plan.bn_elabel[p].ravel(),
         [order],
         np.zeros(2 * K),  # SP_IDLO, SP_IDHI: each block fills them in
+        [n],  # SP_TAIL: DevicePlan.for_graph sets it
     ]
     blob = np.concatenate([np.asarray(p, np.int64) for p in parts]).astype(np.int32)
     assert blob.shape == (SP_INTS,)
@@ -184,6 +262,7 @@ class DeviceCsr:
         vlab: int32 (nv,); vertex labels.
         ext: int64 (nv,); external vertex ids (``distinct`` patterns compare them).
         orig: int32 (nv,); the caller's id of each vertex (match rows are written in it).
+        elab_one: the label every edge has, or None (several labels, or no edges).
     """
 
     off: Any
@@ -192,6 +271,7 @@ class DeviceCsr:
     vlab: Any
     ext: Any
     orig: Any
+    elab_one: int | None = None
 
     @property
     def nv(self) -> int:
@@ -280,7 +360,8 @@ def csr_from_edges(
     ``cupy.argsort`` (vkey -> vorder), csr_label_keys (vkey again), ``cupy.argsort``
     (vkey -> vorder), csr_relabel (writes rank, orig and the snapshot's
     vlab, ext), csr_keys (reads lo, hi, rank; writes keys), ``cupy.argsort`` (keys ->
-    order), csr_gather (writes nbr, elab, row), csr_offsets (row -> off), then waits for
+    order), csr_gather (writes nbr, elab, row), csr_offsets (row -> off), csr_label_span
+    (reads lab: whether one label is on every edge, ``DeviceCsr.elab_one``), then waits for
     the stream to read the error flags: raises ValueError for a self loop, a reversed or
     out-of-range edge, or a repeated edge.
     """
@@ -350,8 +431,20 @@ def csr_from_edges(
         mod.get_function("csr_offsets")(
             (_blocks(nv + 1),), (THREADS,), (row, np.int64(m), np.int32(nv), off)
         )
+        span = cp.empty(2, np.uint32)
+        span.data.memset_async(0, span.nbytes, stream)
+        if ne:
+            mod.get_function("csr_label_span")(
+                (_blocks(ne),), (THREADS,), (d_lab, np.int64(ne), span)
+            )
     _raise_errors(int(ctl.get(stream=stream)[CTL_ERROR]), "csr_from_edges")
-    return DeviceCsr(off=off, nbr=nbr, elab=elab, vlab=s_vlab, ext=s_ext, orig=orig)
+    # span: the largest label + 2^31 and the largest 2^32 - 1 - (label + 2^31), as uint32.
+    hi, not_lo = (int(x) for x in span.get(stream=stream))
+    one = ne > 0 and hi == 0xFFFFFFFF - not_lo
+    elab_one = hi - (1 << 31) if one else None
+    return DeviceCsr(
+        off=off, nbr=nbr, elab=elab, vlab=s_vlab, ext=s_ext, orig=orig, elab_one=elab_one
+    )
 
 
 class StaticMatcher:
@@ -404,7 +497,7 @@ class StaticMatcher:
         if m == 0:
             return 0
         with self.stream:
-            d_plan = self._upload(dp)
+            d_plan = self._upload(dp, csr, count=True)
             ctl = self._ctl()
             self._launch("static_count", csr, d_plan, 0, m, ctl)
         got = ctl.get(stream=self.stream)  # waits for the launch (d_plan lives until then)
@@ -439,7 +532,7 @@ class StaticMatcher:
         cp, s = self._cp, self.stream
         found_max = max(1, chunk_rows // w)  # found matches a wave
         with s:
-            d_plan = self._upload(dp)
+            d_plan = self._upload(dp, csr, count=False)
             per = cp.empty(min(segment_starts, m), np.uint64)
             ctl = self._ctl()
         out = None
@@ -505,10 +598,11 @@ class StaticMatcher:
             raise ValueError(f"csr.off[nv] = {m}, but nbr has {csr.nbr.shape[0]} entries")
         return m
 
-    def _upload(self, dp: DevicePlan) -> tuple[Any, Any, int]:
-        """The plan on the device: (blob, images, weight)."""
+    def _upload(self, dp: DevicePlan, csr: DeviceCsr, count: bool) -> tuple[Any, Any, int]:
+        """The plan for ``csr`` on the device (:meth:`DevicePlan.for_graph`): (blob, images,
+        weight)."""
         blob = self._cp.empty(dp.blob.shape, np.int32)
-        blob.set(dp.blob, stream=self.stream)
+        blob.set(dp.for_graph(csr.elab_one, count), stream=self.stream)
         images = self._cp.empty(dp.images.size, np.int32)
         images.set(dp.images.ravel(), stream=self.stream)
         return blob, images, dp.weight

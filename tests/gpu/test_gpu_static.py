@@ -18,6 +18,7 @@ from dcsm.gpu.static_match import (
     ORDER_EXT,
     SP_INTS,
     SP_ORDER,
+    SP_TAIL,
     DeviceCsr,
     StaticMatcher,
     csr_from_edges,
@@ -207,6 +208,44 @@ def test_chunks_are_bounded_and_complete(
     got = sorted_rows(np.concatenate(parts))
     np.testing.assert_array_equal(got, sorted_rows(whole))
     np.testing.assert_array_equal(sorted_rows(ids[got]), sorted_rows(cpu.match_static(p)))
+
+
+# Patterns whose last steps are pendants, counted as a product (static_match.tail_start):
+# one pendant (a trailing leaf), several with different labels, a symmetric star.
+C5_TAILS = [(0, 1, 0), (1, 2, 0), (2, 3, 0), (3, 4, 0), (4, 0, 0), (1, 5, 0), (3, 6, 0)]
+TAILS = [
+    BY_NAME["path3"],
+    BY_NAME["star"],
+    BY_NAME["star_d"],
+    _p("wedge", [_, _, _], [(0, 1), (1, 2)]),
+    _p("tri_tails", [_, _, _, 0, 1, 2], [*TRI, (0, 3), (1, 4), (2, 5)]),
+    _p("tri_tails_d", [_, _, _, 0, 1, 2], [*TRI, (0, 3), (1, 4), (2, 5)], True),
+    _p("c5_tails", [_, _, _, _, _, 1, 2], C5_TAILS),  # oracle-github Q_12's shape
+]
+
+
+@functools.cache
+def one_label_case() -> tuple[CpuEngine, DeviceCsr, np.ndarray]:
+    """Every edge labelled 0: query edges of label 0 match any edge."""
+    return on_device(graph_from_nx(nx.gnm_random_graph(150, 700, seed=11), 11, elabels=1))
+
+
+@pytest.mark.parametrize("name", [p.name for p in TAILS])
+def test_pendant_tails_counted_as_products(matcher: StaticMatcher, name: str) -> None:
+    """Counting multiplies the candidates of trailing pendants instead of walking them: the
+    same count as the CPU engine's walk, on a graph with one edge label (c5_tails's label-0
+    edges become any-label edges, so it has a tail only there) and on one with two."""
+    p = next(t for t in TAILS if t.name == name)
+    for cpu, csr, _ids in (one_label_case(), random_case(0)):
+        tail = device_plan(p, count=True).for_graph(csr.elab_one, True)[SP_TAIL]
+        walked = device_plan(p).for_graph(csr.elab_one, False)[SP_TAIL]
+        assert walked == p.num_vertices
+        if csr.elab_one is not None or name != "c5_tails":
+            assert 2 <= tail < p.num_vertices, (name, tail)
+        want = cpu.count_static(p)
+        assert want > 0, name
+        assert matcher.count(csr, p) == want, name
+    assert one_label_case()[1].elab_one == 0 and random_case(0)[1].elab_one is None
 
 
 def test_device_plans_break_symmetry() -> None:
