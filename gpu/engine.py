@@ -49,7 +49,7 @@ from dcsm.errors import EngineError, EngineStopped
 from dcsm.model import Graph, Pattern, UpdateBatch
 
 from . import layout as L
-from . import pools
+from . import pools, rings
 from .loader import KernelConfig, field_offsets, load_kernel
 from .mvg import build_image, fill_entries, live_edges
 from .rings import MatchRows, drain_done, encode_updates
@@ -264,8 +264,10 @@ class GpuEngine(Engine):
     def _warm_up(self, state: np.void) -> None:
         """Compile and load every CuPy kernel that a table growth or a graph load launches,
         now, before the persistent kernel runs (gpu-facts rule 2): growing mid-stream
-        otherwise stops the stream for seconds of NVRTC."""
+        otherwise stops the stream for seconds of NVRTC. Likewise the numba decoders that
+        only embeddings mode runs (:func:`.rings.warm_up`)."""
         cp = self._cp
+        rings.warm_up()  # and the host's numba decoders of embeddings mode
         pools.warm_up(cp, self._d, state, self.cfg.nclass)
         with self._side:  # load_graph's image fill, two versions of one entry each
             versions = cp.zeros((2, self._d["vers"].shape[1]), np.int32)

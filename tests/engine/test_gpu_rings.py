@@ -158,3 +158,20 @@ def test_ordering_equals_a_stable_sort_by_update_then_query() -> None:
     assert s.tolist() == seq[sent[tau]][order].tolist()
     assert sign.tolist() == op[sent[tau]][order].tolist()
     assert (match == EXT[verts[order]]).all()
+
+
+def test_warm_up_compiles_what_an_embeddings_apply_runs() -> None:
+    """rings.warm_up (GpuEngine's constructor calls it) compiles the decoders for the
+    argument types an apply passes: decoding afterwards compiles nothing new."""
+    from dcsm.gpu import rings
+
+    rings.warm_up()
+    decoders = (rings.read_records, rings._count, rings._place)
+    compiled = [len(f.signatures) for f in decoders]
+    assert all(compiled), compiled
+    ring = np.zeros(256, np.int32)
+    put(ring, 0, 1, 0, [1, 2, 3])
+    rows = MatchRows(width=3)
+    rows.read(ring, 0, NVERTS, EXT, 1, ALL)
+    ordered(rows)
+    assert [len(f.signatures) for f in decoders] == compiled
