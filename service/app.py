@@ -66,7 +66,7 @@ from .kafka_security import kafka_options_from_settings
 from .logs import ConnectionState
 from .messages import Event, Register, Unregister
 from .metrics import Metrics
-from .outputs import KafkaOutput
+from .outputs import KafkaOutput, OutputLost
 from .ownership import InputLease
 from .queries import Mode, QueryCatalog, QueryState
 from .relay import MatchesRelay
@@ -186,6 +186,7 @@ class Service:
                 linger_ms=s.output_linger_ms,
                 acks=s.kafka_acks,
                 client_options=self.kafka_options,
+                request_timeout_ms=s.kafka_request_timeout_ms,
             )  # fmt: skip
             if s.kafka
             else None
@@ -356,6 +357,7 @@ class Service:
         self._tasks.append(asyncio.create_task(self._watch_engine(), name="dcsm-engine-watch"))
         if self.output is not None:
             await self.output.start()
+            self._tasks.append(asyncio.create_task(self._watch_output(), name="dcsm-output-watch"))
         await self.fanout.start()
         if self.relay is not None:
             await self.relay.start()
@@ -437,7 +439,25 @@ class Service:
         checkpoint (one would commit offsets past updates the engine never applied); the
         restart replays them from the last checkpoint."""
         await self.worker.halted.wait()
-        self.fatal = f"engine stopped: {self.worker.error}"
+        await self._halt(f"engine stopped: {self.worker.error}")
+
+    async def _watch_output(self) -> None:
+        """The broker did not take frames of the Kafka output: exit the same way, so that
+        no checkpoint passes them; the restart replays from the last checkpoint and sends
+        them again under the same ids (subscribers dedupe by id)."""
+        assert self.output is not None
+        await self.output.lost.wait()
+        await self._halt(
+            f"kafka output lost {self.output.failures} record(s) "
+            f"({self.output.lost_reason}); stopping without a checkpoint so that a restart "
+            "sends them again"
+        )
+
+    async def _halt(self, reason: str) -> None:
+        """Stop for good on ``reason``: refuse input, stop every background task and the
+        consumer, and have the server exit (``on_fatal``) without a final checkpoint."""
+        self.fatal = reason
+        log.error("%s", reason)
         self.accepting = False
         self.ready = False
         me = asyncio.current_task()
@@ -505,6 +525,9 @@ class Service:
             log.error(
                 "drain timed out after %.0fs; no final checkpoint (the last one stands)", limit
             )
+            return
+        except OutputLost as exc:
+            log.error("drain: %s; no final checkpoint (the last one stands)", exc)
             return
         deadline = time.time() + WEBSOCKET_FLUSH_S
         while time.time() < deadline and not all(

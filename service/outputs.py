@@ -11,15 +11,28 @@ no per-frame ``send`` call, partitioner run or metadata lookup. The buffer is bo
 (``max_buffered_frames``): when the broker falls that far behind, ``send_frames`` waits, and
 the backpressure reaches the fan-out and from there the engine. :meth:`flush` returns once
 everything handed over so far is acknowledged, which is what offset commits wait for.
+
+A record the producer could not deliver (the broker unreachable past ``request_timeout_ms``
+and aiokafka's retries) is never skipped silently: :attr:`lost` is set, and :meth:`flush`
+raises :class:`OutputLost` from then on, so no checkpoint (and no offset commit) passes it.
+The service stops on ``lost`` without a checkpoint; its restart replays from the last one
+and sends those frames again, under the same ids.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from typing import Any
 
+from dcsm.errors import DcsmError
+
 log = logging.getLogger("dcsm.service.outputs")
+
+
+class OutputLost(DcsmError):
+    """The broker did not take records handed to the Kafka output."""
 
 
 class KafkaOutput:
@@ -32,8 +45,11 @@ class KafkaOutput:
         linger_ms: int = 0,
         acks: str = "all",
         client_options: dict[str, Any] | None = None,
+        request_timeout_ms: int = 30_000,
     ) -> None:
-        """``client_options``: security arguments of the producer (service/kafka_security.py)."""
+        """``client_options``: security arguments of the producer (service/kafka_security.py);
+        ``request_timeout_ms``: how long a record may wait for the broker before it counts as
+        lost (:attr:`lost`)."""
         self._bootstrap = bootstrap
         self._client_options = client_options or {}
         self.matches_topic = matches_topic
@@ -50,7 +66,10 @@ class KafkaOutput:
         self._idle = asyncio.Event()
         self._idle.set()
         self._pump_task: asyncio.Task | None = None
-        self.failures = 0
+        self._request_timeout_ms = request_timeout_ms
+        self.failures = 0  # records the broker did not take
+        self.lost = asyncio.Event()  # set at the first of them
+        self.lost_reason = ""
 
     @property
     def buffered(self) -> int:
@@ -65,7 +84,7 @@ class KafkaOutput:
             linger_ms=self._linger_ms,
             max_batch_size=1024 * 1024,
             max_request_size=8 * 1024 * 1024,
-            request_timeout_ms=30_000,
+            request_timeout_ms=self._request_timeout_ms,
             acks=self._acks,
             **self._client_options,
         )
@@ -75,7 +94,8 @@ class KafkaOutput:
     async def stop(self) -> None:
         if self._producer is None:
             return
-        await self.flush()
+        with contextlib.suppress(OutputLost):  # reported when it happened (``lost``)
+            await self.flush()
         if self._pump_task is not None:
             self._pump_task.cancel()
             await asyncio.gather(self._pump_task, return_exceptions=True)
@@ -84,9 +104,17 @@ class KafkaOutput:
 
     def _check(self, fut: Any) -> None:
         if fut.cancelled() or fut.exception() is not None:
-            self.failures += 1
-            why = "cancelled" if fut.cancelled() else fut.exception()
-            log.error("kafka delivery failed: %s", why)
+            self._lose(1, "cancelled" if fut.cancelled() else fut.exception())
+
+    def _lose(self, records: int, why: object) -> None:
+        """``records`` were not delivered: counted, logged, and :attr:`lost` set."""
+        self.failures += records
+        if not self.lost.is_set():
+            self.lost_reason = (
+                f"{type(why).__name__}: {why}" if isinstance(why, BaseException) else str(why)
+            )
+            self.lost.set()
+        log.error("kafka output: %d record(s) not delivered: %s", records, why)
 
     async def send_frames(self, key: str, frames: list[str], ids: list[str] | None) -> None:
         """Queue each frame as one record on the matches topic, keyed by ``key``, in order;
@@ -111,9 +139,8 @@ class KafkaOutput:
                 for key, frames in pending.items():
                     try:
                         await self._send(key, frames)
-                    except Exception as exc:  # counted and logged; the stream goes on
-                        self.failures += len(frames)
-                        log.error("kafka output of %d frames failed: %s", len(frames), exc)
+                    except Exception as exc:  # lost: the service stops (module docstring)
+                        self._lose(len(frames), exc)
                     self._buffered -= len(frames)
                     self._room.set()
             self._idle.set()
@@ -161,8 +188,12 @@ class KafkaOutput:
         return await fut
 
     async def flush(self) -> None:
-        """Wait until every frame handed over so far is acknowledged by the broker."""
-        if self._producer is None:
-            return
-        await self._idle.wait()
-        await self._producer.flush()
+        """Wait until every frame handed over so far is acknowledged by the broker; raise
+        :class:`OutputLost` if any record ever handed over was not."""
+        if self._producer is not None:
+            await self._idle.wait()
+            await self._producer.flush()
+        if self.failures:
+            raise OutputLost(
+                f"{self.failures} record(s) were not delivered to Kafka ({self.lost_reason})"
+            )

@@ -132,6 +132,14 @@ class Settings:
             "a single broker, and much faster with tansu, the loopback broker)"
         ),
     )
+    kafka_request_timeout_ms: int = field(
+        default=30_000,
+        metadata=_doc(
+            "how long the service's producer waits for the broker to take a record before "
+            "it counts as lost; a lost output record stops the service without a checkpoint, "
+            "and its restart sends it again"
+        ),
+    )
     output_linger_ms: int = field(
         default=0,
         metadata=_doc(
@@ -327,6 +335,10 @@ class Settings:
             )
         if self.backfill_threads < 0:
             raise ConfigError("backfill_threads must be >= 0 (0: the cores less two)")
+        if self.kafka_request_timeout_ms < 100:
+            raise ConfigError(
+                f"kafka_request_timeout_ms={self.kafka_request_timeout_ms}: must be >= 100"
+            )
         if self.kafka_acks not in ("all", "1"):
             raise ConfigError(f"kafka_acks={self.kafka_acks!r}: choose all or 1")
         if self.checkpoint_interval_s <= 0 or self.checkpoint_interval_updates <= 0:

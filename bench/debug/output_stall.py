@@ -1,0 +1,84 @@
+"""What a service does when its broker stops taking output: the scenario of
+tests/kafka/test_output_loss.py without its assertions, with the broker paused for
+``--pause-s`` (longer than the producer's request timeout, 30 s by default), then resumed.
+Prints whether the service is still running, how many of the backfill's deltas reached the
+matches topic, and its log lines about the output and checkpoints.
+
+    python bench/debug/output_stall.py [--pause-s 40]
+
+Before the fix (7cac694) the service kept running, 16,884 of 35,454 deltas arrived, and a
+checkpoint was written past the rest (lost for good); since, it stops with exit code 1 and
+no checkpoint, and the test restarts it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "kafka")]
+
+from broker_fixtures import Topics  # noqa: E402
+from helpers import TRI, consume_topic, http_client, oracle_counts, spec, wait_processed  # noqa: E402
+from test_output_loss import backfill_ids  # noqa: E402
+
+from dcsm.loadgen.embedded import ServiceProcess  # noqa: E402
+from dcsm.loadgen.producer import produce_paced  # noqa: E402
+from dcsm.loadgen.synth import powerlaw_stream  # noqa: E402
+from dcsm.service.broker import TansuBroker  # noqa: E402
+from dcsm.service.codec import encode_binary  # noqa: E402
+
+
+async def main(pause_s: float) -> None:
+    broker, topics = TansuBroker().start(), Topics()
+    stream = powerlaw_stream(300, 3000, seed=23)
+    want = sum(oracle_counts(stream, TRI).values())
+    svc = ServiceProcess(
+        *topics.flags(), "--kafka-acks", "1", "--checkpoint-interval-s", "0.2",
+        kafka=broker.bootstrap, env={"DCSM_MAX_DELTAS_PER_UPDATE": "0"},
+    ).start()  # fmt: skip
+    try:
+        values = [encode_binary(stream.slice(i, i + 100)) for i in range(0, len(stream), 100)]
+        await produce_paced(
+            broker.bootstrap, topics.updates, values, np.full(len(values), time.time())
+        )
+        assert broker._proc is not None
+        async with http_client(svc.base_url) as c:
+            await wait_processed(c, len(stream) - 1)
+            await asyncio.sleep(0.6)
+            os.kill(broker._proc.pid, signal.SIGSTOP)
+            post = asyncio.create_task(
+                c.post("/api/v1/queries?backfill=true", json=spec(TRI, name="tri"))
+            )
+            await asyncio.sleep(pause_s)
+            os.kill(broker._proc.pid, signal.SIGCONT)
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(post, 60)
+        got = await consume_topic(
+            broker.bootstrap, topics.matches, 0, timeout_s=30, idle_s=3,
+            enough=lambda recs: len(backfill_ids(recs)) >= want,
+        )  # fmt: skip
+        assert svc.proc is not None
+        print(f"service running: {svc.proc.poll() is None} (exit code {svc.proc.poll()})")
+        print(f"backfill deltas delivered: {len(backfill_ids(got))} of {want}")
+        for line in svc.log(1 << 20).splitlines():
+            if "kafka output" in line or "delivery" in line or "checkpoint" in line:
+                print(line)
+    finally:
+        svc.kill()
+        broker.stop()
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pause-s", type=float, default=40.0)
+    asyncio.run(main(ap.parse_args().pause_s))
