@@ -30,10 +30,10 @@
 // lowest lane first. The last level is only counted (popcount) unless rows are written, and
 // when counting, trailing pendant steps are not walked at all: SP_TAIL (tail_product). An
 // edge label that every data edge has is lifted from the plan by the host
-// (DevicePlan.for_graph), so those checks read nothing. Warps claim start edges from one global counter (guided
-// self-scheduling: a quarter of what is left per warp, 1 to CLAIM_MAX starts a claim), so
-// the run of a hub's edges spreads over many warps and the tail stays short; a warp adds
-// its count with one atomicAdd at the end.
+// (DevicePlan.for_graph), so those checks read nothing. Warps claim start edges from one
+// global counter (guided self-scheduling: a quarter of what is left per warp, 1 to
+// CLAIM_MAX starts a claim), so the run of a hub's edges spreads over many warps and the
+// tail stays short; a warp adds its count with one atomicAdd at the end.
 // gpu/executor.cuh (run_item, eval_window) is the incremental version of the same loop.
 //
 // Buffers (device memory; gpu/static_match.py allocates all of them on its stream, and no
@@ -300,7 +300,7 @@ __device__ void open_level(const int* P, const Csr& G, Search& S, int i, int lan
 // Counting only: the matches of steps [t, n) given m[0..t-1], when each of those steps has
 // one backward neighbour, before t, joined by an edge of any label, symmetry constraints
 // only against steps before t, and (when there are several) fixed labels all different, so
-// that their candidate sets are disjoint (device_plan checks all of it and sets SP_TAIL):
+// that their candidate sets are disjoint (static_match.tail_start checks it all, SP_TAIL):
 // the product of their candidate counts. A step's candidates are its level_range of its
 // neighbour's list, less the vertices m[0..t-1] in it (lane j tests m[j]).
 __device__ u64 tail_product(const int* P, const Csr& G, const Search& S, int t, int n,

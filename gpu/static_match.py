@@ -23,10 +23,12 @@ persistent kernel's executor.
 Counting is one launch. It walks only the pattern's core: trailing pendant vertices (one
 edge back, labels that keep them apart) are counted as the product of their candidate
 ranges, and a pattern with pendants starts on the edge that leaves the most of them last
-(:meth:`DevicePlan.for_graph`). Enumerating is bounded: a first launch counts the matches of each
-start edge of a segment of ``segment_starts`` start edges, the host cuts the segment into
-waves of at most ``chunk_rows`` rows (a start edge with more matches is split by rank, see
-the .cu header), and each wave fills one reused buffer that is copied out and yielded.
+(:meth:`DevicePlan.for_graph`).
+
+Enumerating is bounded: a first launch counts the matches of each start edge of a segment
+of ``segment_starts`` start edges, the host cuts the segment into waves of at most
+``chunk_rows`` rows (a start edge with more matches is split by rank, see the .cu header),
+and each wave fills one reused buffer that is copied out and yielded.
 
 =========================  ===============================================================
 name here                  meaning
@@ -131,13 +133,15 @@ class DevicePlan:
         product instead of walked (:func:`tail_start`), and of the plans in ``starts`` (one
         a start edge, when the pattern has pendants) the one with the most such steps runs,
         the first of equals."""
-        best = self.blob
-        for blob in self.starts if count else ():
-            if _tail(blob, elab_one) < _tail(best, elab_one):
-                best = blob
-        blob = _lift_edge_label(best, elab_one)
-        blob[SP_TAIL] = tail_start(blob) if count else self.n
-        return blob
+        if not count:
+            blob = _lift_edge_label(self.blob, elab_one)
+            blob[SP_TAIL] = self.n
+            return blob
+        lifted = [_lift_edge_label(b, elab_one) for b in self.starts or (self.blob,)]
+        tails = [tail_start(b) for b in lifted]
+        k = int(np.argmin(tails))  # the first of equals
+        lifted[k][SP_TAIL] = tails[k]
+        return lifted[k]
 
 
 def _lift_edge_label(blob: np.ndarray, elab_one: int | None) -> np.ndarray:
@@ -148,10 +152,6 @@ def _lift_edge_label(blob: np.ndarray, elab_one: int | None) -> np.ndarray:
             part = blob[at]
             part[part == elab_one] = ANY
     return blob
-
-
-def _tail(blob: np.ndarray, elab_one: int | None) -> int:
-    return tail_start(_lift_edge_label(blob, elab_one))
 
 
 def tail_start(blob: np.ndarray) -> int:
