@@ -110,9 +110,7 @@ class KafkaOutput:
         """``records`` were not delivered: counted, logged, and :attr:`lost` set."""
         self.failures += records
         if not self.lost.is_set():
-            self.lost_reason = (
-                f"{type(why).__name__}: {why}" if isinstance(why, BaseException) else str(why)
-            )
+            self.lost_reason = str(why) or type(why).__name__
             self.lost.set()
         log.error("kafka output: %d record(s) not delivered: %s", records, why)
 
