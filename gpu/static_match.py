@@ -62,7 +62,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -121,6 +121,9 @@ class DevicePlan:
     weight: int
     images: np.ndarray
     starts: tuple[np.ndarray, ...] = ()
+    _graph_blobs: dict[tuple[int | None, bool], np.ndarray] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     @property
     def n(self) -> int:
@@ -132,16 +135,20 @@ class DevicePlan:
         When ``count``ing, SP_TAIL is the first of the last steps that are counted as a
         product instead of walked (:func:`tail_start`), and of the plans in ``starts`` (one
         a start edge, when the pattern has pendants) the one with the most such steps runs,
-        the first of equals."""
-        if not count:
-            blob = _lift_edge_label(self.blob, elab_one)
-            blob[SP_TAIL] = self.n
-            return blob
-        lifted = [_lift_edge_label(b, elab_one) for b in self.starts or (self.blob,)]
-        tails = [tail_start(b) for b in lifted]
-        k = int(np.argmin(tails))  # the first of equals
-        lifted[k][SP_TAIL] = tails[k]
-        return lifted[k]
+        the first of equals. Computed once per label and purpose (read-only)."""
+        key = (elab_one, count)
+        if key not in self._graph_blobs:
+            if count:
+                lifted = [_lift_edge_label(b, elab_one) for b in self.starts or (self.blob,)]
+                tails = [tail_start(b) for b in lifted]
+                blob = lifted[int(np.argmin(tails))]  # the first of equals
+                blob[SP_TAIL] = min(tails)
+            else:
+                blob = _lift_edge_label(self.blob, elab_one)
+                blob[SP_TAIL] = self.n
+            blob.flags.writeable = False
+            self._graph_blobs[key] = blob
+        return self._graph_blobs[key]
 
 
 def _lift_edge_label(blob: np.ndarray, elab_one: int | None) -> np.ndarray:
