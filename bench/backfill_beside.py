@@ -1,14 +1,19 @@
-"""What a big backfill costs the other queries: the service (CPU engine, in this process, no
-Kafka) streams updates for a triangle query at a fixed rate; a heavy pattern is registered
-with ``?backfill=true`` mid-stream, over the graph loaded first (the stream's updates touch
+"""What a big backfill costs the other queries: the service (in this process, no Kafka)
+streams updates for a triangle query at a fixed rate; a heavy pattern is registered with
+``?backfill=true`` mid-stream, over the graph loaded first (the stream's updates touch
 vertices of their own, so the heavy pattern's live matching stays cheap). The triangle
 query's response time (submit -> outcome, HTTP path) is reported before, during and after
 the backfill, beside the backfill's size and time. ``--inline`` runs the same with the
-backfill on the engine thread (the service before service/backfill.py): the stream then
-waits for it.
+backfill on the engine thread (the service before service/backfill.py; with ``--backend
+gpu``, the device's static matcher): the stream then waits for it.
 
     python bench/backfill_beside.py --edges 5000 --updates 8000 --rate 500 \
         --backfill-at 2 [--inline] --out bench/results/backfill
+    python bench/backfill_beside.py --backend gpu --graph g43.bin --pattern path6 --inline
+
+``--graph`` starts the service on a graph file (``dcsm gen-graph`` writes one of tens of
+millions of edges in seconds) instead of sending a generated graph of ``--edges`` through
+the service.
 """
 
 from __future__ import annotations
@@ -31,23 +36,29 @@ from dcsm.service.settings import Settings
 from dcsm.stats import percentiles
 
 TRI = Pattern.build("tri", [None] * 3, [(0, 1, None), (1, 2, None), (0, 2, None)])
-# A 5-vertex path: billions of embeddings on a power-law graph of a few million edges.
-PATH5 = Pattern.build("path5", [None] * 5, [(0, 1, None), (1, 2, None), (2, 3, None), (3, 4, None)])
+# Heavy patterns: a 5-vertex path has billions of embeddings on a power-law graph of a few
+# million edges; the 6-vertex ones are issue 18's backfill at LiveJournal size.
+HEAVY = {
+    "path5": Pattern.build("path5", [None] * 5, [(i, i + 1, None) for i in range(4)]),
+    "path6": Pattern.build("path6", [None] * 6, [(i, i + 1, None) for i in range(5)]),
+    "cycle6": Pattern.build("cycle6", [None] * 6, [(i, (i + 1) % 6, None) for i in range(6)]),
+}
 
 
 async def measure(args: argparse.Namespace) -> dict:
-    graph = powerlaw_stream(args.edges // 8, args.edges, num_labels=1, seed=1,
-                            delete_fraction=0.0)  # fmt: skip
     # The stream lives on vertices of its own, sparse: the heavy pattern, once registered,
     # also matches each of its updates live, and that must stay cheap for the figure to be
     # the backfill's cost, not the heavy pattern's live matching.
     far = powerlaw_stream(args.updates, args.updates, num_labels=1, seed=2)
     stream = dataclasses.replace(far, u=far.u + 10**9, v=far.v + 10**9)
     mode = "inline" if args.inline else "beside"
-    svc = Service(Settings(backend="cpu", state_dir=None, backfill_threads=args.threads,
-                           backfill_mode=mode))  # fmt: skip
+    svc = Service(Settings(backend=args.backend, state_dir=None, backfill_threads=args.threads,
+                           backfill_mode=mode, graph=args.graph))  # fmt: skip
     await svc.start()
-    await svc.submit_updates(graph, wait=True)
+    if args.graph is None:
+        graph = powerlaw_stream(args.edges // 8, args.edges, num_labels=1, seed=1,
+                                delete_fraction=0.0)  # fmt: skip
+        await svc.submit_updates(graph, wait=True)
     await svc.register_query(QuerySpec.from_pattern(TRI), "embeddings", "json", False)
     step = 0.01
     per = max(1, int(args.rate * step))
@@ -59,7 +70,7 @@ async def measure(args: argparse.Namespace) -> dict:
         await asyncio.sleep(args.backfill_at)
         b0 = time.monotonic()
         backfill["start"] = b0 - t0
-        spec = QuerySpec.from_pattern(PATH5)
+        spec = QuerySpec.from_pattern(HEAVY[args.pattern])
         _, n = await svc.register_query(spec, "count", "json", True)
         backfill.update(end=time.monotonic() - t0, seconds=time.monotonic() - b0, matches=n)
 
@@ -89,7 +100,8 @@ async def measure(args: argparse.Namespace) -> dict:
     return {
         "command": "python bench/backfill_beside.py " + " ".join(args.argv),
         "host": platform.node(), "cpus": __import__("os").cpu_count(),
-        "mode": mode, "graph_edges": args.edges,
+        "backend": args.backend, "mode": mode, "pattern": args.pattern,
+        "graph": args.graph or f"powerlaw, {args.edges} edges",
         "rate": args.rate, "updates": len(stream), "backfill": backfill,
         "response_s": phases,
     }  # fmt: skip
@@ -97,7 +109,10 @@ async def measure(args: argparse.Namespace) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--backend", choices=("cpu", "gpu"), default="cpu")
+    ap.add_argument("--graph", default=None, help="graph file to start from (else --edges)")
     ap.add_argument("--edges", type=int, default=200_000)
+    ap.add_argument("--pattern", choices=sorted(HEAVY), default="path5")
     ap.add_argument("--updates", type=int, default=30_000)
     ap.add_argument("--rate", type=float, default=2_000)
     ap.add_argument("--backfill-at", type=float, default=3.0, help="seconds into the stream")
@@ -112,7 +127,10 @@ def main() -> None:
     print(text)
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / f"backfill-{result['mode']}.json").write_text(text + "\n")
+        name = f"backfill-{result['mode']}"
+        if args.backend != "cpu" or args.pattern != "path5":
+            name += f"-{args.backend}-{args.pattern}"
+        (args.out / f"{name}.json").write_text(text + "\n")
 
 
 if __name__ == "__main__":
