@@ -132,6 +132,16 @@ class TansuBroker:
                 proc.kill()
                 proc.wait(5)
 
+    def pause(self) -> None:
+        """SIGSTOP: the broker holds its connections and answers nothing until
+        :meth:`resume` (a broker stalled by the OS, a GC pause, a partition)."""
+        if self._proc is not None:
+            self._proc.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        if self._proc is not None:
+            self._proc.send_signal(signal.SIGCONT)
+
     def kill(self) -> None:
         """SIGKILL, and reap (any thread; for an exit that cannot wait)."""
         proc = self._proc

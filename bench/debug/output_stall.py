@@ -16,8 +16,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import os
-import signal
 import sys
 import time
 from pathlib import Path
@@ -51,16 +49,15 @@ async def main(pause_s: float) -> None:
         await produce_paced(
             broker.bootstrap, topics.updates, values, np.full(len(values), time.time())
         )
-        assert broker._proc is not None
         async with http_client(svc.base_url) as c:
             await wait_processed(c, len(stream) - 1)
             await asyncio.sleep(0.6)
-            os.kill(broker._proc.pid, signal.SIGSTOP)
+            broker.pause()
             post = asyncio.create_task(
                 c.post("/api/v1/queries?backfill=true", json=spec(TRI, name="tri"))
             )
             await asyncio.sleep(pause_s)
-            os.kill(broker._proc.pid, signal.SIGCONT)
+            broker.resume()
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(post, 60)
         got = await consume_topic(

@@ -10,8 +10,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
-import signal
 import time
 
 import numpy as np
@@ -64,8 +62,7 @@ async def test_undelivered_output_stops_the_service_and_its_restart_resends(tmp_
         async with http_client(svc.base_url) as c:
             await wait_processed(c, len(stream) - 1)
             await asyncio.sleep(0.6)  # a checkpoint covers the whole graph
-            assert broker._proc is not None
-            os.kill(broker._proc.pid, signal.SIGSTOP)
+            broker.pause()
             try:
                 # The backfill's frames go to a broker that takes nothing.
                 post = asyncio.create_task(
@@ -76,7 +73,7 @@ async def test_undelivered_output_stops_the_service_and_its_restart_resends(tmp_
                     assert time.monotonic() < deadline, svc.log()
                     await asyncio.sleep(0.1)
             finally:
-                os.kill(broker._proc.pid, signal.SIGCONT)
+                broker.resume()
             assert svc.proc is not None
             code = await asyncio.to_thread(svc.proc.wait, 120)
             with contextlib.suppress(Exception):  # cut off by the exit
