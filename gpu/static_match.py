@@ -69,7 +69,7 @@ from typing import Any
 import numpy as np
 
 from dcsm.engine.plan import QueryPlan, plan_query, static_plan
-from dcsm.model import MAX_PATTERN_VERTICES, Pattern
+from dcsm.model import ANY_LABEL, MAX_PATTERN_VERTICES, Pattern
 
 SOURCE = Path(__file__).with_name("static_match.cu")
 K = MAX_PATTERN_VERTICES
@@ -83,7 +83,6 @@ SP_BNELAB = SP_BNPOS + K * K
 SP_ORDER = SP_BNELAB + K * K
 SP_TAIL = SP_ORDER + 1 + 2 * K
 SP_INTS = SP_TAIL + 1
-ANY = -1
 ORDER_EXT, ORDER_DEGREE = 0, 1  # what the symmetry constraints compare (SP_ORDER)
 CTL_CLAIM, CTL_TOTAL, CTL_ROWS, CTL_ERROR = range(4)
 ERRORS = {
@@ -157,7 +156,7 @@ def _lift_edge_label(blob: np.ndarray, elab_one: int | None) -> np.ndarray:
     if elab_one is not None:
         for at in (slice(SP_ELAB, SP_ELAB + 1), slice(SP_BNELAB, SP_BNELAB + K * K)):
             part = blob[at]
-            part[part == elab_one] = ANY
+            part[part == elab_one] = ANY_LABEL
     return blob
 
 
@@ -178,12 +177,12 @@ def tail_start(blob: np.ndarray) -> int:
     degree_order = int(blob[SP_ORDER]) == ORDER_DEGREE
     for t in range(2, n):
         steps = range(t, n)
-        if not all(bn_cnt[i] == 1 and bn_first[i] < t and bn_elab[i] == ANY for i in steps):
+        if not all(bn_cnt[i] == 1 and bn_first[i] < t and bn_elab[i] == ANY_LABEL for i in steps):
             continue
         if any(sym[i] and (not degree_order or sym[i] >> t) for i in steps):
             continue
         labels = vlabel[t:]
-        if n - t > 1 and (ANY in labels or len(set(labels.tolist())) < n - t):
+        if n - t > 1 and (ANY_LABEL in labels or len(set(labels.tolist())) < n - t):
             continue
         return t
     return n
