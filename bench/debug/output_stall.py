@@ -17,45 +17,29 @@ import argparse
 import asyncio
 import contextlib
 import sys
-import time
 from pathlib import Path
-
-import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "kafka")]
 
 from broker_fixtures import Topics  # noqa: E402
-from helpers import TRI, consume_topic, http_client, oracle_counts, spec, wait_processed  # noqa: E402
-from test_output_loss import backfill_ids  # noqa: E402
+from helpers import TRI, consume_topic, http_client, oracle_counts  # noqa: E402
+from test_output_loss import FLAGS, UNCAPPED, backfill_ids, graph, load, register_tri  # noqa: E402
 
 from dcsm.loadgen.embedded import ServiceProcess  # noqa: E402
-from dcsm.loadgen.producer import produce_paced  # noqa: E402
-from dcsm.loadgen.synth import powerlaw_stream  # noqa: E402
 from dcsm.service.broker import TansuBroker  # noqa: E402
-from dcsm.service.codec import encode_binary  # noqa: E402
 
 
 async def main(pause_s: float) -> None:
     broker, topics = TansuBroker().start(), Topics()
-    stream = powerlaw_stream(300, 3000, seed=23)
+    stream = graph()
     want = sum(oracle_counts(stream, TRI).values())
-    svc = ServiceProcess(
-        *topics.flags(), "--kafka-acks", "1", "--checkpoint-interval-s", "0.2",
-        kafka=broker.bootstrap, env={"DCSM_MAX_DELTAS_PER_UPDATE": "0"},
-    ).start()  # fmt: skip
+    svc = ServiceProcess(*topics.flags(), *FLAGS, kafka=broker.bootstrap, env=UNCAPPED).start()
     try:
-        values = [encode_binary(stream.slice(i, i + 100)) for i in range(0, len(stream), 100)]
-        await produce_paced(
-            broker.bootstrap, topics.updates, values, np.full(len(values), time.time())
-        )
         async with http_client(svc.base_url) as c:
-            await wait_processed(c, len(stream) - 1)
-            await asyncio.sleep(0.6)
+            await load(broker.bootstrap, topics, c, stream)
             broker.pause()
-            post = asyncio.create_task(
-                c.post("/api/v1/queries?backfill=true", json=spec(TRI, name="tri"))
-            )
+            post = register_tri(c)
             await asyncio.sleep(pause_s)
             broker.resume()
             with contextlib.suppress(Exception):

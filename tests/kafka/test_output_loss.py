@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import json
 import time
+from typing import Any
 
 import numpy as np
 import pytest
@@ -20,15 +21,37 @@ from helpers import TRI, consume_topic, http_client, oracle_counts, spec, wait_p
 from dcsm.loadgen.embedded import ServiceProcess
 from dcsm.loadgen.producer import produce_paced
 from dcsm.loadgen.synth import powerlaw_stream
+from dcsm.model import UpdateBatch
 from dcsm.service.broker import TansuBroker
 from dcsm.service.codec import encode_binary
 
 pytestmark = pytest.mark.kafka
 
 # Checkpoints often, every backfill delta shipped (no per-update cap), and a record the
-# broker has not taken in 1.5 s is lost.
+# broker has not taken in 1.5 s is lost. (bench/debug/output_stall.py runs the same
+# scenario with the default timeout and without the assertions.)
 FLAGS = ("--kafka-acks", "1", "--checkpoint-interval-s", "0.2")
-ENV = {"DCSM_KAFKA_REQUEST_TIMEOUT_MS": "1500", "DCSM_MAX_DELTAS_PER_UPDATE": "0"}
+UNCAPPED = {"DCSM_MAX_DELTAS_PER_UPDATE": "0"}
+ENV = {**UNCAPPED, "DCSM_KAFKA_REQUEST_TIMEOUT_MS": "1500"}
+
+
+def graph() -> UpdateBatch:
+    """What the service holds when the backfill is registered."""
+    return powerlaw_stream(300, 3000, seed=23)
+
+
+async def load(bootstrap: str, topics: Topics, client: Any, stream: UpdateBatch) -> None:
+    """``stream`` through the updates topic, applied, and a checkpoint covering it."""
+    values = [encode_binary(stream.slice(i, i + 100)) for i in range(0, len(stream), 100)]
+    await produce_paced(bootstrap, topics.updates, values, np.full(len(values), time.time()))
+    await wait_processed(client, len(stream) - 1)
+    await asyncio.sleep(0.6)
+
+
+def register_tri(client: Any) -> asyncio.Task:
+    """``tri`` with ``?backfill=true``: its backfill deltas go out at once."""
+    body = spec(TRI, name="tri")
+    return asyncio.create_task(client.post("/api/v1/queries?backfill=true", json=body))
 
 
 def backfill_ids(records: list) -> set[str]:
@@ -47,7 +70,7 @@ async def test_undelivered_output_stops_the_service_and_its_restart_resends(tmp_
     except Exception as exc:  # no tansu binary on this platform
         pytest.skip(f"tansu broker unavailable: {exc}")
     topics = Topics()
-    stream = powerlaw_stream(300, 3000, seed=23)
+    stream = graph()
     want = sum(oracle_counts(stream, TRI).values())  # triangle embeddings of the final graph
     assert want > 1000
     svc = again = None
@@ -55,19 +78,11 @@ async def test_undelivered_output_stops_the_service_and_its_restart_resends(tmp_
         svc = ServiceProcess(
             *topics.flags(), *FLAGS, kafka=broker.bootstrap, workdir=tmp_path, env=ENV
         ).start()
-        values = [encode_binary(stream.slice(i, i + 100)) for i in range(0, len(stream), 100)]
-        await produce_paced(
-            broker.bootstrap, topics.updates, values, np.full(len(values), time.time())
-        )
         async with http_client(svc.base_url) as c:
-            await wait_processed(c, len(stream) - 1)
-            await asyncio.sleep(0.6)  # a checkpoint covers the whole graph
+            await load(broker.bootstrap, topics, c, stream)
             broker.pause()
             try:
-                # The backfill's frames go to a broker that takes nothing.
-                post = asyncio.create_task(
-                    c.post("/api/v1/queries?backfill=true", json=spec(TRI, name="tri"))
-                )
+                post = register_tri(c)  # its frames go to a broker that takes nothing
                 deadline = time.monotonic() + 60
                 while "kafka output lost" not in svc.log(1 << 20):
                     assert time.monotonic() < deadline, svc.log()
