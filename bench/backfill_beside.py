@@ -9,7 +9,7 @@ gpu``, the device's static matcher): the stream then waits for it.
 
     python bench/backfill_beside.py --edges 5000 --updates 8000 --rate 500 \
         --backfill-at 2 [--inline] --out bench/results/backfill
-    python bench/backfill_beside.py --backend gpu --graph g43.bin --pattern path6 --inline
+    python bench/backfill_beside.py --backend gpu --graph g43.npz --pattern path6 --inline
 
 ``--graph`` starts the service on a graph file (``dcsm gen-graph`` writes one of tens of
 millions of edges in seconds) instead of sending a generated graph of ``--edges`` through
