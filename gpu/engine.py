@@ -386,12 +386,16 @@ class GpuEngine(Engine):
             cp.cuda.Stream.null.synchronize()
 
     def _reserves(self) -> tuple[int, int]:
-        """Versions and slabs that the updates of one piece may take before the host looks
-        at the pools again (:mod:`.pools`): a version and a slab for each of up to
-        2 x _PIECE new vertices; a new version for each of the <= 2 x batch_cap vertices one
-        kernel batch touches, taken before their old ones are collected; and a new run for
-        each array the piece copies, counted as the largest arrays (``_hub_slabs``)."""
-        return 2 * (_PIECE + self.cfg.batch_cap), 2 * _PIECE + self._hub_slabs
+        """Versions and slabs that the updates sent before the host looks at the pools
+        again may take (:mod:`.pools`): a version and a slab for each of up to two new
+        vertices an update, for every update that can be sent and not yet completed (the
+        input ring's records and the kernel's update slots: the host may run that far
+        ahead); a new version for each of the <= 2 x batch_cap vertices one kernel batch
+        touches, taken before their old ones are collected; and a new run for each array
+        a piece copies, counted as the largest arrays (``_hub_slabs``). A fixed bound, so
+        that the host looks only when the pools fill, not whenever it runs ahead."""
+        in_flight = 2 * (self._in.shape[0] + self.cfg.maxu)
+        return in_flight + 2 * self.cfg.batch_cap, in_flight + self._hub_slabs
 
     def _measure_hubs(self) -> None:
         """Slabs of the largest arrays one piece may copy: the 4 x _PIECE largest current
@@ -403,21 +407,18 @@ class GpuEngine(Engine):
         self._hub_slabs = pools.hub_reserve(self._cp, cls, 4 * _PIECE)
 
     def _pools_in_reach(self, col: _Collector) -> None:
-        """Grow a self-sized pool that is filling up (:mod:`.pools`). The host may run far
-        ahead of the kernel, so each update sent but not completed counts as two more
-        versions and slabs in use (new vertices, at most, take that much for good). When
-        the collector's last snapshot and those are above the high-water mark, wait until
-        every update sent has completed and been collected, and grow the pool if what is
-        then live is still above the live-water mark, or its bump region above the
-        high-water mark."""
+        """Grow a self-sized pool that is filling up (:mod:`.pools`). When the collector's
+        last snapshot and the reserves (:meth:`_reserves`: all the host may have sent ahead
+        of the kernel included) are above the high-water mark, wait until every update sent
+        has completed and been collected, and grow the pool if what is then live is still
+        above the live-water mark, or its bump region above the high-water mark."""
         s = self._dstat[0]
         rv, rs = self._reserves()
-        ahead = 2 * max(0, self._next_tau - 1 - int(s["completed"]))
         slabs_seen = max(int(s["slabs_in_use"]), int(s["slab_bump"]))
         if not (
-            (self._auto_slabs and pools.worth_a_look(slabs_seen + ahead, self._nslabs, rs))
+            (self._auto_slabs and pools.worth_a_look(slabs_seen, self._nslabs, rs))
             or (self._auto_versions
-                and pools.worth_a_look(int(s["versions_in_use"]) + ahead, self._maxver, rv))
+                and pools.worth_a_look(int(s["versions_in_use"]), self._maxver, rv))
         ):  # fmt: skip
             return
         self._settle(col)

@@ -239,17 +239,28 @@ def test_self_sized_pools_grow_with_the_stream(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(pools, "MIN_SLABS", 1024)
     monkeypatch.setattr(pools, "MIN_VERSIONS", 1024)
     # Pieces of 256 updates (the host looks at the pools before each), batches of at most
-    # 64: the room the pools keep for them stays below the stream's growth.
+    # 64, an input ring of 256 records and 128 update slots: the room the pools keep for
+    # what the host may send ahead stays below the stream's growth.
     monkeypatch.setattr(gpu_engine, "_PIECE", 256)
     g, stream = growing_workload()
     want = cpu_run(g, stream, [TRIANGLE], False)
-    eng = GpuEngine(batch_cap=64, max_vertices=1 << 12, out_cap=1 << 20, check=True)
+    eng = GpuEngine(batch_cap=64, maxu=128, in_cap=256, max_vertices=1 << 12, out_cap=1 << 20,
+                    check=True)  # fmt: skip
+    loaded: list[dict[str, int]] = []
+    load = eng.load_graph
+
+    def load_and_look(graph: Graph) -> None:
+        load(graph)
+        loaded.append(eng.stats())
+
+    eng.load_graph = load_and_look  # type: ignore[method-assign]
     seen: list[dict[str, int]] = []
     got = run(eng, g, stream, [TRIANGLE], False, 8000,
               before_close=lambda e: seen.append(e.wait_collected()))  # fmt: skip
     assert_same(got, want)
-    s = seen[0]
-    assert s["pool_slabs"] > 1024 and s["max_versions"] > 1024, s
+    s, first = seen[0], loaded[0]
+    assert s["pool_slabs"] > first["pool_slabs"], (first, s)  # grew with the stream
+    assert s["max_versions"] > first["max_versions"], (first, s)
     assert s["slabs_in_use"] > 1024 and s["versions_in_use"] > 1024, s  # past the floors
 
 
