@@ -278,9 +278,9 @@ __device__ __forceinline__ void level_range(const int* P, const Csr& G, const Se
     if (*b < *a) *b = *a;
 }
 
-// Enter level i: scan the shortest backward-neighbour list (the first of equal ones, as the
-// CPU engine does), only its level_range, first window evaluated.
-__device__ void open_level(const int* P, const Csr& G, Search& S, int i, int lane) {
+// Level i's scanned list: the shortest backward-neighbour list (the first of equal ones, as
+// the CPU engine does), only its level_range: S.lbest, S.loff, S.llen.
+__device__ __forceinline__ void scan_range(const int* P, const Csr& G, Search& S, int i) {
     int nb = P[SP_BNCNT + i];
     int best = 0, bl = 0x7fffffff;
     for (int k = 0; k < nb; ++k) {
@@ -293,8 +293,13 @@ __device__ void open_level(const int* P, const Csr& G, Search& S, int i, int lan
     S.lbest[i] = best;
     S.loff[i] = S.moff[jb] + a;
     S.llen[i] = b - a;
-    S.lpos[i] = 0;
-    S.lmask[i] = S.llen[i] > 0 ? eval_window(P, G, S, i, lane) : 0u;
+}
+
+// Enter level i at the window starting at entry `first` of its scanned list, evaluated.
+__device__ void open_level(const int* P, const Csr& G, Search& S, int i, int lane, int first) {
+    scan_range(P, G, S, i);
+    S.lpos[i] = first;
+    S.lmask[i] = first < S.llen[i] ? eval_window(P, G, S, i, lane) : 0u;
 }
 
 // Counting only: the matches of steps [t, n) given m[0..t-1], when each of those steps has
@@ -380,10 +385,12 @@ __device__ void emit_window(const int* P, const Csr& G, Search& S, int n, unsign
 
 // Every match of the plan with its start edge on (a, b); returns how many there are (in
 // MODE_EMIT: how many were seen before it stopped at rank `hi`). MODE_EMIT writes those of
-// rank in [lo, hi).
+// rank in [lo, hi). win >= 0: only the matches whose step 2 is in window `win` of level 2's
+// scanned list (one unit of the start, static_units).
 template <int MODE>
-__device__ u64 extend(const int* P, const Csr& G, Search& S, int n, int a, int b, u64 lo, u64 hi,
-                      int lane, u64* ctl, int* out, u64 cap, const int* images, int weight) {
+__device__ u64 extend(const int* P, const Csr& G, Search& S, int n, int a, int b, int win,
+                      u64 lo, u64 hi, int lane, u64* ctl, int* out, u64 cap, const int* images,
+                      int weight) {
     set_vertex(G, S, 0, a);
     set_vertex(G, S, 1, b);
     if (n == 2) {  // the edge is the match
@@ -398,12 +405,13 @@ __device__ u64 extend(const int* P, const Csr& G, Search& S, int n, int a, int b
     if (tail == 2) return tail_product(P, G, S, 2, n, lane);
     u64 seen = 0;  // matches so far, in the start's fixed order: the next one's rank
     int i = 2;
-    open_level(P, G, S, 2, lane);
+    open_level(P, G, S, 2, lane, win < 0 ? 0 : 32 * win);
+    const int stop2 = win < 0 ? 0x7fffffff : 32 * (win + 1);  // level 2 ends there
     while (i >= 2) {
         unsigned mask = S.lmask[i];
         if (mask == 0) {  // window exhausted: next window, or back up
             S.lpos[i] += 32;
-            if (S.lpos[i] >= S.llen[i]) { --i; continue; }
+            if (S.lpos[i] >= S.llen[i] || (i == 2 && S.lpos[i] >= stop2)) { --i; continue; }
             S.lmask[i] = eval_window(P, G, S, i, lane);
             continue;
         }
@@ -427,13 +435,40 @@ __device__ u64 extend(const int* P, const Csr& G, Search& S, int n, int a, int b
             continue;
         }
         ++i;
-        open_level(P, G, S, i, lane);
+        open_level(P, G, S, i, lane, 0);
     }
     return seen;
 }
 
-// The warp loop shared by the three kernels: claim start edges [t0 + base, + take) of
-// [t0, t1), check them one per lane, search from each valid one in turn.
+// Every block's copy of the plan, with the id run of each step's label (vlab is sorted).
+__device__ void load_plan(int* P, const int* __restrict__ plan, const int* __restrict__ vlab,
+                          int nv) {
+    for (int k = threadIdx.x; k < SP_INTS; k += blockDim.x) P[k] = plan[k];
+    __syncthreads();
+    if (threadIdx.x < P[SP_N]) {
+        int i = threadIdx.x, want = P[SP_VLABEL + i];
+        P[SP_IDLO + i] = want == ANY ? 0 : label_bound(vlab, nv, want, false);
+        P[SP_IDHI + i] = want == ANY ? nv : label_bound(vlab, nv, want, true);
+    }
+    __syncthreads();
+}
+
+// The first k in [0, len) with cum[k] > u (cum ascending).
+__device__ __forceinline__ i64 upper_bound64(const u64* __restrict__ cum, i64 len, u64 u) {
+    i64 lo = 0, hi = len;
+    while (lo < hi) {
+        i64 mid = (lo + hi) >> 1;
+        if (__ldg(cum + mid) <= u) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+// The warp loop shared by the three kernels: claim work, search from it. MODE_STARTS and
+// MODE_EMIT claim start edges [t0 + base, + take) of [t0, t1), check them one per lane and
+// search from each valid one in turn. MODE_COUNT claims units instead (static_units): unit
+// u belongs to the start t0 + k, the first k with units[k] > u (units holds the inclusive
+// prefix sum of each start's units), and is window u - units[k - 1] of its level 2; so the
+// starts of hubs, whose level 2 has many windows, are spread over many warps.
 template <int MODE>
 __device__ void run_starts(const i64* __restrict__ off, const int* __restrict__ nbr,
                            const int* __restrict__ elab, const int* __restrict__ vlab,
@@ -442,20 +477,16 @@ __device__ void run_starts(const i64* __restrict__ off, const int* __restrict__ 
                            const int* __restrict__ images, int weight, i64 t0, i64 t1, u64 skip_first, u64 take_last, u64* ctl,
                            u64* per_start, int* out, u64 cap) {
     __shared__ int P[SP_INTS];
-    for (int k = threadIdx.x; k < SP_INTS; k += blockDim.x) P[k] = plan[k];
-    __syncthreads();
-    if (threadIdx.x < P[SP_N]) {  // the id run of step i's label (vlab is sorted)
-        int i = threadIdx.x, want = P[SP_VLABEL + i];
-        P[SP_IDLO + i] = want == ANY ? 0 : label_bound(vlab, nv, want, false);
-        P[SP_IDHI + i] = want == ANY ? nv : label_bound(vlab, nv, want, true);
-    }
-    __syncthreads();
+    load_plan(P, plan, vlab, nv);
     Csr G;
     G.off = off; G.nbr = nbr; G.elab = elab; G.vlab = vlab; G.ext = ext; G.orig = orig;
     G.nv = nv;
     const int lane = threadIdx.x & 31;
     const int n = P[SP_N];
     const i64 nstarts = t1 - t0;
+    const u64* units = per_start;  // MODE_COUNT
+    const i64 nitems = MODE != MODE_COUNT ? nstarts
+                       : nstarts > 0 ? (i64)__ldg(units + nstarts - 1) : 0;
     const i64 nwarps = (i64)gridDim.x * (blockDim.x >> 5);
     Search S;
     u64 mine = 0;
@@ -463,21 +494,27 @@ __device__ void run_starts(const i64* __restrict__ off, const int* __restrict__ 
         i64 base = 0;
         int take = 0;
         if (lane == 0) {
-            // Guided claims: a quarter of the remaining starts per warp, 1..CLAIM_MAX; the
+            // Guided claims: a quarter of the remaining items per warp, 1..CLAIM_MAX; the
             // counter read is a hint, the atomicAdd decides.
-            i64 left = nstarts - (i64)(*(volatile u64*)(ctl + CTL_CLAIM));
+            i64 left = nitems - (i64)(*(volatile u64*)(ctl + CTL_CLAIM));
             i64 c = left / (4 * nwarps);
             take = (int)(c < 1 ? 1 : (c > CLAIM_MAX ? CLAIM_MAX : c));
             base = (i64)atomicAdd(ctl + CTL_CLAIM, (u64)take);
         }
         base = __shfl_sync(FULL_MASK, base, 0);
         take = __shfl_sync(FULL_MASK, take, 0);
-        if (base >= nstarts) break;
-        const int cnt = (int)(nstarts - base < (i64)take ? nstarts - base : (i64)take);
-        int a = 0, b = 0;
+        if (base >= nitems) break;
+        const int cnt = (int)(nitems - base < (i64)take ? nitems - base : (i64)take);
+        int a = 0, b = 0, win = -1;
+        i64 t = t0 + base + lane;
         bool ok = lane < cnt;
-        if (ok) {
-            i64 t = t0 + base + lane;
+        if (ok && MODE == MODE_COUNT) {  // a unit: its start (valid by construction), window
+            i64 k = upper_bound64(units, nstarts, (u64)(base + lane));
+            win = (int)((u64)(base + lane) - (k > 0 ? __ldg(units + k - 1) : 0ULL));
+            t = t0 + k;
+            a = row_of(off, nv, t);
+            b = __ldg(nbr + t);
+        } else if (ok) {
             a = row_of(off, nv, t);
             b = __ldg(nbr + t);
             ok = start_ok(P, G, a, b, __ldg(elab + t));
@@ -488,10 +525,11 @@ __device__ void run_starts(const i64* __restrict__ off, const int* __restrict__ 
             int l = __ffs(todo) - 1;
             todo &= todo - 1u;
             int sa = __shfl_sync(FULL_MASK, a, l), sb = __shfl_sync(FULL_MASK, b, l);
-            i64 t = t0 + base + l;
-            u64 lo = (MODE == MODE_EMIT && t == t0) ? skip_first : 0ULL;
-            u64 hi = (MODE == MODE_EMIT && t == t1 - 1) ? take_last : NO_LIMIT;
-            u64 c = extend<MODE>(P, G, S, n, sa, sb, lo, hi, lane, ctl, out, cap, images,
+            int sw = __shfl_sync(FULL_MASK, win, l);
+            i64 st = __shfl_sync(FULL_MASK, t, l);
+            u64 lo = (MODE == MODE_EMIT && st == t0) ? skip_first : 0ULL;
+            u64 hi = (MODE == MODE_EMIT && st == t1 - 1) ? take_last : NO_LIMIT;
+            u64 c = extend<MODE>(P, G, S, n, sa, sb, sw, lo, hi, lane, ctl, out, cap, images,
                                  weight);
             if (MODE == MODE_STARTS && lane == 0) per_start[base + l] = c;
             mine += c;
@@ -509,7 +547,39 @@ __device__ void run_starts(const i64* __restrict__ off, const int* __restrict__ 
 #define MATCH_PASS off, nbr, elab, vlab, ext, orig, nv, plan, images, weight, t0, t1, skip_first, \
                    take_last, ctl, per_start, out, cap
 
+// The units of each start edge t of [t0, t1) into per_start[t - t0]: 0 for a start the plan
+// cannot take, 1 for one whose matches are not walked past level 1 (n = 2, or a tail from
+// step 2), else the windows of its level 2's scanned list (none when that is empty). One
+// thread a start.
+extern "C" __global__ void __launch_bounds__(THREADS) static_units(MATCH_ARGS) {
+    __shared__ int P[SP_INTS];
+    load_plan(P, plan, vlab, nv);
+    Csr G;
+    G.off = off; G.nbr = nbr; G.elab = elab; G.vlab = vlab; G.ext = ext; G.orig = orig;
+    G.nv = nv;
+    const int n = P[SP_N];
+    Search S;
+    for (i64 k = blockIdx.x * (i64)blockDim.x + threadIdx.x; k < t1 - t0;
+         k += (i64)gridDim.x * blockDim.x) {
+        i64 t = t0 + k;
+        int a = row_of(off, nv, t), b = __ldg(nbr + t);
+        u64 units = 0;
+        if (start_ok(P, G, a, b, __ldg(elab + t))) {
+            if (n == 2 || P[SP_TAIL] == 2) {
+                units = 1;
+            } else {
+                set_vertex(G, S, 0, a);
+                set_vertex(G, S, 1, b);
+                scan_range(P, G, S, 2);
+                units = (u64)((S.llen[2] + 31) / 32);
+            }
+        }
+        per_start[k] = units;
+    }
+}
+
 // Matches from start edges [t0, t1) (entries of nbr): the total into ctl[CTL_TOTAL].
+// per_start: the inclusive prefix sum of static_units' output for the same [t0, t1).
 extern "C" __global__ void __launch_bounds__(THREADS) static_count(MATCH_ARGS) {
     run_starts<MODE_COUNT>(MATCH_PASS);
 }

@@ -476,7 +476,7 @@ class StaticMatcher:
         mod = load_module()
         self._kernels = {
             name: mod.get_function(name)
-            for name in ("static_count", "static_count_starts", "static_emit")
+            for name in ("static_units", "static_count", "static_count_starts", "static_emit")
         }
         sms = int(cp.cuda.Device().attributes["MultiProcessorCount"])
         self._max_blocks = {}
@@ -495,9 +495,10 @@ class StaticMatcher:
     def count(self, csr: DeviceCsr, plan: QueryPlan | Pattern) -> int:
         """Number of matches (embeddings; subgraphs for a ``distinct`` pattern), exact.
 
-        One static_count launch over every start edge (reads the snapshot and the plan,
-        writes only its ctl words), then waits for the stream; the found matches times the
-        plan's weight."""
+        static_units gives each start edge its units of work (the windows of its level 2),
+        their prefix sum is taken, and one static_count launch runs every unit (warps claim
+        units, so a hub's start is shared by many warps; it writes only its ctl words); then
+        waits for the stream. The found matches times the plan's weight."""
         dp = device_plan(plan, count=True)
         m = self._entries(csr)
         if m == 0:
@@ -505,7 +506,10 @@ class StaticMatcher:
         with self.stream:
             d_plan = self._upload(dp, csr, count=True)
             ctl = self._ctl()
-            self._launch("static_count", csr, d_plan, 0, m, ctl)
+            units = self._cp.empty(m, np.uint64)
+            self._launch("static_units", csr, d_plan, 0, m, ctl, per=units)
+            units = self._cp.cumsum(units)
+            self._launch("static_count", csr, d_plan, 0, m, ctl, per=units)
         got = ctl.get(stream=self.stream)  # waits for the launch (d_plan lives until then)
         _raise_errors(int(got[CTL_ERROR]), "static_count")
         return int(got[CTL_TOTAL]) * dp.weight
