@@ -50,10 +50,11 @@
 //                         block copies it into shared memory first.
 //   images int32[weight, n] the permutations that give a found match's `weight` embeddings
 //                         (row 0 the identity); host uploads; static_emit reads.
-//   ctl    u64[4]         [claim, total, rows, error]: host zeroes it before each launch;
-//                         warps atomicAdd claim (start edges taken), total (count kernel,
-//                         once per warp), rows (emit kernel, once per written window);
-//                         kernels atomicOr error bits (ERR_*); host reads it after.
+//   ctl    u64[5]         [claim, total, rows, error, total_hi]: host zeroes it before each
+//                         launch; warps atomicAdd claim (items taken), total and total_hi
+//                         (count kernel, once per warp: a 128-bit sum with carry), rows
+//                         (emit kernel, once per written window); kernels atomicOr error
+//                         bits (ERR_*); host reads it after.
 //   per_start u64[t1-t0]  static_count_starts: matches of start edge t0 + k, written once
 //                         by the warp that ran it; host reads it to cut emit waves.
 //   out    int32[cap, n]  static_emit: match rows (row[x] = data vertex of query vertex
@@ -97,6 +98,7 @@
 
 typedef long long i64;
 typedef unsigned long long u64;
+typedef unsigned __int128 u128;  // counts: exact past 2^64 (a 6-path on a 43M-edge graph)
 
 #define ANY (-1)
 #define FULL_MASK 0xffffffffu
@@ -107,10 +109,12 @@ typedef unsigned long long u64;
 #define CTL_TOTAL 1
 #define CTL_ROWS 2
 #define CTL_ERROR 3
+#define CTL_TOTAL_HI 4  // the high 64 bits of the count (CTL_TOTAL the low ones)
 // Error bits in ctl[CTL_ERROR].
 #define ERR_OUT_OVERFLOW 1ULL  // a wave's rows did not fit (the host's wave cut is wrong)
 #define ERR_BAD_EDGE 2ULL      // csr_keys: an edge with lo >= hi or an id outside [0, nv)
 #define ERR_DUPLICATE 4ULL     // csr_gather: the same edge twice
+#define ERR_COUNT_OVERFLOW 8ULL  // a count passed 2^128 - 1, or a start's 2^64 - 1 (per_start)
 
 // Plan blob (int32): plan 0 of a QueryPlan, arrays padded to KMAX as in plan.py.
 #define SP_N 0                            // pattern vertices n
@@ -308,9 +312,20 @@ __device__ void open_level(const int* P, const Csr& G, Search& S, int i, int lan
 // that their candidate sets are disjoint (static_match.tail_start checks it all, SP_TAIL):
 // the product of their candidate counts. A step's candidates are its level_range of its
 // neighbour's list, less the vertices m[0..t-1] in it (lane j tests m[j]).
-__device__ u64 tail_product(const int* P, const Csr& G, const Search& S, int t, int n,
-                            int lane) {
-    u64 prod = 1;
+// p * f; sets *over when that passes 2^128 - 1 (64-bit multiplies only).
+__device__ __forceinline__ u128 mul_checked(u128 p, u64 f, bool* over) {
+    u64 hi = (u64)(p >> 64);
+    u128 low = (u128)(u64)p * f;
+    if (hi == 0) return low;
+    u64 h = hi * f, h2 = h + (u64)(low >> 64);
+    if (__umul64hi(hi, f) || h2 < h) *over = true;
+    return ((u128)h2 << 64) | (u64)low;
+}
+
+// Sets *over when the product passes 2^128 - 1.
+__device__ u128 tail_product(const int* P, const Csr& G, const Search& S, int t, int n,
+                             int lane, bool* over) {
+    u128 prod = 1;
     for (int i = t; i < n && prod; ++i) {
         int jb = P[SP_BNPOS + i * KMAX];
         const int* list = G.nbr + S.moff[jb];
@@ -322,7 +337,7 @@ __device__ u64 tail_product(const int* P, const Csr& G, const Search& S, int t, 
             int k = a + lower_bound(list + a, b - a, x);
             taken = k < b && __ldg(list + k) == x;
         }
-        prod *= (u64)(b - a - __popc(__ballot_sync(FULL_MASK, taken)));
+        prod = mul_checked(prod, (u64)(b - a - __popc(__ballot_sync(FULL_MASK, taken))), over);
     }
     return prod;
 }
@@ -388,7 +403,7 @@ __device__ void emit_window(const int* P, const Csr& G, Search& S, int n, unsign
 // rank in [lo, hi). win >= 0: only the matches whose step 2 is in window `win` of level 2's
 // scanned list (one unit of the start, static_units).
 template <int MODE>
-__device__ u64 extend(const int* P, const Csr& G, Search& S, int n, int a, int b, int win,
+__device__ u128 extend(const int* P, const Csr& G, Search& S, int n, int a, int b, int win,
                       u64 lo, u64 hi, int lane, u64* ctl, int* out, u64 cap, const int* images,
                       int weight) {
     set_vertex(G, S, 0, a);
@@ -402,8 +417,13 @@ __device__ u64 extend(const int* P, const Csr& G, Search& S, int n, int a, int b
         return 1;
     }
     const int tail = MODE == MODE_EMIT ? n : P[SP_TAIL];
-    if (tail == 2) return tail_product(P, G, S, 2, n, lane);
-    u64 seen = 0;  // matches so far, in the start's fixed order: the next one's rank
+    bool over = false;  // a count passed 2^64 - 1 (the same in every lane)
+    if (tail == 2) {
+        u128 c = tail_product(P, G, S, 2, n, lane, &over);
+        if (over && lane == 0) atomicOr(ctl + CTL_ERROR, ERR_COUNT_OVERFLOW);
+        return c;
+    }
+    u128 seen = 0;  // matches so far, in the start's fixed order: the next one's rank
     int i = 2;
     open_level(P, G, S, 2, lane, win < 0 ? 0 : 32 * win);
     const int stop2 = win < 0 ? 0x7fffffff : 32 * (win + 1);  // level 2 ends there
@@ -417,7 +437,7 @@ __device__ u64 extend(const int* P, const Csr& G, Search& S, int n, int a, int b
         }
         if (i == n - 1) {  // last level: every candidate is a match
             if (MODE == MODE_EMIT) {
-                u64 r = seen + (u64)__popc(mask & lanemask_lt(lane));
+                u64 r = (u64)seen + (u64)__popc(mask & lanemask_lt(lane));
                 bool mine = ((mask >> lane) & 1) && r >= lo && r < hi;
                 emit_window(P, G, S, n, __ballot_sync(FULL_MASK, mine), lane, ctl, out, cap,
                             images, weight);
@@ -431,12 +451,15 @@ __device__ u64 extend(const int* P, const Csr& G, Search& S, int n, int a, int b
         S.lmask[i] = mask & (mask - 1u);
         set_vertex(G, S, i, __ldg(G.nbr + S.loff[i] + S.lpos[i] + j));
         if (i + 1 == tail) {
-            seen += tail_product(P, G, S, tail, n, lane);
+            u128 c = tail_product(P, G, S, tail, n, lane, &over);
+            over |= seen + c < seen;
+            seen += c;
             continue;
         }
         ++i;
         open_level(P, G, S, i, lane, 0);
     }
+    if (over && lane == 0) atomicOr(ctl + CTL_ERROR, ERR_COUNT_OVERFLOW);
     return seen;
 }
 
@@ -489,7 +512,7 @@ __device__ void run_starts(const i64* __restrict__ off, const int* __restrict__ 
                        : nstarts > 0 ? (i64)__ldg(units + nstarts - 1) : 0;
     const i64 nwarps = (i64)gridDim.x * (blockDim.x >> 5);
     Search S;
-    u64 mine = 0;
+    u128 mine = 0;
     while (true) {
         i64 base = 0;
         int take = 0;
@@ -529,13 +552,23 @@ __device__ void run_starts(const i64* __restrict__ off, const int* __restrict__ 
             i64 st = __shfl_sync(FULL_MASK, t, l);
             u64 lo = (MODE == MODE_EMIT && st == t0) ? skip_first : 0ULL;
             u64 hi = (MODE == MODE_EMIT && st == t1 - 1) ? take_last : NO_LIMIT;
-            u64 c = extend<MODE>(P, G, S, n, sa, sb, sw, lo, hi, lane, ctl, out, cap, images,
-                                 weight);
-            if (MODE == MODE_STARTS && lane == 0) per_start[base + l] = c;
+            u128 c = extend<MODE>(P, G, S, n, sa, sb, sw, lo, hi, lane, ctl, out, cap, images,
+                                  weight);
+            if (MODE == MODE_STARTS && lane == 0) {
+                per_start[base + l] = (u64)c;
+                if (c >> 64) atomicOr(ctl + CTL_ERROR, ERR_COUNT_OVERFLOW);
+            }
+            if (mine + c < mine && lane == 0) atomicOr(ctl + CTL_ERROR, ERR_COUNT_OVERFLOW);
             mine += c;
         }
     }
-    if (MODE == MODE_COUNT && lane == 0 && mine) atomicAdd(ctl + CTL_TOTAL, mine);
+    if (MODE == MODE_COUNT && lane == 0 && mine) {  // a 128-bit add: low word, then carry
+        u64 lo = (u64)mine, hi = (u64)(mine >> 64);
+        u64 before = atomicAdd(ctl + CTL_TOTAL, lo);
+        hi += before + lo < before;
+        if (hi && atomicAdd(ctl + CTL_TOTAL_HI, hi) + hi < hi)
+            atomicOr(ctl + CTL_ERROR, ERR_COUNT_OVERFLOW);
+    }
 }
 
 #define MATCH_ARGS                                                                           \

@@ -84,11 +84,12 @@ SP_ORDER = SP_BNELAB + K * K
 SP_TAIL = SP_ORDER + 1 + 2 * K
 SP_INTS = SP_TAIL + 1
 ORDER_EXT, ORDER_DEGREE = 0, 1  # what the symmetry constraints compare (SP_ORDER)
-CTL_CLAIM, CTL_TOTAL, CTL_ROWS, CTL_ERROR = range(4)
+CTL_CLAIM, CTL_TOTAL, CTL_ROWS, CTL_ERROR, CTL_TOTAL_HI = range(5)
 ERRORS = {
     1: "a wave's rows did not fit its buffer",
     2: "an edge with lo >= hi or an endpoint outside [0, nv)",
     4: "an edge given twice",
+    8: "the number of matches passed 2^128 - 1 (or one start edge's 2^64 - 1 when enumerating)",
 }
 NO_LIMIT = np.uint64(2**64 - 1)
 _MAX_GRID = 1 << 16  # blocks of the grid-stride CSR kernels
@@ -512,7 +513,7 @@ class StaticMatcher:
             self._launch("static_count", csr, d_plan, 0, m, ctl, per=units)
         got = ctl.get(stream=self.stream)  # waits for the launch (d_plan lives until then)
         _raise_errors(int(got[CTL_ERROR]), "static_count")
-        return int(got[CTL_TOTAL]) * dp.weight
+        return (int(got[CTL_TOTAL]) | int(got[CTL_TOTAL_HI]) << 64) * dp.weight
 
     def enumerate(
         self,
@@ -618,7 +619,7 @@ class StaticMatcher:
         return blob, images, dp.weight
 
     def _ctl(self) -> Any:
-        ctl = self._cp.empty(4, np.uint64)
+        ctl = self._cp.empty(5, np.uint64)
         ctl.data.memset_async(0, ctl.nbytes, self.stream)
         return ctl
 

@@ -248,6 +248,30 @@ def test_pendant_tails_counted_as_products(matcher: StaticMatcher, name: str) ->
     assert one_label_case()[1].elab_one == 0 and random_case(0)[1].elab_one is None
 
 
+def _labelled_star(k: int, d: int) -> tuple[DeviceCsr, Pattern]:
+    """A hub (label 0) with d leaves of each label 1..k, and the star pattern with one leaf
+    of each label: d**k embeddings, all but the first leaf counted as a product."""
+    nv = 1 + k * d
+    leaves = np.arange(1, nv, dtype=np.int64)
+    vlab = np.concatenate([[0], np.repeat(np.arange(1, k + 1), d)]).astype(np.int32)
+    csr = csr_from_edges(nv, np.zeros(nv - 1, np.int64), leaves, np.zeros(nv - 1, np.int32),
+                         vlab, np.arange(nv, dtype=np.int64))  # fmt: skip
+    return csr, _p(f"star{k}", [0, *range(1, k + 1)], [(0, x) for x in range(1, k + 1)])
+
+
+def test_counts_past_2_to_the_64_are_exact(matcher: StaticMatcher) -> None:
+    """Counts are 128-bit on the device: exact past 2**64 in the sum over start edges
+    (600**6 a start, 600 starts) and in one start's product (100**11); past 2**128 the
+    count raises instead of wrapping."""
+    for k, d in ((7, 500), (7, 600), (12, 100)):
+        csr, p = _labelled_star(k, d)
+        assert device_plan(p, count=True).for_graph(csr.elab_one, True)[SP_TAIL] == 2
+        assert matcher.count(csr, p) == d**k, (k, d)
+    csr, p = _labelled_star(15, 400)
+    with pytest.raises(ValueError, match="passed 2\\^128"):
+        matcher.count(csr, p)
+
+
 def test_device_plans_break_symmetry() -> None:
     """A pattern runs its static plan: embeddings with the symmetry broken on the degree
     order, |Aut| embeddings a found match; distinct on external ids, one each; a plan
