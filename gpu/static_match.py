@@ -100,7 +100,8 @@ def load_module(threads: int = THREADS):  # type: ignore[no-untyped-def]
     """The compiled kernel module (CuPy caches it by source text and options)."""
     import cupy as cp
 
-    options = ("-std=c++17", f"-DKMAX={K}", f"-DTHREADS={threads}")
+    # --device-int128: the counts are unsigned __int128 (NVRTC needs it asked for).
+    options = ("-std=c++17", "--device-int128", f"-DKMAX={K}", f"-DTHREADS={threads}")
     return cp.RawModule(code=SOURCE.read_text(), options=options)
 
 
