@@ -10,6 +10,8 @@ gpu``, the device's static matcher): the stream then waits for it.
     python bench/backfill_beside.py --edges 5000 --updates 8000 --rate 500 \
         --backfill-at 2 [--inline] --out bench/results/backfill
     python bench/backfill_beside.py --backend gpu --graph g43.npz --pattern path6 --inline
+    dcsm gen-graph --model chung-lu --edges 43000000 --labels 8 --out g43l.npz
+    python bench/backfill_beside.py --backend gpu --graph g43l.npz --pattern lcycle6 --inline
 
 ``--graph`` starts the service on a graph file (``dcsm gen-graph`` writes one of tens of
 millions of edges in seconds) instead of sending a generated graph of ``--edges`` through
@@ -42,6 +44,13 @@ HEAVY = {
     "path5": Pattern.build("path5", [None] * 5, [(i, i + 1, None) for i in range(4)]),
     "path6": Pattern.build("path6", [None] * 6, [(i, i + 1, None) for i in range(5)]),
     "cycle6": Pattern.build("cycle6", [None] * 6, [(i, (i + 1) % 6, None) for i in range(6)]),
+    # The same with vertex labels 0..5 (a graph from `dcsm gen-graph --labels 8`): what a
+    # fraud pattern over typed accounts looks like; walking a plain 6-path or 6-cycle on a
+    # power-law graph of tens of millions of edges is out of reach (path-scale-1127).
+    "lpath6": Pattern.build("lpath6", list(range(6)), [(i, i + 1, None) for i in range(5)]),
+    "lcycle6": Pattern.build(
+        "lcycle6", list(range(6)), [(i, (i + 1) % 6, None) for i in range(6)]
+    ),  # fmt: skip
 }
 
 
