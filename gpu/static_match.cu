@@ -60,7 +60,7 @@
 //   out    int32[cap, n]  static_emit: match rows (row[x] = data vertex of query vertex
 //                         x, the caller's id via orig), `weight` rows a found match; a warp writes the
 //                         rows it reserved in ctl[2]; host reads after the launch.
-//   Counts (ctl[1], per_start) and ranks are in found matches; the host multiplies by
+//   Counts (ctl[1] and ctl[4], per_start) and ranks are in found matches; the host multiplies by
 //   `weight`.
 //   CSR build (csr_from_edges): vkey int64[nv] (csr_vertex_init, csr_degrees, then
 //   csr_label_keys write; cupy.argsort reads), vorder int64[nv] (cupy.argsort writes,
@@ -417,7 +417,7 @@ __device__ u128 extend(const int* P, const Csr& G, Search& S, int n, int a, int 
         return 1;
     }
     const int tail = MODE == MODE_EMIT ? n : P[SP_TAIL];
-    bool over = false;  // a count passed 2^64 - 1 (the same in every lane)
+    bool over = false;  // a count passed 2^128 - 1 (the same in every lane)
     if (tail == 2) {
         u128 c = tail_product(P, G, S, 2, n, lane, &over);
         if (over && lane == 0) atomicOr(ctl + CTL_ERROR, ERR_COUNT_OVERFLOW);
