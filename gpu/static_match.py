@@ -14,9 +14,11 @@ otherwise. The snapshot numbers its vertices by label, then degree
 neighbours are one run of a list: a level scans only the run of its vertex's label, cut
 further by its symmetry constraints (binary searches); the constrained vertices are the
 low-degree ones, and a hub's neighbours above it are few. The kernels
-(``static_match.cu``, beside this file) give each start edge to one warp, which walks the
-plan depth first and evaluates 32 candidates a window, one per lane, as the GPU static
-matchers gMatch and EGSM do; warps claim start edges from one counter. The graph never
+(``static_match.cu``, beside this file) walk the plan depth first, a warp at a time,
+evaluating 32 candidates a window, one per lane, as the GPU static matchers gMatch and EGSM
+do. Enumerating, warps claim start edges from one counter; counting, they claim units of
+work (``static_units``: the windows of each start edge's level 2), so a hub's start edge is
+shared by many warps. The graph never
 changes during a call, so there are no versions, no timestamps and no work items, unlike the
 persistent kernel's executor.
 
