@@ -21,7 +21,8 @@
 // maps r back to the caller's id, in which every row is written.
 //
 // Design, in the style of the GPU static matchers gMatch and EGSM (Sun & Luo, SIGMOD
-// 2023): one warp per start edge, depth-first over the plan's order with the warp's stack
+// 2023): one warp at a time per start edge (or, counting, per unit of one: below),
+// depth-first over the plan's order with the warp's stack
 // in local memory (every lane holds the same copy). A level scans the neighbour list
 // of its backward neighbour with the shortest list, only the range of ids that can match
 // (level_range), 32 entries per window, one candidate per lane: base edge label,
@@ -30,10 +31,11 @@
 // lowest lane first. The last level is only counted (popcount) unless rows are written, and
 // when counting, trailing pendant steps are not walked at all: SP_TAIL (tail_product). An
 // edge label that every data edge has is lifted from the plan by the host
-// (DevicePlan.for_graph), so those checks read nothing. Warps claim start edges from one
-// global counter (guided self-scheduling: a quarter of what is left per warp, 1 to
-// CLAIM_MAX starts a claim), so the run of a hub's edges spreads over many warps and the
-// tail stays short; a warp adds its count with one atomicAdd at the end.
+// (DevicePlan.for_graph), so those checks read nothing. Warps claim work from one global
+// counter (guided self-scheduling: a quarter of what is left per warp, 1 to CLAIM_MAX items
+// a claim): start edges when enumerating, units when counting (static_units: the 32-entry
+// windows of a start edge's level 2), so a hub's start spreads over many warps and the
+// tail stays short; a warp adds its count with one 128-bit atomic add at the end.
 // gpu/executor.cuh (run_item, eval_window) is the incremental version of the same loop.
 //
 // Buffers (device memory; gpu/static_match.py allocates all of them on its stream, and no

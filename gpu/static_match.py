@@ -45,8 +45,9 @@ wave                       start edges [ta, tb] of a segment whose matches, less
 Every CUDA module this file uses loads in :class:`StaticMatcher`'s constructor (gpu-facts
 rule 2: nothing may load while the persistent kernel runs): the kernels are launched once on
 a small graph there, and match calls use no CuPy operation that launches a kernel of its own
-(only allocation, memset and copies). :func:`csr_from_edges` also sorts with
-``cupy.argsort`` (Thrust), warmed in the constructor on 2^17 keys.
+(only allocation, memset and copies) but ``cupy.cumsum`` of the count's units (uint64),
+warmed there by a count. :func:`csr_from_edges` also sorts with ``cupy.argsort`` (Thrust),
+warmed in the constructor on 2^17 keys.
 
 Beside the persistent kernel. Nothing runs beside GpuEngine's persistent kernel while it
 runs: measured on the H100 (2026-11-24), a one-block no-op kernel on another non-blocking
