@@ -262,10 +262,10 @@ class GpuEngine(Engine):
     # -- setup -----------------------------------------------------------------------------
 
     def _warm_up(self, state: np.void) -> None:
-        """Compile and load every CuPy kernel that a table growth or a graph load launches,
-        now, before the persistent kernel runs (gpu-facts rule 2): growing mid-stream
-        otherwise stops the stream for seconds of NVRTC. Likewise the numba decoders that
-        only embeddings mode runs (:func:`.rings.warm_up`)."""
+        """Compile and load every CuPy kernel that a table growth, a graph load or a static
+        match's snapshot launches, now, before the persistent kernel runs (gpu-facts rule
+        2): growing mid-stream otherwise stops the stream for seconds of NVRTC. Likewise the
+        numba decoders that only embeddings mode runs (:func:`.rings.warm_up`)."""
         cp = self._cp
         rings.warm_up()  # and the host's numba decoders of embeddings mode
         pools.warm_up(cp, self._d, state, self.cfg.nclass)
@@ -277,6 +277,10 @@ class GpuEngine(Engine):
                          cp.zeros(2, np.int32))  # fmt: skip
             owner = cp.full(4, -1, np.int32)
             owner[cp.asarray(versions[:, 0])] = cp.arange(2, dtype=np.int32)
+            # _snapshot's gather of the live edges (two one-entry runs)
+            entries = cp.zeros((64, 4), np.int32)
+            entries[[0, 32], 3] = L.INF_TS
+            live_edges(cp, cp.arange(2, dtype=np.int32), versions, entries)
         self._side.synchronize()
 
     def _pin(self, name: str, n: int, dtype: np.dtype | type) -> np.ndarray:
@@ -507,14 +511,19 @@ class GpuEngine(Engine):
         vers = d["vers"][: int(st["ver_bump"][0])].get(stream=s)
         entries = d["entries"][: int(st["slab_bump"][0]) * 32].get(stream=s)
         s.synchronize()
-        return live_edges(head, vers, entries)
+        return live_edges(np, head, vers, entries)
 
     def _snapshot(self) -> DeviceCsr:
         """The current graph as a device CSR, with the persistent kernel stopped (a static
-        match cannot run beside it)."""
+        match cannot run beside it). The live edges are gathered on the device, on the
+        matcher's stream: the pool (gigabytes at tens of millions of edges) never crosses
+        to the host."""
         self.stop()
         nv = int(self._meta[0])
-        a, b, lab = self._live_edges(nv)
+        d, s = self._d, self._side
+        nver = int(self._get_state()["ver_bump"][0])
+        with s:
+            a, b, lab = live_edges(self._cp, d["head"][:nv], d["vers"][:nver], d["entries"])
         return self._static.csr_from_edges(nv, a, b, lab, self._vlab[:nv], self._ext[:nv])
 
     def count_static(self, pattern: Pattern) -> int:

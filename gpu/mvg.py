@@ -137,20 +137,28 @@ def fill_entries(
 
 
 def live_edges(
-    head: np.ndarray, versions: np.ndarray, entries: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Current edges (internal ids, a < b, label) from device arrays copied to the host:
-    the live entries (dt == INF) of every vertex's newest version. Vectorised: one gather of
-    all newest runs (a Python loop over vertices cost 2.6 s at 124K vertices)."""
-    xs = np.nonzero(head >= 0)[0]
+    xp: Any, head: Any, versions: Any, entries: Any, chunk: int = 1 << 24
+) -> tuple[Any, Any, Any]:
+    """Current edges (internal ids, a < b, label): the live entries (dt == INF) of every
+    vertex's newest version, with ``xp`` numpy (arrays copied from the device) or cupy (the
+    device arrays themselves, on the current stream: no copy of the pool to the host).
+    Vectorised as :func:`fill_entries`, ``chunk`` entries at a time (a Python loop over
+    vertices cost 2.6 s at 124K vertices)."""
+    xs = xp.nonzero(head >= 0)[0]
     newest = versions[head[xs]]
-    start = newest[:, 0].astype(np.int64) * 32
-    length = newest[:, 1].astype(np.int64)
-    total = int(length.sum())
-    # index of every entry of every run: run start + position inside the run
-    first = np.cumsum(length) - length
-    at = np.repeat(start - first, length) + np.arange(total, dtype=np.int64)
-    owner = np.repeat(xs.astype(np.int32), length)
-    e = entries[at]
-    keep = (e[:, 3] == INF_TS) & (e[:, 0] > owner)
-    return owner[keep], e[keep, 0].astype(np.int32), e[keep, 1].astype(np.int32)
+    length = newest[:, 1].astype(xp.int64)
+    end = xp.cumsum(length)
+    base = newest[:, 0].astype(xp.int64) * 32 - (end - length)  # slot of entry j: base + j
+    total = int(end[-1]) if len(end) else 0
+    parts = []
+    for c0 in range(0, total, chunk):
+        j = xp.arange(c0, min(total, c0 + chunk), dtype=xp.int64)
+        run = xp.searchsorted(end, j, side="right")
+        e = entries[base[run] + j]
+        owner = xs[run].astype(xp.int32)
+        keep = (e[:, 3] == INF_TS) & (e[:, 0] > owner)
+        parts.append((owner[keep], e[keep, 0].astype(xp.int32), e[keep, 1].astype(xp.int32)))
+    if not parts:
+        return tuple(xp.zeros(0, xp.int32) for _ in range(3))  # type: ignore[return-value]
+    a, b, lab = (xp.concatenate(p) for p in zip(*parts, strict=True))
+    return a, b, lab

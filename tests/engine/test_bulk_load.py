@@ -213,7 +213,7 @@ def test_gpu_image_equals_the_direct_construction(sorted_input: bool) -> None:
             fill_entries(np, pool, versions, nbr, elab, chunk=1000)
         assert (pool[: len(entries)] == entries).all() and not pool[len(entries) :].any()
         assert len(pieces) >= min(parts, 10) and sum(len(p[1]) for p in pieces) == 2 * len(lo)
-    got = live_edges(img.head, img.versions, pool)
+    got = live_edges(np, img.head, img.versions, pool)
     assert sorted(zip(*(x.tolist() for x in got), strict=True)) == sorted(
         zip(lo.tolist(), hi.tolist(), lab.tolist(), strict=True)
     )

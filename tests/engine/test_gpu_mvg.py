@@ -29,8 +29,11 @@ def random_graph(nv: int, ne: int, seed: int) -> tuple[np.ndarray, np.ndarray, n
 def test_bulk_image_exports_its_edges() -> None:
     lo, hi, lab = random_graph(300, 3000, seed=1)  # degrees above 32: runs of several slabs
     img = build_image(300, lo, hi, lab, nclass=8)
-    got = live_edges(img.head, img.versions, img.entries)
+    got = live_edges(np, img.head, img.versions, img.entries)
     assert edges(*got) == edges(lo, hi, lab)
+    # in chunks smaller than a run, and than the whole: the same edges
+    for chunk in (7, 1000):
+        assert edges(*live_edges(np, img.head, img.versions, img.entries, chunk)) == edges(*got)
 
 
 def test_newest_version_and_deleted_entries() -> None:
@@ -49,11 +52,11 @@ def test_newest_version_and_deleted_entries() -> None:
     # vertex 3: newest version empty (its only edge, 2-3, is seen from vertex 2)
     versions[len(img.versions) + 1] = [new0 + 1, 0, 0, 0, INF_TS, head[3], 0, 3]
     head[3] = len(img.versions) + 1
-    got = edges(*live_edges(head, versions, entries))
+    got = edges(*live_edges(np, head, versions, entries))
     assert got == {(0, 2, 6), (0, 4, 9), (1, 2, 7), (2, 3, 8)}
 
 
 def test_empty_graph() -> None:
     img = build_image(4, np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0, np.int32), 4)
-    a, b, lab = live_edges(img.head, img.versions, img.entries)
+    a, b, lab = live_edges(np, img.head, img.versions, img.entries)
     assert len(a) == len(b) == len(lab) == 0
