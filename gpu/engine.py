@@ -277,9 +277,11 @@ class GpuEngine(Engine):
                          cp.zeros(2, np.int32))  # fmt: skip
             owner = cp.full(4, -1, np.int32)
             owner[cp.asarray(versions[:, 0])] = cp.arange(2, dtype=np.int32)
-            # _snapshot's gather of the live edges (two one-entry runs)
+            # _snapshot's gather of the live edges (two one-entry runs: the edge 0-1 from both
+            # sides; nothing empty, so that every kernel runs)
             entries = cp.zeros((64, 4), np.int32)
             entries[[0, 32], 3] = L.INF_TS
+            entries[0, 0] = 1
             live_edges(cp, cp.arange(2, dtype=np.int32), versions, entries)
         self._side.synchronize()
 
