@@ -72,6 +72,7 @@ from typing import Any
 import numpy as np
 
 from dcsm.engine.plan import QueryPlan, plan_query, static_plan
+from dcsm.errors import EngineError
 from dcsm.model import ANY_LABEL, MAX_PATTERN_VERTICES, Pattern
 
 SOURCE = Path(__file__).with_name("static_match.cu")
@@ -94,6 +95,7 @@ ERRORS = {
     4: "an edge given twice",
     8: "the number of matches passed 2^128 - 1 (or one start edge's 2^64 - 1 when enumerating)",
 }
+ERR_COUNT_OVERFLOW = 8
 NO_LIMIT = np.uint64(2**64 - 1)
 _MAX_GRID = 1 << 16  # blocks of the grid-stride CSR kernels
 
@@ -348,9 +350,13 @@ def _on_device(cp: Any, x: Any, dtypes: tuple[type, ...], name: str, stream: Any
 
 
 def _raise_errors(bits: int, where: str) -> None:
+    """A kernel's error bits as an exception: EngineError for a count too large to hold
+    (the graph and pattern are fine, the answer is not representable), ValueError for the
+    rest (the caller's input or arithmetic is wrong)."""
     if bits:
         what = "; ".join(msg for bit, msg in ERRORS.items() if bits & bit)
-        raise ValueError(f"{where}: {what}")
+        kind = EngineError if bits == ERR_COUNT_OVERFLOW else ValueError
+        raise kind(f"{where}: {what}")
 
 
 def csr_from_edges(

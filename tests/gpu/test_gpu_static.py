@@ -13,6 +13,7 @@ import pytest
 
 from dcsm.engine.cpu import CpuEngine
 from dcsm.engine.plan import orbit_plans, plan_query, static_plan
+from dcsm.errors import EngineError
 from dcsm.gpu.static_match import (
     ORDER_DEGREE,
     ORDER_EXT,
@@ -262,13 +263,14 @@ def _labelled_star(k: int, d: int) -> tuple[DeviceCsr, Pattern]:
 def test_counts_past_2_to_the_64_are_exact(matcher: StaticMatcher) -> None:
     """Counts are 128-bit on the device: exact past 2**64 in the sum over start edges
     (600**6 a start, 600 starts) and in one start's product (100**11); past 2**128 the
-    count raises instead of wrapping."""
+    count raises (an EngineError: `dcsm match` and a registration report it) instead of
+    wrapping."""
     for k, d in ((7, 500), (7, 600), (12, 100)):
         csr, p = _labelled_star(k, d)
         assert device_plan(p, count=True).for_graph(csr.elab_one, True)[SP_TAIL] == 2
         assert matcher.count(csr, p) == d**k, (k, d)
     csr, p = _labelled_star(15, 400)
-    with pytest.raises(ValueError, match="passed 2\\^128"):
+    with pytest.raises(EngineError, match="passed 2\\^128"):
         matcher.count(csr, p)
 
 
