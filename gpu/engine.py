@@ -43,15 +43,17 @@ import numpy as np
 
 from dcsm.engine.bulk import intern_graph
 from dcsm.engine.idtable import IdTable
-from dcsm.engine.interface import NO_END, BatchResult, Counts, Deltas, Engine, cap_deltas
+from dcsm.engine.interface import NO_END, BatchResult, Engine, cap_deltas
 from dcsm.engine.intern import ADMITTED, admit, grown
 from dcsm.errors import EngineError, EngineStopped
 from dcsm.model import Graph, Pattern, UpdateBatch
 
 from . import layout as L
 from . import pools, rings
+from .call_result import CallResult, concat_results
 from .loader import KernelConfig, field_offsets, load_kernel
 from .mvg import build_image, fill_entries, live_edges
+from .query_slots import QuerySlots
 from .rings import MatchRows, drain_done, encode_updates
 from .static_match import DeviceCsr, StaticMatcher
 
@@ -226,18 +228,8 @@ class GpuEngine(Engine):
         self._ext = np.zeros(1024, np.int64)
         self._vlab = np.zeros(1024, np.int32)
         self._meta = np.zeros(1, np.int64)
-        # Query slots.
-        self._slot_of: dict[int, int] = {}
-        self._slot_qid = np.full(cfg.qmax, -1, np.int32)
-        self._slot_count = np.zeros(cfg.qmax, np.bool_)
-        self._slot_nverts = np.zeros(cfg.qmax, np.int32)
-        self._free_slots = list(range(cfg.qmax))
+        self._slots = QuerySlots(cfg.qmax)
         self._caps: dict[int, int] = {}  # qid -> max_deltas, applied on the host result
-        self._pending: list[
-            tuple[int, int, int, int, int, int]
-        ] = []  # (seq, order, kind, slot, b, label)
-        self._freeing: list[tuple[int, int]] = []  # (tau_cut, slot)
-        self._order = 0
         # Ring positions.
         self._in_tail = 0
         self._mirror_from = 0  # records [_mirror_from, _in_tail) are also in in_mirror
@@ -252,7 +244,7 @@ class GpuEngine(Engine):
         self._loaded = False
         # Records and completions read while no apply call collects them (then dropped).
         self._drain_rows = MatchRows(16, chunk_rows=_ROWS)
-        self._no_collector = _Collector(0, 0, 1, np.zeros(0, np.int64))
+        self._no_collector = CallResult(0, 0, 1, np.zeros(0, np.int64))
         self._clock_offset_ns = 0
         # Per update of the last apply call, when it entered, was taken, started, finished.
         self.last_timeline: dict[str, np.ndarray] = {}
@@ -412,7 +404,7 @@ class GpuEngine(Engine):
         cls = pools.live_classes(self._cp, self._d["head"][: int(self._meta[0])], self._d["vers"])
         self._hub_slabs = pools.hub_reserve(self._cp, cls, 4 * _PIECE)
 
-    def _pools_in_reach(self, col: _Collector) -> None:
+    def _pools_in_reach(self, col: CallResult) -> None:
         """Grow a self-sized pool that is filling up (:mod:`.pools`). When the collector's
         last snapshot and the reserves (:meth:`_reserves`: all the host may have sent ahead
         of the kernel included) are above the high-water mark, wait until every update sent
@@ -550,8 +542,7 @@ class GpuEngine(Engine):
         the device and on the host); ``apply`` then keeps at most ``max_deltas`` rows per
         update and counts the rest in ``BatchResult.overflow`` (``cap_deltas``, on the host
         result). It bounds what the service ships, not the engine's work or memory."""
-        if not self._free_slots:
-            raise EngineError(f"all {self.cfg.qmax} GPU query slots are in use")
+        self._slots.check_room()
         plan = self.queries.register(qid, pattern, from_seq, count_only, max_deltas)
         if plan.num_plans > self.cfg.pmax:
             self.queries.unregister(qid, from_seq)
@@ -559,27 +550,19 @@ class GpuEngine(Engine):
                 f"pattern needs {plan.num_plans} plans (two per edge, one per edge orbit "
                 f"in count mode); the GPU engine takes at most {self.cfg.pmax}"
             )
-        slot = self._free_slots.pop(0)
+        slot = self._slots.take(qid, count_only, pattern.num_vertices)
         blob = L.plan_blob(plan).ravel()
         start = slot * self.cfg.pmax * L.PLAN_INTS
         self._d["plans"][start : start + blob.size].set(blob, stream=self._side)
         self._side.synchronize()
-        self._slot_of[qid] = slot
-        self._slot_qid[slot] = qid
-        self._slot_count[slot] = count_only
-        self._slot_nverts[slot] = pattern.num_vertices
         if max_deltas is not None and not count_only:
             self._caps[qid] = max_deltas  # kept after unregister: qids are never reused
-        self._queue_control(from_seq, L.REC_REGISTER, slot, int(count_only), plan.num_plans)
+        self._slots.queue_control(from_seq, L.REC_REGISTER, slot, int(count_only),
+                                  plan.num_plans)  # fmt: skip
 
     def unregister(self, qid: int, *, from_seq: int) -> None:
         self.queries.unregister(qid, from_seq)
-        self._queue_control(from_seq, L.REC_UNREGISTER, self._slot_of.pop(qid), 0, 0)
-
-    def _queue_control(self, seq: int, kind: int, slot: int, b: int, label: int) -> None:
-        self._pending.append((seq, self._order, kind, slot, b, label))
-        self._order += 1
-        self._pending.sort()
+        self._slots.queue_control(from_seq, L.REC_UNREGISTER, self._slots.release(qid), 0, 0)
 
     # -- running ---------------------------------------------------------------------------
 
@@ -776,7 +759,7 @@ class GpuEngine(Engine):
                     pass
             # One launch per batch, ended by STOP: no overlap with the next batch.
             parts.append(self._apply_stream(part, len(part), then_stop=True))
-        return _concat_results(parts)
+        return concat_results(parts)
 
     def _apply_stream(
         self, batch: UpdateBatch, n: int, then_stop: bool = False, paced: bool = False
@@ -788,9 +771,8 @@ class GpuEngine(Engine):
         self._ensure_vertices(int(self._meta[0]) + 2 * n)
         self._room_for_vertices(int(self._meta[0]) + 2 * n)  # each update adds at most two
         self._launch()
-        live = self._slot_qid >= 0
-        width = max(width, int(self._slot_nverts[live].max(initial=0)))
-        col = _Collector(n, self._next_tau, width, self._slot_qid)
+        width = max(width, self._slots.width())
+        col = CallResult(n, self._next_tau, width, self._slots.qid)
         # Admit, encode and send the updates a piece at a time, so the kernel starts on the
         # first piece while the host prepares the next.
         for lo in range(0, n, _PIECE):
@@ -804,7 +786,7 @@ class GpuEngine(Engine):
             tau0 = self._next_tau
             self._next_tau += len(sent)
             col.add_sent(sent)
-            recs = self._with_controls(recs, batch.seq[sent], tau0)
+            recs = self._slots.with_controls(recs, batch.seq[sent], tau0)
             # Control records carry arrival 0 and are due at once.
             due = np.maximum.accumulate(recs["arrival_ns"]) if paced else None
             written = self._write_records(recs, col, due)
@@ -822,7 +804,7 @@ class GpuEngine(Engine):
         self.last_timeline = col.timeline()
         return col.result(batch, outcome)
 
-    def _settle(self, col: _Collector) -> None:
+    def _settle(self, col: CallResult) -> None:
         """Pump until every update sent so far has completed and its records are read."""
         watch = _Watchdog(self)
         while self._done_next < self._next_tau or self._got_records < self._expect_records:
@@ -843,28 +825,8 @@ class GpuEngine(Engine):
         )  # fmt: skip
         return recs
 
-    def _with_controls(self, recs: np.ndarray, seqs: np.ndarray, tau0: int) -> np.ndarray:
-        """Insert pending REGISTER/UNREGISTER records before the first update they affect."""
-        if not self._pending:
-            return recs
-        out, start = [], 0
-        keep = []
-        for seq, _, kind, slot, bb, label in self._pending:
-            at = int(np.searchsorted(seqs, seq))
-            if at >= len(seqs):
-                keep.append((seq, _, kind, slot, bb, label))
-                continue
-            out.append(recs[start:at])
-            start = at
-            out.append(np.array([(kind, slot, bb, label, 0, 0, 0, 0, 0)], L.IN_REC))
-            if kind == L.REC_UNREGISTER:
-                self._freeing.append((tau0 + at, slot))
-        out.append(recs[start:])
-        self._pending = keep
-        return np.concatenate(out)
-
     def _write_records(
-        self, recs: np.ndarray, col: _Collector | None, due_ns: np.ndarray | None = None
+        self, recs: np.ndarray, col: CallResult | None, due_ns: np.ndarray | None = None
     ) -> np.ndarray | None:
         """Write records into the input ring as space frees up (and, when ``due_ns`` is
         given, no record before its due time), pumping the output rings meanwhile. With
@@ -935,7 +897,7 @@ class GpuEngine(Engine):
         if word is not None:
             self._hctl["in_tail"] = word
 
-    def _pump(self, col: _Collector | None) -> None:
+    def _pump(self, col: CallResult | None) -> None:
         """Publish finished input, read completion records, then match records, and hand
         both to the collector."""
         self._check_error()
@@ -943,16 +905,17 @@ class GpuEngine(Engine):
         t = self._done_next
         limit = t + min(self.cfg.maxu, self._next_tau - t, 1 << 14)
         if limit > t:
-            live = np.nonzero(self._slot_qid >= 0)[0]
+            live = self._slots.live()
             sink = col if col is not None else self._no_collector
             m, expect, row_i, row_col, row_n = drain_done(
-                *self._done_fields, self._done_counts, t, limit, live, self._slot_count[live],
+                *self._done_fields, self._done_counts, t, limit, live,
+                self._slots.count_only[live],
                 sink.tau0, sink.nsent, self._clock_offset_ns, sink.dev_outcome, sink.taken,
                 sink.started, sink.finished,
             )  # fmt: skip
             self._expect_records += expect
             if len(row_i):
-                sink.count_rows.append((row_i, self._slot_qid[live[row_col]], row_n))
+                sink.count_rows.append((row_i, self._slots.qid[live[row_col]], row_n))
             if m:
                 self._done_next += m
                 self._hctl["done_consumed"] = self._done_next - 1
@@ -961,7 +924,7 @@ class GpuEngine(Engine):
         # Room for every record the completed updates announced, in one step when possible.
         want = _ROWS if col is None else max(_ROWS, self._expect_records - self._got_records)
         while True:
-            self._out_head, k = rows.read(self._out, self._out_head, self._slot_nverts,
+            self._out_head, k = rows.read(self._out, self._out_head, self._slots.nverts,
                                           self._ext, tau0, want)  # fmt: skip
             self._hctl["out_consumed"] = self._out_head
             self._got_records += k
@@ -974,13 +937,8 @@ class GpuEngine(Engine):
     def _free_finished_slots(self) -> None:
         """Recycle slots of unregistered queries once every update they saw has completed and
         all of their match records have been read (records are decoded by slot)."""
-        if self._got_records < self._expect_records:
-            return
-        done = self._done_next - 1
-        for tau_cut, slot in [f for f in self._freeing if f[0] - 1 <= done]:
-            self._freeing.remove((tau_cut, slot))
-            self._slot_qid[slot] = -1
-            self._free_slots.append(slot)
+        if self._got_records >= self._expect_records:
+            self._slots.free_finished(self._done_next - 1)
 
 
 def _stop_all_at_exit() -> None:
@@ -1024,106 +982,3 @@ class _Watchdog:
                 f"{int(d['in_consumed'])} records, {int(d['completed'])} updates completed; "
                 f"{self.eng.stall_report()})"
             )
-
-
-class _Collector:
-    """Accumulates one apply call's completions and matches into a BatchResult."""
-
-    def __init__(self, n: int, tau0: int, width: int, slot_qid: np.ndarray) -> None:
-        self.n = n
-        self._sent = np.zeros(n, np.int64)  # update index of each tau0 + k, k < nsent
-        self.nsent = 0
-        self.tau0 = tau0
-        self.dev_outcome = np.zeros(n, np.int8)
-        self.entered = np.zeros(n, np.float64)  # paced calls: when each entered the ring
-        self.taken = np.zeros(n, np.float64)  # when the updater read it from the ring
-        self.started = np.zeros(n, np.float64)
-        self.finished = np.zeros(n, np.float64)
-        self._nentered = 0
-        self.count_rows: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-        self.rows = MatchRows(width)  # match records, decoded by GpuEngine._pump
-        # The query of each slot now: a slot may be freed before the call returns.
-        self.slot_qid = slot_qid.copy()
-
-    @property
-    def sent(self) -> np.ndarray:
-        return self._sent[: self.nsent]
-
-    def add_sent(self, sent: np.ndarray) -> None:
-        """The next admitted updates (they take the next taus, in order)."""
-        self._sent[self.nsent : self.nsent + len(sent)] = sent
-        self.nsent += len(sent)
-
-    def add_entered(self, written_ns: np.ndarray) -> None:
-        """When the next sent updates entered the input ring (epoch ns, in tau order)."""
-        k = len(written_ns)
-        self.entered[self._nentered : self._nentered + k] = written_ns / 1e9
-        self._nentered += k
-
-    def timeline(self) -> dict[str, np.ndarray]:
-        """Per sent update, in tau order (epoch seconds): entered the input ring (paced
-        calls only, else 0), taken by the updater, matching started, finished. Views of
-        this collector's arrays: it is done with them once the call returns."""
-        k = self.nsent
-        return {"update": self.sent, "entered": self.entered[:k], "taken": self.taken[:k],
-                "started": self.started[:k], "finished": self.finished[:k]}  # fmt: skip
-
-    def result(self, batch: UpdateBatch, outcome: np.ndarray) -> BatchResult:
-        now = time.time()
-        outcome = outcome.copy()
-        k = self.nsent
-        outcome[self.sent] = self.dev_outcome[:k]
-        started = np.full(self.n, now)
-        finished = np.full(self.n, now)
-        started[self.sent] = self.started[:k]
-        finished[self.sent] = self.finished[:k]
-        if self.count_rows:
-            i = np.concatenate([r[0] for r in self.count_rows])
-            upd = self.sent[i]
-            q = np.concatenate([r[1] for r in self.count_rows])
-            # Rows come in tau order (so in update order), each update's by slot: sorted
-            # already unless slots and query ids disagree in order.
-            du, dq = np.diff(upd), np.diff(q)
-            in_order = bool(((du > 0) | ((du == 0) & (dq > 0))).all())
-            order = slice(None) if in_order else np.lexsort((q, upd))
-            counts = Counts(
-                query=q[order].astype(np.int32), seq=batch.seq[upd][order],
-                sign=batch.op[upd][order].astype(np.int8),
-                count=np.concatenate([r[2] for r in self.count_rows])[order],
-            )  # fmt: skip
-        else:
-            counts = Counts.empty()
-        if self.rows.n:
-            op = batch.op.astype(np.int8)
-            deltas = Deltas(*self.rows.ordered(self.sent, op, batch.seq, self.slot_qid))
-        else:
-            deltas = Deltas.empty(self.rows.width)
-        return BatchResult(outcome, deltas, counts, started, finished)
-
-
-def _concat_results(parts: list[BatchResult]) -> BatchResult:
-    width = max((p.deltas.match.shape[1] for p in parts), default=0)
-
-    def pad(m: np.ndarray) -> np.ndarray:
-        return np.pad(m, ((0, 0), (0, width - m.shape[1])), constant_values=-1)
-
-    return BatchResult(
-        outcome=np.concatenate([p.outcome for p in parts]),
-        deltas=Deltas(
-            *(
-                np.concatenate([getattr(p.deltas, f) for p in parts])
-                for f in ("query", "sign", "seq")
-            ),
-            np.concatenate([pad(p.deltas.match) for p in parts])
-            if parts
-            else np.zeros((0, 0), np.int64),
-        ),
-        counts=Counts(
-            *(
-                np.concatenate([getattr(p.counts, f) for p in parts])
-                for f in ("query", "seq", "sign", "count")
-            )
-        ),
-        started=np.concatenate([p.started for p in parts]),
-        finished=np.concatenate([p.finished for p in parts]),
-    )

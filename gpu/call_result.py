@@ -1,0 +1,124 @@
+"""One apply call's result, assembled on the host while the call pumps the output rings.
+
+:class:`CallResult` receives what GpuEngine's pump decodes (completion records: each sent
+update's outcome and device times; count rows; match rows in :class:`.rings.MatchRows`) and
+turns it into the call's :class:`~dcsm.engine.interface.BatchResult`, in update order.
+Updates are numbered by tau, in the order they were sent: ``tau0 + k`` is the k-th update
+the call sent (``sent[k]`` its index in the batch).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from dcsm.engine.interface import BatchResult, Counts, Deltas
+from dcsm.model import UpdateBatch
+
+from .rings import MatchRows
+
+
+class CallResult:
+    """Accumulates one apply call's completions and matches into a BatchResult."""
+
+    def __init__(self, n: int, tau0: int, width: int, slot_qid: np.ndarray) -> None:
+        self.n = n
+        self._sent = np.zeros(n, np.int64)  # update index of each tau0 + k, k < nsent
+        self.nsent = 0
+        self.tau0 = tau0
+        self.dev_outcome = np.zeros(n, np.int8)
+        self.entered = np.zeros(n, np.float64)  # paced calls: when each entered the ring
+        self.taken = np.zeros(n, np.float64)  # when the updater read it from the ring
+        self.started = np.zeros(n, np.float64)
+        self.finished = np.zeros(n, np.float64)
+        self._nentered = 0
+        self.count_rows: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.rows = MatchRows(width)  # match records, decoded by GpuEngine._pump
+        # The query of each slot now: a slot may be freed before the call returns.
+        self.slot_qid = slot_qid.copy()
+
+    @property
+    def sent(self) -> np.ndarray:
+        return self._sent[: self.nsent]
+
+    def add_sent(self, sent: np.ndarray) -> None:
+        """The next admitted updates (they take the next taus, in order)."""
+        self._sent[self.nsent : self.nsent + len(sent)] = sent
+        self.nsent += len(sent)
+
+    def add_entered(self, written_ns: np.ndarray) -> None:
+        """When the next sent updates entered the input ring (epoch ns, in tau order)."""
+        k = len(written_ns)
+        self.entered[self._nentered : self._nentered + k] = written_ns / 1e9
+        self._nentered += k
+
+    def timeline(self) -> dict[str, np.ndarray]:
+        """Per sent update, in tau order (epoch seconds): entered the input ring (paced
+        calls only, else 0), taken by the updater, matching started, finished. Views of
+        this collector's arrays: it is done with them once the call returns."""
+        k = self.nsent
+        return {"update": self.sent, "entered": self.entered[:k], "taken": self.taken[:k],
+                "started": self.started[:k], "finished": self.finished[:k]}  # fmt: skip
+
+    def result(self, batch: UpdateBatch, outcome: np.ndarray) -> BatchResult:
+        now = time.time()
+        outcome = outcome.copy()
+        k = self.nsent
+        outcome[self.sent] = self.dev_outcome[:k]
+        started = np.full(self.n, now)
+        finished = np.full(self.n, now)
+        started[self.sent] = self.started[:k]
+        finished[self.sent] = self.finished[:k]
+        if self.count_rows:
+            i = np.concatenate([r[0] for r in self.count_rows])
+            upd = self.sent[i]
+            q = np.concatenate([r[1] for r in self.count_rows])
+            # Rows come in tau order (so in update order), each update's by slot: sorted
+            # already unless slots and query ids disagree in order.
+            du, dq = np.diff(upd), np.diff(q)
+            in_order = bool(((du > 0) | ((du == 0) & (dq > 0))).all())
+            order = slice(None) if in_order else np.lexsort((q, upd))
+            counts = Counts(
+                query=q[order].astype(np.int32), seq=batch.seq[upd][order],
+                sign=batch.op[upd][order].astype(np.int8),
+                count=np.concatenate([r[2] for r in self.count_rows])[order],
+            )  # fmt: skip
+        else:
+            counts = Counts.empty()
+        if self.rows.n:
+            op = batch.op.astype(np.int8)
+            deltas = Deltas(*self.rows.ordered(self.sent, op, batch.seq, self.slot_qid))
+        else:
+            deltas = Deltas.empty(self.rows.width)
+        return BatchResult(outcome, deltas, counts, started, finished)
+
+
+def concat_results(parts: list[BatchResult]) -> BatchResult:
+    """One BatchResult of consecutive calls' results (the fixed-batch baseline's batches),
+    match rows padded with -1 to the widest."""
+    width = max((p.deltas.match.shape[1] for p in parts), default=0)
+
+    def pad(m: np.ndarray) -> np.ndarray:
+        return np.pad(m, ((0, 0), (0, width - m.shape[1])), constant_values=-1)
+
+    return BatchResult(
+        outcome=np.concatenate([p.outcome for p in parts]),
+        deltas=Deltas(
+            *(
+                np.concatenate([getattr(p.deltas, f) for p in parts])
+                for f in ("query", "sign", "seq")
+            ),
+            np.concatenate([pad(p.deltas.match) for p in parts])
+            if parts
+            else np.zeros((0, 0), np.int64),
+        ),
+        counts=Counts(
+            *(
+                np.concatenate([getattr(p.counts, f) for p in parts])
+                for f in ("query", "seq", "sign", "count")
+            )
+        ),
+        started=np.concatenate([p.started for p in parts]),
+        finished=np.concatenate([p.finished for p in parts]),
+    )

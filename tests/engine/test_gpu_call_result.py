@@ -1,0 +1,35 @@
+"""One GPU apply call's result, assembled on the host (gpu/call_result.py): the device's
+outcomes land on the updates that were sent, count rows come out in (update, query) order,
+and consecutive calls' results concatenate."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dcsm.engine.interface import BatchResult
+from dcsm.gpu.call_result import CallResult, concat_results
+from dcsm.model import OUTCOME_APPLIED, UpdateBatch
+
+
+def test_outcomes_times_and_counts_by_update() -> None:
+    batch = UpdateBatch.from_arrays(np.ones(4), np.arange(4), np.arange(4) + 10, first_seq=100)
+    res = CallResult(4, tau0=7, width=3, slot_qid=np.array([5, 3], np.int32))
+    res.add_sent(np.array([0, 2, 3]))  # update 1 was refused on the host
+    res.dev_outcome[:3] = OUTCOME_APPLIED
+    res.started[:3] = [1.0, 2.0, 3.0]
+    res.finished[:3] = [1.5, 2.5, 3.5]
+    # Count rows by sent index (0..2); the same update's rows by slot: query 5 then 3.
+    res.count_rows.append((np.array([0, 0, 2]), np.array([5, 3, 3], np.int32),
+                           np.array([4, 1, 2], np.int64)))  # fmt: skip
+    host = np.array([0, 9, 0, 0], np.int8)  # the host's own outcome for update 1
+    out = res.result(batch, host)
+    assert out.outcome.tolist() == [OUTCOME_APPLIED, 9, OUTCOME_APPLIED, OUTCOME_APPLIED]
+    assert out.started[[0, 2, 3]].tolist() == [1.0, 2.0, 3.0]
+    assert out.finished[[0, 2, 3]].tolist() == [1.5, 2.5, 3.5]
+    assert list(zip(out.counts.seq.tolist(), out.counts.query.tolist(), strict=True)) == [
+        (100, 3), (100, 5), (103, 3)
+    ]  # fmt: skip
+    assert out.counts.count.tolist() == [1, 4, 2] and (out.counts.sign == 1).all()
+    assert len(out.deltas.query) == 0 and host[1] == 9  # the caller's array is not changed
+    both = concat_results([out, res.result(batch, host)])
+    assert isinstance(both, BatchResult) and len(both.outcome) == 8 and len(both.counts) == 6
