@@ -48,8 +48,8 @@ from dcsm.engine.intern import ADMITTED, admit, grown
 from dcsm.errors import EngineError, EngineStopped
 from dcsm.model import Graph, Pattern, UpdateBatch
 
+from . import diagnostics, pools, rings
 from . import layout as L
-from . import pools, rings
 from .call_result import CallResult, concat_results
 from .loader import KernelConfig, field_offsets, load_kernel
 from .mvg import build_image, fill_entries, live_edges
@@ -638,62 +638,13 @@ class GpuEngine(Engine):
     def stall_report(self) -> str:
         """The kernel's counters now, read beside the running kernel: where a stall is
         (the job in progress, the rings, the pools and their free rings per size class)."""
-        st = self._get_state()[0]
-        job = int(st["job_word"])
-        free = {
-            c: int(st["free_tail"][c]) - int(st["free_head"][c])
-            for c in range(self.cfg.nclass)
-            if st["free_tail"][c] > st["free_head"][c]
-        }
-        return (
-            f"in_head {int(st['in_head'])}, in_tail {self._in_tail}, next_tau "
-            f"{int(st['next_tau'])}, completed {int(st['completed'])}, gc_ptr "
-            f"{int(st['gc_ptr'])}, gc queue {int(st['gcq_tail']) - int(st['gcq_head'])}, "
-            f"batch {int(st['batch_no'])}, job kind {(job >> 32) & 0xFF} (seq {job >> 40}, "
-            f"{job & 0xFFFFFFFF} tasks, {int(st['job_done'])} done), slabs in use "
-            f"{int(st['slabs_in_use'])} of {self._nslabs} (bump {int(st['slab_bump'])}, free "
-            f"runs by class {free}), versions in use {int(st['versions_in_use'])} of "
-            f"{self._maxver}, items {int(st['item_reserve'])} reserved / "
-            f"{int(st['item_ticket'])} taken, out {int(st['out_reserve'])} reserved / "
-            f"{int(st['out_consumed'])} consumed"
-        )
+        return diagnostics.stall_report(self._get_state()[0], self._in_tail, self._nslabs,
+                                        self._maxver, self.cfg.nclass)  # fmt: skip
 
     def updater_profile(self) -> dict[str, float]:
-        """Mean microseconds per batch the updater spent in each phase and in each of its
-        steps (jobs, and the steps between them; device clock), the batch count and the mean
-        batch size, since the engine was created; then the batches and updates the short
-        path applied, its cost models' current values (us per update, per 32-entry chunk
-        copied, per bulk batch of at most 32 updates) and its mean us per step and short
-        batch."""
-        st = self._get_state()[0]
-        n = max(1, int(st["batches"]))
-        out = {
-            f"{name}_us": float(st["phase_ns"][k]) / n / 1e3
-            for k, name in enumerate(L.UPDATER_PHASES)
-        }
-        steps = {
-            f"step_{name}_us": float(st["step_ns"][k]) / n / 1e3
-            for k, name in enumerate(L.UPDATER_STEPS)
-            if name and st["step_ns"][k]
-        }
-        small = {
-            "small_batches": int(st["small_batches"]),
-            "small_updates": int(st["small_updates"]),
-            "model_update_us": float(st["model_update_ps"]) / 1e6,
-            "model_chunk_us": float(st["model_chunk_ps"]) / 1e6,
-            "model_bulk_us": float(st["model_bulk_ns"]) / 1e3,
-        }
-        ns = max(1, small["small_batches"])
-        small |= {
-            f"small_{name}_us": float(st["small_ns"][k]) / ns / 1e3
-            for k, name in enumerate(L.SMALL_STEPS)
-        }
-        return (
-            out
-            | steps
-            | {"batches": int(st["batches"]), "mean_batch": float(st["batched_updates"]) / n}
-            | small
-        )
+        """Mean microseconds per batch the updater spent in each phase and step since the
+        engine was created, and the short path's figures (:func:`.diagnostics.updater_profile`)."""
+        return diagnostics.updater_profile(self._get_state()[0])
 
     def wait_collected(self, timeout_s: float = 10.0) -> dict[str, int]:
         """Wait until the collector has passed every completed update and emptied its queue
