@@ -36,8 +36,7 @@ import os
 import sys
 import time
 import weakref
-from collections import deque
-from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 
@@ -51,6 +50,7 @@ from dcsm.model import Graph, Pattern, UpdateBatch
 from . import diagnostics, pools, rings
 from . import layout as L
 from .call_result import CallResult, concat_results
+from .input_ring import InputRing
 from .loader import KernelConfig, field_offsets, load_kernel
 from .mvg import build_image, fill_entries, live_edges
 from .query_slots import QuerySlots
@@ -62,11 +62,6 @@ log = logging.getLogger("dcsm.gpu")
 THREADS = 256
 _PIECE = 4096  # updates admitted and sent to the kernel at a time within one apply
 _ROWS = 1 << 16  # match records decoded per read of the output ring
-_SPIN_NS = 50_000  # a paced write waits by spinning for a record due within this time
-# A write of at least this many records is also copied into the device's in_mirror, which the
-# kernel reads ~7x faster than host memory (a copy and its wait cost the host ~20-30 us).
-_MIRROR_MIN = 1024
-_MIRROR_BITS = 24  # HostCtl.in_tail = tail << 24 | records before it in in_mirror (layout.cuh)
 
 
 def too_small(what: str, need: int, capacity: str, have: int) -> str:
@@ -203,6 +198,9 @@ class GpuEngine(Engine):
         self._in = self._pin("in_ring", in_cap, L.IN_REC)
         self._hctl = self._pin("hctl", 1, L.HOST_CTL)
         self._dstat = self._pin("dstat", 1, L.DEV_STATUS)
+        ring_ptr = self._pinned["in_ring"].ptr  # type: ignore[attr-defined]
+        self._ring = InputRing(cp, self._in, ring_ptr, self._d["in_mirror"], self._hctl,
+                               self._dstat, self._side)  # fmt: skip
         self._out = self._pin("out", out_cap, np.int32)
         self._done = self._pin("done", cfg.maxu, L.DONE)
         self._done_counts = self._pin("done_counts", cfg.maxu * cfg.qmax, np.uint64).reshape(
@@ -231,10 +229,6 @@ class GpuEngine(Engine):
         self._slots = QuerySlots(cfg.qmax)
         self._caps: dict[int, int] = {}  # qid -> max_deltas, applied on the host result
         # Ring positions.
-        self._in_tail = 0
-        self._mirror_from = 0  # records [_mirror_from, _in_tail) are also in in_mirror
-        # Tail words not yet published, each with the end of its copy into in_mirror.
-        self._tails: deque[tuple[Any, int]] = deque()
         self._next_tau = 1
         self._done_next = 1
         self._out_head = 0
@@ -589,7 +583,7 @@ class GpuEngine(Engine):
         """Drain, stop the kernel and keep the graph (the next apply relaunches it)."""
         if not self._running:
             return
-        self._write_records(L.STOP_RECORD, None)
+        self._ring.write(L.STOP_RECORD, self._waiter(None))
         self._wait_exit(limit_s)
 
     def _wait_exit(self, limit_s: float = 60.0) -> None:
@@ -638,7 +632,7 @@ class GpuEngine(Engine):
     def stall_report(self) -> str:
         """The kernel's counters now, read beside the running kernel: where a stall is
         (the job in progress, the rings, the pools and their free rings per size class)."""
-        return diagnostics.stall_report(self._get_state()[0], self._in_tail, self._nslabs,
+        return diagnostics.stall_report(self._get_state()[0], self._ring.tail, self._nslabs,
                                         self._maxver, self.cfg.nclass)  # fmt: skip
 
     def updater_profile(self) -> dict[str, float]:
@@ -740,11 +734,11 @@ class GpuEngine(Engine):
             recs = self._slots.with_controls(recs, batch.seq[sent], tau0)
             # Control records carry arrival 0 and are due at once.
             due = np.maximum.accumulate(recs["arrival_ns"]) if paced else None
-            written = self._write_records(recs, col, due)
+            written = self._ring.write(recs, self._waiter(col), due)
             if written is not None:
                 col.add_entered(written[recs["kind"] <= L.REC_DELETE])
         if then_stop:
-            self._write_records(L.STOP_RECORD, col)
+            self._ring.write(L.STOP_RECORD, self._waiter(col))
         self._settle(col)
         if then_stop:
             self._wait_exit()
@@ -776,83 +770,22 @@ class GpuEngine(Engine):
         )  # fmt: skip
         return recs
 
-    def _write_records(
-        self, recs: np.ndarray, col: CallResult | None, due_ns: np.ndarray | None = None
-    ) -> np.ndarray | None:
-        """Write records into the input ring as space frees up (and, when ``due_ns`` is
-        given, no record before its due time), pumping the output rings meanwhile. With
-        ``due_ns``, returns when each record entered the ring (epoch ns)."""
-        cap = self._in.shape[0]
-        i = 0
-        written = None if due_ns is None else np.zeros(len(recs), np.int64)
+    def _waiter(self, col: CallResult | None) -> Callable[[], None]:
+        """What a write into a full input ring does meanwhile: pump the output rings (the
+        kernel may be waiting for room there), and raise on a kernel that stopped moving."""
         watch = _Watchdog(self)
-        while i < len(recs):
-            free = cap - (self._in_tail - int(self._dstat["in_consumed"][0]))
-            k = min(free, len(recs) - i)
-            if due_ns is not None:
-                now = time.time_ns()
-                if free > 0 and due_ns[i] - now < _SPIN_NS:
-                    # The next record is due soon: wait for it here rather than in a pump,
-                    # which could make it late.
-                    while now < due_ns[i]:
-                        now = time.time_ns()
-                k = min(k, int(np.searchsorted(due_ns, now, "right")) - i)
-                if k > 0:
-                    written[i : i + k] = now
-            if k > 0:
-                at = self._in_tail % cap
-                first = min(k, cap - at)  # up to the ring's end, then from its start
-                self._in[at : at + first] = recs[i : i + first]
-                self._in[: k - first] = recs[i + first : i + k]
-                self._publish_tail(at, first, k)
-                i += k
-            else:
-                self._pump(col)
-                watch.check()
-        return written
 
-    def _publish_tail(self, at: int, first: int, k: int) -> None:
-        """Hand k records just written at ring slot ``at`` (``first`` of them before the
-        ring's end) to the kernel. A long write is also copied into in_mirror, and the tail
-        that names it is published once the copy has finished (``_flush_tails``), tails
-        always in order; the host goes on meanwhile."""
-        done = None
-        if k >= _MIRROR_MIN:
-            size = L.IN_REC.itemsize
-            src = self._pinned["in_ring"].ptr  # type: ignore[attr-defined]
-            dst = self._d["in_mirror"].data.ptr
-            for slot, count in ((at, first), (0, k - first)):
-                if count:
-                    self._cp.cuda.runtime.memcpyAsync(
-                        dst + slot * size, src + slot * size, count * size,
-                        self._cp.cuda.runtime.memcpyHostToDevice, self._side.ptr,
-                    )  # fmt: skip
-            done = self._cp.cuda.Event(block=False, disable_timing=True)
-            done.record(self._side)
-        else:
-            self._mirror_from = self._in_tail + k
-        self._in_tail += k
-        mirrored = min(
-            self._in_tail - self._mirror_from, self._in.shape[0], (1 << _MIRROR_BITS) - 1
-        )
-        word = ((self._in_tail & ((1 << 40) - 1)) << _MIRROR_BITS) | mirrored
-        self._tails.append((done, word))
-        self._flush_tails()
+        def wait() -> None:
+            self._pump(col)
+            watch.check()
 
-    def _flush_tails(self) -> None:
-        """Publish the newest tail whose copies into in_mirror, and every earlier one's,
-        have finished."""
-        word = None
-        while self._tails and (self._tails[0][0] is None or self._tails[0][0].done):
-            word = self._tails.popleft()[1]
-        if word is not None:
-            self._hctl["in_tail"] = word
+        return wait
 
     def _pump(self, col: CallResult | None) -> None:
         """Publish finished input, read completion records, then match records, and hand
         both to the collector."""
         self._check_error()
-        self._flush_tails()
+        self._ring.flush()
         t = self._done_next
         limit = t + min(self.cfg.maxu, self._next_tau - t, 1 << 14)
         if limit > t:

@@ -1,0 +1,120 @@
+"""The host's end of the persistent kernel's input ring.
+
+Records (:data:`.layout.IN_REC`: updates and control records) are written into a pinned
+ring of ``cap`` records that the kernel reads; ``HostCtl.in_tail`` tells it how far it may
+read and ``DevStatus.in_consumed`` tells the host what the kernel has read, so a write waits
+for room (pumping the output rings meanwhile, through the caller's ``wait``). A long write
+is also copied into ``in_mirror``, a device copy of the ring that the kernel reads ~7x
+faster than host memory: the tail that names such records is published only once its copy
+has finished, tails always in order, and the host goes on meanwhile.
+
+Buffers: ``ring`` pinned host IN_REC[cap] (host writes, kernel reads); ``mirror`` device
+bytes (copies on the side stream write, kernel reads); ``hctl`` pinned HostCtl (host
+writes in_tail); ``dstat`` pinned DevStatus (kernel writes in_consumed, host reads).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from . import layout as L
+
+_SPIN_NS = 50_000  # a paced write waits by spinning for a record due within this time
+# A write of at least this many records is also copied into the device's in_mirror (a copy
+# and its wait cost the host ~20-30 us).
+_MIRROR_MIN = 1024
+_MIRROR_BITS = 24  # HostCtl.in_tail = tail << 24 | records before it in in_mirror (layout.cuh)
+
+
+class InputRing:
+    """Writes records into the input ring and publishes its tail."""
+
+    def __init__(
+        self, cp: Any, ring: np.ndarray, ring_ptr: int, mirror: Any, hctl: np.ndarray,
+        dstat: np.ndarray, stream: Any,
+    ) -> None:  # fmt: skip
+        self._cp = cp
+        self.ring = ring
+        self._ring_ptr = ring_ptr
+        self._mirror = mirror
+        self._hctl = hctl
+        self._dstat = dstat
+        self._stream = stream  # the copies into in_mirror
+        self.tail = 0  # records written so far
+        self._mirror_from = 0  # records [_mirror_from, tail) are also in in_mirror
+        # Tail words not yet published, each with the end of its copy into in_mirror.
+        self._tails: deque[tuple[Any, int]] = deque()
+
+    @property
+    def cap(self) -> int:
+        return int(self.ring.shape[0])
+
+    def write(
+        self, recs: np.ndarray, wait: Callable[[], None], due_ns: np.ndarray | None = None
+    ) -> np.ndarray | None:
+        """Write ``recs`` as room frees up, calling ``wait`` whenever there is none (the
+        engine pumps its output rings there), and, when ``due_ns`` is given, no record
+        before its due time; then returns when each record entered the ring (epoch ns)."""
+        cap = self.cap
+        i = 0
+        written = None if due_ns is None else np.zeros(len(recs), np.int64)
+        while i < len(recs):
+            free = cap - (self.tail - int(self._dstat["in_consumed"][0]))
+            k = min(free, len(recs) - i)
+            if due_ns is not None:
+                now = time.time_ns()
+                if free > 0 and due_ns[i] - now < _SPIN_NS:
+                    # The next record is due soon: wait for it here rather than in a pump,
+                    # which could make it late.
+                    while now < due_ns[i]:
+                        now = time.time_ns()
+                k = min(k, int(np.searchsorted(due_ns, now, "right")) - i)
+                if k > 0:
+                    written[i : i + k] = now  # type: ignore[index]
+            if k > 0:
+                at = self.tail % cap
+                first = min(k, cap - at)  # up to the ring's end, then from its start
+                self.ring[at : at + first] = recs[i : i + first]
+                self.ring[: k - first] = recs[i + first : i + k]
+                self._publish(at, first, k)
+                i += k
+            else:
+                wait()
+        return written
+
+    def _publish(self, at: int, first: int, k: int) -> None:
+        """Hand k records just written at ring slot ``at`` (``first`` of them before the
+        ring's end) to the kernel: at once, or for a long write once its copy into
+        in_mirror has finished (:meth:`flush`)."""
+        done = None
+        if k >= _MIRROR_MIN:
+            size = L.IN_REC.itemsize
+            rt = self._cp.cuda.runtime
+            for slot, count in ((at, first), (0, k - first)):
+                if count:
+                    rt.memcpyAsync(self._mirror.data.ptr + slot * size,
+                                   self._ring_ptr + slot * size, count * size,
+                                   rt.memcpyHostToDevice, self._stream.ptr)  # fmt: skip
+            done = self._cp.cuda.Event(block=False, disable_timing=True)
+            done.record(self._stream)
+        else:
+            self._mirror_from = self.tail + k
+        self.tail += k
+        mirrored = min(self.tail - self._mirror_from, self.cap, (1 << _MIRROR_BITS) - 1)
+        word = ((self.tail & ((1 << 40) - 1)) << _MIRROR_BITS) | mirrored
+        self._tails.append((done, word))
+        self.flush()
+
+    def flush(self) -> None:
+        """Publish the newest tail whose copies into in_mirror, and every earlier one's,
+        have finished."""
+        word = None
+        while self._tails and (self._tails[0][0] is None or self._tails[0][0].done):
+            word = self._tails.popleft()[1]
+        if word is not None:
+            self._hctl["in_tail"] = word
