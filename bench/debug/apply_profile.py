@@ -72,14 +72,14 @@ def profile(args: argparse.Namespace, batch_cap: int) -> None:
     batch = UpdateBatch.from_arrays(batch.op, batch.u, batch.v, batch.label,
                                     first_seq=seq + len(batch))  # fmt: skip
     writes: list[tuple[float, int]] = []  # (epoch s after the write, records)
-    write = eng._write_records
+    write = eng._ring.write
 
-    def timed_write(recs, col, due=None):  # type: ignore[no-untyped-def]
-        out = write(recs, col, due)
+    def timed_write(recs, wait, due=None):  # type: ignore[no-untyped-def]
+        out = write(recs, wait, due)
         writes.append((time.time(), len(recs)))
         return out
 
-    eng._write_records = timed_write  # type: ignore[method-assign]
+    eng._ring.write = timed_write  # type: ignore[method-assign]
     prof = cProfile.Profile()
     t0 = time.time()
     p0 = time.perf_counter()
