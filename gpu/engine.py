@@ -22,6 +22,14 @@ kernel load), then sends a REGISTER record placed right before the first update 
 ``b`` updates are one kernel launch that first applies the whole batch and only then
 matches it, with no overlap between batches.
 
+Parts, each in its own module beside this one: :mod:`.input_ring` (the input ring's host
+end), :mod:`.query_slots` (which query holds which kernel slot, control records waiting for
+their update), :mod:`.call_result` (one call's completions and matches assembled into a
+BatchResult), :mod:`.rings` (encoding records, decoding the output rings), :mod:`.pools`
+(sizing and growing the device tables), :mod:`.mvg` (the graph's image in device memory),
+:mod:`.diagnostics` (the kernel's state for people). This module owns the device buffers
+and the kernel's lifetime, and runs the calls.
+
 Static matching (``count_static``/``match_static``, used for ``dcsm match`` and backfill)
 runs on the device (:mod:`.static_match`): the persistent kernel is stopped (no other kernel
 runs beside it), the live edges become a CSR snapshot, and the matcher counts or enumerates
