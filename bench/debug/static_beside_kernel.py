@@ -1,0 +1,75 @@
+"""Can a static count run while the persistent kernel runs? (issue 18: backfill beside the
+stream on the GPU.) gpu/static_match.py records that on 2026-11-24 a no-op kernel and
+static_count on another stream waited until the persistent kernel stopped. Two implicit
+synchronisations could explain it without any lack of SMs: ``cudaMalloc`` (CuPy's pool
+calls it when no cached block fits) and lazy module loading. This script removes both:
+the persistent kernel gets fewer blocks than fit (``--spare`` block slots per SM left free),
+the CSR snapshot is built and one count runs before the kernel starts (modules loaded, pool
+blocks cached for the same sizes), then the same count runs while the kernel is running.
+A watchdog thread stops the engine after ``--limit`` seconds if the count is blocked.
+
+    python3 -P bench/debug/static_beside_kernel.py [--edges 200000] [--spare 1] [--limit 10]
+
+Prints whether the count finished beside the kernel, its time, and that its count equals
+the one taken before.
+"""
+
+from __future__ import annotations
+
+import argparse
+import threading
+import time
+
+import numpy as np
+
+from dcsm.gpu.engine import GpuEngine
+from dcsm.loadgen.gen_stream import chunglu_graph
+from dcsm.model import Pattern, UpdateBatch
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--edges", type=int, default=200_000)
+    ap.add_argument("--spare", type=int, default=1, help="block slots per SM left free")
+    ap.add_argument("--limit", type=float, default=10.0)
+    args = ap.parse_args()
+    import cupy as cp
+
+    g = chunglu_graph(args.edges, seed=3)
+    probe = GpuEngine()  # only to learn the co-resident grid
+    full, sms = probe._blocks, cp.cuda.Device().attributes["MultiProcessorCount"]
+    probe.close()
+    blocks = max(sms, full - args.spare * sms)
+    eng = GpuEngine(blocks=blocks)
+    eng.load_graph(g)
+    tri = Pattern.build("tri", [None] * 3, [(0, 1, None), (1, 2, None), (0, 2, None)])
+    c4 = Pattern.build("c4", [None] * 4, [(0, 1, None), (1, 2, None), (2, 3, None), (3, 0, None)])
+    csr = eng._snapshot()  # the kernel is not running: built, and modules loaded, now
+    before = {p.name: eng._static.count(csr, p) for p in (tri, c4)}
+    eng.register(1, tri, from_seq=0, count_only=True)
+    rng = np.random.default_rng(0)
+    u, v = rng.integers(0, 1000, 2000), rng.integers(1000, 2000, 2000)
+    eng.apply(UpdateBatch.from_arrays(np.ones(2000), u, v))  # launches the kernel; it stays
+    assert eng._running
+    stopped = threading.Event()
+
+    def watchdog() -> None:
+        if not stopped.wait(args.limit):
+            print(f"blocked: no result after {args.limit} s; stopping the persistent kernel")
+            eng.stop()
+
+    threading.Thread(target=watchdog, daemon=True).start()
+    print(f"persistent kernel on {blocks} blocks of {full} ({sms} SMs); kernel running")
+    for p in (tri, c4):
+        t0 = time.perf_counter()
+        got = eng._static.count(csr, p)
+        dt = time.perf_counter() - t0
+        same = got == before[p.name]
+        print(f"{p.name}: {got:,} in {dt * 1e3:.1f} ms beside the kernel "
+              f"(still running: {eng._running}); equal to before: {same}")  # fmt: skip
+    stopped.set()
+    eng.close()
+
+
+if __name__ == "__main__":
+    main()
