@@ -62,17 +62,25 @@ class CallResult:
                 "started": self.started[:k], "finished": self.finished[:k]}  # fmt: skip
 
     def result(self, batch: UpdateBatch, outcome: np.ndarray) -> BatchResult:
-        now = time.time()
-        outcome = outcome.copy()
+        """The call's BatchResult: ``outcome`` (the host's, per update; not changed) with the
+        device's outcome of every sent update, the device's times (the call's end for
+        updates not sent), counts and deltas in update order. Hands this collector's arrays
+        over: it is done with them."""
         k = self.nsent
-        outcome[self.sent] = self.dev_outcome[:k]
-        started = np.full(self.n, now)
-        finished = np.full(self.n, now)
-        started[self.sent] = self.started[:k]
-        finished[self.sent] = self.finished[:k]
+        every = k == self.n  # every update sent: sent is 0..n-1, no gathers needed
+        if every:
+            outcome, started, finished = self.dev_outcome, self.started, self.finished
+        else:
+            now = time.time()
+            outcome = outcome.copy()
+            outcome[self.sent] = self.dev_outcome[:k]
+            started = np.full(self.n, now)
+            finished = np.full(self.n, now)
+            started[self.sent] = self.started[:k]
+            finished[self.sent] = self.finished[:k]
         if self.count_rows:
             i = np.concatenate([r[0] for r in self.count_rows])
-            upd = self.sent[i]
+            upd = i if every else self.sent[i]
             q = np.concatenate([r[1] for r in self.count_rows])
             # Rows come in tau order (so in update order), each update's by slot: sorted
             # already unless slots and query ids disagree in order.

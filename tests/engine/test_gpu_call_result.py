@@ -33,3 +33,15 @@ def test_outcomes_times_and_counts_by_update() -> None:
     assert len(out.deltas.query) == 0 and host[1] == 9  # the caller's array is not changed
     both = concat_results([out, res.result(batch, host)])
     assert isinstance(both, BatchResult) and len(both.outcome) == 8 and len(both.counts) == 6
+
+
+def test_every_update_sent_takes_the_device_arrays_as_they_are() -> None:
+    batch = UpdateBatch.from_arrays(-np.ones(3), np.arange(3), np.arange(3) + 5, first_seq=7)
+    res = CallResult(3, tau0=1, width=2, slot_qid=np.array([4], np.int32))
+    res.add_sent(np.arange(3))
+    res.dev_outcome[:] = OUTCOME_APPLIED
+    res.started[:] = [1.0, 2.0, 3.0]
+    res.count_rows.append((np.array([2]), np.array([4], np.int32), np.array([6], np.int64)))
+    out = res.result(batch, np.zeros(3, np.int8))
+    assert out.outcome.tolist() == [OUTCOME_APPLIED] * 3 and out.started.tolist() == [1, 2, 3]
+    assert (out.counts.seq.tolist(), out.counts.sign.tolist()) == ([9], [-1])
