@@ -24,14 +24,17 @@ class CallResult:
 
     def __init__(self, n: int, tau0: int, width: int, slot_qid: np.ndarray) -> None:
         self.n = n
-        self._sent = np.zeros(n, np.int64)  # update index of each tau0 + k, k < nsent
+        # Entry k of these is written before it is read (add_sent; drain_done for every sent
+        # update, all complete before result()): np.empty, since zeroing them cost ~0.5 ms a
+        # call at 28,900 updates (from the heap, calloc zeroes).
+        self._sent = np.empty(n, np.int64)  # update index of each tau0 + k, k < nsent
         self.nsent = 0
         self.tau0 = tau0
-        self.dev_outcome = np.zeros(n, np.int8)
+        self.dev_outcome = np.empty(n, np.int8)
         self.entered = np.zeros(n, np.float64)  # paced calls: when each entered the ring
-        self.taken = np.zeros(n, np.float64)  # when the updater read it from the ring
-        self.started = np.zeros(n, np.float64)
-        self.finished = np.zeros(n, np.float64)
+        self.taken = np.empty(n, np.float64)  # when the updater read it from the ring
+        self.started = np.empty(n, np.float64)
+        self.finished = np.empty(n, np.float64)
         self._nentered = 0
         self.count_rows: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self.rows = MatchRows(width)  # match records, decoded by GpuEngine._pump
