@@ -11,7 +11,9 @@ A watchdog thread stops the engine after ``--limit`` seconds if the count is blo
     python3 -P bench/debug/static_beside_kernel.py [--edges 200000] [--spare 1] [--limit 10]
 
 Prints whether the count finished beside the kernel, its time, and that its count equals
-the one taken before.
+the one taken before; first, each kernel's registers and shared memory per block, and
+whether one static block fits in what the persistent kernel's blocks leave of an SM (a block
+that fits nowhere waits for the persistent kernel to exit, whatever the stream).
 """
 
 from __future__ import annotations
@@ -22,9 +24,37 @@ import time
 
 import numpy as np
 
-from dcsm.gpu.engine import GpuEngine
+from dcsm.gpu.engine import THREADS, GpuEngine
 from dcsm.loadgen.gen_stream import chunglu_graph
 from dcsm.model import Pattern, UpdateBatch
+
+
+def _resources(fn, threads: int) -> tuple[int, int]:  # type: ignore[no-untyped-def]
+    """Registers and static shared bytes one block of fn takes."""
+    return int(fn.num_regs) * threads, int(fn.shared_size_bytes)
+
+
+def fits(eng: GpuEngine, per_sm: int) -> None:
+    """Print each kernel's per-block needs and whether a static block fits beside per_sm
+    persistent blocks on one SM."""
+    import cupy as cp
+
+    from dcsm.gpu.static_match import THREADS as STATIC_THREADS
+
+    attrs = cp.cuda.Device().attributes
+    regs_sm = int(attrs["MaxRegistersPerMultiprocessor"])
+    smem_sm = int(attrs["MaxSharedMemoryPerMultiprocessor"])
+    threads_sm = int(attrs["MaxThreadsPerMultiProcessor"])
+    r, m = _resources(eng._kernel, THREADS)
+    print(f"SM: {regs_sm} registers, {smem_sm} B shared, {threads_sm} threads; "
+          f"persistent block: {r} registers ({eng._kernel.num_regs}/thread), {m} B shared, "
+          f"{per_sm} per SM")  # fmt: skip
+    left = (regs_sm - per_sm * r, smem_sm - per_sm * m, threads_sm - per_sm * THREADS)
+    for name, fn in eng._static._kernels.items():
+        sr, sm = _resources(fn, STATIC_THREADS)
+        ok = sr <= left[0] and sm <= left[1] and STATIC_THREADS <= left[2]
+        print(f"  {name}: {sr} registers ({fn.num_regs}/thread), {sm} B shared, "
+              f"{fn.local_size_bytes} B local/thread; fits beside: {ok}")  # fmt: skip
 
 
 def main() -> None:
@@ -41,6 +71,7 @@ def main() -> None:
     probe.close()
     blocks = max(sms, full - args.spare * sms)
     eng = GpuEngine(blocks=blocks)
+    fits(eng, -(-blocks // sms))
     eng.load_graph(g)
     tri = Pattern.build("tri", [None] * 3, [(0, 1, None), (1, 2, None), (0, 2, None)])
     c4 = Pattern.build("c4", [None] * 4, [(0, 1, None), (1, 2, None), (2, 3, None), (3, 0, None)])
