@@ -19,6 +19,7 @@ that fits nowhere waits for the persistent kernel to exit, whatever the stream).
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import threading
 import time
 
@@ -57,6 +58,38 @@ def fits(eng: GpuEngine, per_sm: int) -> None:
               f"{fn.local_size_bytes} B local/thread; fits beside: {ok}")  # fmt: skip
 
 
+def count_in_steps(m, csr, p, t0: float) -> None:  # type: ignore[no-untyped-def]
+    """StaticMatcher.count's steps one by one, the stream synchronised and the time printed
+    after each: the step that waits for the persistent kernel is the one printed late."""
+    import numpy as np
+
+    from dcsm.gpu.static_match import device_plan
+
+    def step(name: str) -> None:
+        m.stream.synchronize()
+        print(f"    {name}: {1e3 * (time.perf_counter() - t0):.1f} ms", flush=True)
+
+    dp = device_plan(p, count=True)
+    n = m._entries(csr)
+    step("entries")
+    with m.stream:
+        x = m._cp.arange(4)
+        step("arange")
+        d_plan = m._upload(dp, csr, count=True)
+        step("upload")
+        ctl = m._ctl()
+        step("ctl")
+        units = m._cp.empty(n, np.uint64)
+        step("empty")
+        m._launch("static_units", csr, d_plan, 0, n, ctl, per=units)
+        step("static_units")
+        units = m._cp.cumsum(units)
+        step("cumsum")
+        m._launch("static_count", csr, d_plan, 0, n, ctl, per=units)
+        step("static_count")
+    print(f"    total {int(ctl.get(stream=m.stream)[1]) * dp.weight:,} ({int(x.sum())})")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--edges", type=int, default=200_000)
@@ -77,6 +110,8 @@ def main() -> None:
     c4 = Pattern.build("c4", [None] * 4, [(0, 1, None), (1, 2, None), (2, 3, None), (3, 0, None)])
     csr = eng._snapshot()  # the kernel is not running: built, and modules loaded, now
     before = {p.name: eng._static.count(csr, p) for p in (tri, c4)}
+    print("steps of a count before the kernel starts:")
+    count_in_steps(eng._static, csr, tri, time.perf_counter())
     eng.register(1, tri, from_seq=0, count_only=True)
     rng = np.random.default_rng(0)
     u, v = rng.integers(0, 1000, 2000), rng.integers(1000, 2000, 2000)
@@ -91,6 +126,10 @@ def main() -> None:
 
     threading.Thread(target=watchdog, daemon=True).start()
     print(f"persistent kernel on {blocks} blocks of {full} ({sms} SMs); kernel running")
+    faulthandler.dump_traceback_later(args.limit / 2)
+    print("steps of a count beside the kernel:")
+    count_in_steps(eng._static, csr, tri, time.perf_counter())
+    faulthandler.cancel_dump_traceback_later()
     for p in (tri, c4):
         t0 = time.perf_counter()
         got = eng._static.count(csr, p)
