@@ -631,6 +631,72 @@ extern "C" __global__ void __launch_bounds__(THREADS) static_emit(MATCH_ARGS) {
 }
 
 // ---------------------------------------------------------------------------------------
+// The inclusive prefix sum of static_units' output, in place (static_count's per_start).
+// cupy.cumsum, used before, waited until the persistent kernel exited, so a count could not
+// run beside it (bench/debug/static_beside_kernel.py). Three launches on one grid of g
+// blocks, block b owning the contiguous chunk b of ceil(n / g) entries:
+//   units_chunk_sums(a, n, sums)       sums[b] = the sum of chunk b;
+//   units_scan(sums, g, sums) on 1 block: sums made inclusive in place;
+//   units_scan(a, n, sums) on g blocks: chunk b scanned in tiles of THREADS entries, from
+//                                      sums[b - 1] (0 for b = 0).
+//   sums   u64[g]   host allocates; written by the first launch, rewritten by the second,
+//                   read by the third.
+
+// v's inclusive prefix sum over the block's threads; *total: the block's sum (every thread).
+__device__ u64 block_inclusive(u64 v, u64* total) {
+    __shared__ u64 warp_sum[THREADS / 32];
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    for (int d = 1; d < 32; d <<= 1) {
+        u64 o = __shfl_up_sync(FULL_MASK, v, d);
+        if (lane >= d) v += o;
+    }
+    if (lane == 31) warp_sum[w] = v;
+    __syncthreads();
+    if (w == 0) {
+        u64 x = lane < THREADS / 32 ? warp_sum[lane] : 0;
+        for (int d = 1; d < 32; d <<= 1) {
+            u64 o = __shfl_up_sync(FULL_MASK, x, d);
+            if (lane >= d) x += o;
+        }
+        if (lane < THREADS / 32) warp_sum[lane] = x;
+    }
+    __syncthreads();
+    if (w > 0) v += warp_sum[w - 1];
+    *total = warp_sum[THREADS / 32 - 1];
+    __syncthreads();  // warp_sum is reused by the next call
+    return v;
+}
+
+// This block's chunk [*lo, *hi) of n entries.
+__device__ __forceinline__ void scan_chunk(i64 n, i64* lo, i64* hi) {
+    i64 per = (n + gridDim.x - 1) / gridDim.x;
+    *lo = min(n, (i64)blockIdx.x * per);
+    *hi = min(n, *lo + per);
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS)
+units_chunk_sums(const u64* __restrict__ a, i64 n, u64* __restrict__ sums) {
+    i64 lo, hi;
+    scan_chunk(n, &lo, &hi);
+    u64 s = 0, total;
+    for (i64 k = lo + threadIdx.x; k < hi; k += THREADS) s += a[k];
+    block_inclusive(s, &total);
+    if (threadIdx.x == 0) sums[blockIdx.x] = total;
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS) units_scan(u64* a, i64 n, const u64* sums) {
+    i64 lo, hi;
+    scan_chunk(n, &lo, &hi);
+    u64 carry = blockIdx.x ? sums[blockIdx.x - 1] : 0, total;
+    for (i64 k0 = lo; k0 < hi; k0 += THREADS) {
+        i64 k = k0 + threadIdx.x;
+        u64 v = block_inclusive(k < hi ? a[k] : 0, &total);
+        if (k < hi) a[k] = carry + v;
+        carry += total;
+    }
+}
+
+// ---------------------------------------------------------------------------------------
 // CSR snapshot from undirected edges (csr_from_edges). The vertices are numbered by label
 // and degree first: vkey[x] = degree << 32 | x (csr_vertex_init, csr_degrees), sorted
 // (cupy.argsort); then vkey[x] = label << 31 | (x's place in that order) (csr_label_keys),

@@ -44,17 +44,19 @@ wave                       start edges [ta, tb] of a segment whose matches, less
 
 Every CUDA module this file uses loads in :class:`StaticMatcher`'s constructor (gpu-facts
 rule 2: nothing may load while the persistent kernel runs): the kernels are launched once on
-a small graph there, and match calls use no CuPy operation that launches a kernel of its own
-(only allocation, memset and copies) but ``cupy.cumsum`` of the count's units (uint64),
-warmed there by a count. :func:`csr_from_edges` also sorts with ``cupy.argsort`` (Thrust),
-warmed in the constructor on 2^17 keys.
+a small graph there, and a count uses no CuPy operation that launches a kernel of its own
+(only allocation, memset and copies; the units' prefix sum is the .cu's own).
+:func:`csr_from_edges` sorts with ``cupy.argsort`` (Thrust), warmed in the constructor on
+2^17 keys.
 
-Beside the persistent kernel. Nothing runs beside GpuEngine's persistent kernel while it
-runs: measured on the H100 (2026-11-24), a one-block no-op kernel on another non-blocking
-stream, and static_count, waited until the kernel stopped, even with the kernel launched on
-264 blocks (2 of 3 per SM). So a caller stops that kernel (as ``export_graph`` does) before
-calling count/enumerate; this module's own rule-2 care (nothing loads at call time) keeps
-calls fast once it is stopped and keeps them from loading anything should that change.
+Beside the persistent kernel. The static kernels need 8-10K registers and 2.5 KB of shared
+memory a block, which fit beside the persistent kernel's 2 blocks an SM. Measured on an
+H200 (2026-11-27, ``bench/debug/static_beside_kernel.py``, ``bench/results/static/
+beside-1127/``): every step of a count ran at once beside the running kernel except
+``cupy.cumsum``, which waited until the kernel stopped; the count's prefix sum is now its
+own kernels. Enumeration and :func:`csr_from_edges` still use CuPy operations (argsort, and
+the wave's host copies) not yet measured there, so callers of those stop the kernel first
+(as ``export_graph`` does).
 
 References: gMatch (the GPU matcher whose test suite supplies oracle-github; warp-level
 candidate windows); Sun & Luo, "Efficient GPU-accelerated subgraph matching", SIGMOD 2023
@@ -78,6 +80,7 @@ from dcsm.model import ANY_LABEL, MAX_PATTERN_VERTICES, Pattern
 SOURCE = Path(__file__).with_name("static_match.cu")
 K = MAX_PATTERN_VERTICES
 THREADS = 256  # per block: 8 warps
+SCAN_BLOCKS = 1024  # most blocks of the units' prefix sum (one chunk of entries each)
 SP_ELAB, SP_VLABEL = 1, 2  # the .cu's plan blob (SP_*): where its fields are
 SP_BNCNT = SP_VLABEL + K
 SP_SYMLT = SP_BNCNT + K
@@ -489,6 +492,7 @@ class StaticMatcher:
             name: mod.get_function(name)
             for name in ("static_units", "static_count", "static_count_starts", "static_emit")
         }
+        self._scan = [mod.get_function(name) for name in ("units_chunk_sums", "units_scan")]
         sms = int(cp.cuda.Device().attributes["MultiProcessorCount"])
         self._max_blocks = {}
         for name, fn in self._kernels.items():
@@ -507,7 +511,8 @@ class StaticMatcher:
         """Number of matches (embeddings; subgraphs for a ``distinct`` pattern), exact.
 
         static_units gives each start edge its units of work (the windows of its level 2),
-        their prefix sum is taken, and one static_count launch runs every unit (warps claim
+        their prefix sum is taken (:meth:`_prefix_sum`), and one static_count launch runs
+        every unit (warps claim
         units, so a hub's start is shared by many warps; it writes only its ctl words); then
         waits for the stream. The found matches times the plan's weight."""
         dp = device_plan(plan, count=True)
@@ -519,7 +524,7 @@ class StaticMatcher:
             ctl = self._ctl()
             units = self._cp.empty(m, np.uint64)
             self._launch("static_units", csr, d_plan, 0, m, ctl, per=units)
-            units = self._cp.cumsum(units)
+            self._prefix_sum(units)
             self._launch("static_count", csr, d_plan, 0, m, ctl, per=units)
         got = ctl.get(stream=self.stream)  # waits for the launch (d_plan lives until then)
         _raise_errors(int(got[CTL_ERROR]), "static_count")
@@ -627,6 +632,17 @@ class StaticMatcher:
         images = self._cp.empty(dp.images.size, np.int32)
         images.set(dp.images.ravel(), stream=self.stream)
         return blob, images, dp.weight
+
+    def _prefix_sum(self, a: Any) -> None:
+        """a (uint64, 1-d) made its inclusive prefix sum in place, on the current stream (the
+        .cu's units_chunk_sums and units_scan)."""
+        n = a.shape[0]
+        g = max(1, min(SCAN_BLOCKS, -(-n // THREADS)))
+        sums = self._cp.empty(g, np.uint64)
+        chunk_sums, scan = self._scan
+        chunk_sums((g,), (THREADS,), (a, np.int64(n), sums))
+        scan((1,), (THREADS,), (sums, np.int64(g), sums))
+        scan((g,), (THREADS,), (a, np.int64(n), sums))
 
     def _ctl(self) -> Any:
         ctl = self._cp.empty(5, np.uint64)

@@ -274,6 +274,49 @@ def test_counts_past_2_to_the_64_are_exact(matcher: StaticMatcher) -> None:
         matcher.count(csr, p)
 
 
+@pytest.mark.parametrize("n", [1, 255, 256, 257, 5000, 1024 * 256 + 7, 3_000_001])
+def test_units_prefix_sum(matcher: StaticMatcher, n: int) -> None:
+    """The count's own prefix sum (chunks per block, one block's scan of the chunk sums)
+    equals numpy's, across one tile, one chunk a block, and several tiles a chunk."""
+    import cupy as cp
+
+    host = np.random.default_rng(n).integers(0, 1 << 40, n, dtype=np.uint64)
+    with matcher.stream:
+        a = cp.asarray(host)
+        matcher._prefix_sum(a)
+    assert np.array_equal(a.get(stream=matcher.stream), np.cumsum(host, dtype=np.uint64))
+
+
+def test_count_runs_beside_the_persistent_kernel() -> None:
+    """A count on a snapshot taken before the persistent kernel started finishes while that
+    kernel keeps running: nothing in it waits for the kernel to exit (no module loads, no
+    cupy.cumsum). Were it blocked, the kernel is stopped after 10 s and the test fails."""
+    import threading
+
+    from dcsm.gpu.engine import GpuEngine
+    from dcsm.loadgen.gen_stream import chunglu_graph
+    from dcsm.model import UpdateBatch
+
+    tri = Pattern.build("tri", [None] * 3, [(0, 1, None), (1, 2, None), (0, 2, None)])
+    eng = GpuEngine()
+    eng.load_graph(chunglu_graph(20_000, seed=3))
+    csr = eng._snapshot()
+    want = eng._static.count(csr, tri)
+    eng.register(1, tri, from_seq=0, count_only=True)
+    rng = np.random.default_rng(0)
+    u, v = rng.integers(0, 500, 200), rng.integers(500, 1000, 200)
+    eng.apply(UpdateBatch.from_arrays(np.ones(200), u, v))  # the kernel stays up after it
+    got: list[int] = []
+    counting = threading.Thread(target=lambda: got.append(eng._static.count(csr, tri)))
+    counting.start()
+    counting.join(10.0)
+    blocked, running = counting.is_alive(), eng._running
+    eng.close()  # stops the kernel, which lets a blocked count finish
+    counting.join()
+    assert not blocked, "the count waited for the persistent kernel"
+    assert running and got == [want] and want > 0
+
+
 def test_device_plans_break_symmetry() -> None:
     """A pattern runs its static plan: embeddings with the symmetry broken on the degree
     order, |Aut| embeddings a found match; distinct on external ids, one each; a plan
