@@ -265,17 +265,6 @@ __device__ void executor(const Ctx& C, volatile BlockView& V, int lane) {
             __threadfence();
             finalize_update(C, tau, lane);
         }
-#if HELP_AFTER_ITEM
-        int job = 0;
-        if (lane == 0) {
-            refresh_view(C, V);
-            job = V.job_active;
-        }
-        if (__shfl_sync(0xffffffffu, job, 0)) {
-            help(C, lane, false);
-            if (lane == 0) V.job_active = 0;
-        }
-#endif
     }
 }
 

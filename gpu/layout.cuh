@@ -141,11 +141,6 @@
 #ifndef DONATE_EVERY
 #define DONATE_EVERY 16
 #endif
-// 1: an executor that finished an item helps with the updater's open job before it takes
-// its next ticket (else it helps only while it waits for an item).
-#ifndef HELP_AFTER_ITEM
-#define HELP_AFTER_ITEM 0
-#endif
 // Job kinds executor warps help with (all; a bit mask so that a suspected race can be
 // bisected by job, as bench/results/gpu/NOTES.md describes).
 #ifndef HELP_MASK
