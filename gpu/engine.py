@@ -42,6 +42,7 @@ import atexit
 import logging
 import os
 import sys
+import threading
 import time
 import weakref
 from collections.abc import Callable
@@ -58,6 +59,7 @@ from dcsm.model import Graph, Pattern, UpdateBatch
 from . import diagnostics, pools, rings
 from . import layout as L
 from .call_result import CallResult, concat_results
+from .device_snapshot import DeviceSnapshot
 from .input_ring import InputRing
 from .loader import KernelConfig, field_offsets, load_kernel
 from .mvg import build_image, fill_entries, live_edges
@@ -111,6 +113,10 @@ class GpuEngine(Engine):
         small_path: batches of at most 32 updates applied by one updater warp without the
             job pipeline: 0 never, 1 when the kernel's measured cost models say it is
             cheaper (default), 2 always.
+        static_beside: leave one block slot an SM free (unless ``blocks`` is given) and keep
+            a second static matcher, so that :meth:`static_snapshot` gives a device snapshot
+            that backfills match on while the persistent kernel runs (a static block starts
+            only where one fits: ``bench/results/static/beside-1127/``).
     """
 
     backend = "gpu"
@@ -134,6 +140,7 @@ class GpuEngine(Engine):
         blocks: int | None = None,
         check: bool | None = None,
         small_path: int = 1,
+        static_beside: bool = False,
     ) -> None:
         super().__init__()
         import cupy as cp
@@ -156,6 +163,8 @@ class GpuEngine(Engine):
         self._kernel, sizes = load_kernel(cfg)
         self._side = cp.cuda.Stream(non_blocking=True)
         self._static = StaticMatcher(self._side)
+        # static_snapshot's matcher (its own stream) and the lock its snapshots share.
+        self._beside = (StaticMatcher(), threading.Lock()) if static_beside else None
         self._state_dtype = L.state_dtype(cfg)
         mirrors = {"State": self._state_dtype, "Upd": L.UPD, "Done": L.DONE, "InRec": L.IN_REC,
                    "Item": L.ITEM}  # fmt: skip
@@ -250,7 +259,7 @@ class GpuEngine(Engine):
         self._clock_offset_ns = 0
         # Per update of the last apply call, when it entered, was taken, started, finished.
         self.last_timeline: dict[str, np.ndarray] = {}
-        self._blocks = blocks or self._default_blocks()
+        self._blocks = blocks or self._default_blocks(spare=int(static_beside))
         GpuEngine._live.add(self)
 
     # -- setup -----------------------------------------------------------------------------
@@ -305,10 +314,11 @@ class GpuEngine(Engine):
         words = np.array([ptr[name] for name in L.CTX_FIELDS], np.uint64)
         return self._cp.asarray(words)
 
-    def _default_blocks(self) -> int:
+    def _default_blocks(self, spare: int = 0) -> int:
+        """As many co-resident blocks as fit, less ``spare`` block slots an SM."""
         props = self._cp.cuda.runtime.getDeviceProperties(self._cp.cuda.Device().id)
         regs = max(1, int(self._kernel.num_regs))
-        per_sm = max(1, min(65536 // (regs * THREADS), 2048 // THREADS))
+        per_sm = max(1, min(65536 // (regs * THREADS), 2048 // THREADS) - spare)
         return int(props["multiProcessorCount"]) * per_sm
 
     def _get_state(self) -> np.ndarray:
@@ -521,6 +531,16 @@ class GpuEngine(Engine):
         with s:
             a, b, lab = live_edges(self._cp, d["head"][:nv], d["vers"][:nver], d["entries"])
         return self._static.csr_from_edges(nv, a, b, lab, self._vlab[:nv], self._ext[:nv])
+
+    def static_snapshot(self) -> DeviceSnapshot | None:
+        """With ``static_beside``: the current graph on the device, for a backfill that
+        matches it on another thread while this engine goes on applying updates; None
+        otherwise (static matching then runs here, with the kernel stopped)."""
+        if self._beside is None:
+            return None
+        csr = self._snapshot()
+        matcher, lock = self._beside
+        return DeviceSnapshot(matcher, lock, csr, self._ext[: csr.nv].copy())
 
     def count_static(self, pattern: Pattern) -> int:
         return self._static.count(self._snapshot(), pattern)

@@ -507,25 +507,29 @@ class StaticMatcher:
         """:func:`csr_from_edges` on this matcher's stream."""
         return csr_from_edges(nv, lo, hi, lab, vlab, ext, stream=self.stream)
 
-    def count(self, csr: DeviceCsr, plan: QueryPlan | Pattern) -> int:
+    def count(
+        self, csr: DeviceCsr, plan: QueryPlan | Pattern, starts: tuple[int, int] | None = None
+    ) -> int:
         """Number of matches (embeddings; subgraphs for a ``distinct`` pattern), exact.
 
         static_units gives each start edge its units of work (the windows of its level 2),
         their prefix sum is taken (:meth:`_prefix_sum`), and one static_count launch runs
         every unit (warps claim
         units, so a hub's start is shared by many warps; it writes only its ctl words); then
-        waits for the stream. The found matches times the plan's weight."""
+        waits for the stream. The found matches times the plan's weight. ``starts``: only
+        the matches found from start edges [t0, t1) (every match is found from one start
+        edge, so the counts of consecutive ranges add up)."""
         dp = device_plan(plan, count=True)
-        m = self._entries(csr)
-        if m == 0:
+        t0, t1 = self._starts(csr, starts)
+        if t0 == t1:
             return 0
         with self.stream:
             d_plan = self._upload(dp, csr, count=True)
             ctl = self._ctl()
-            units = self._cp.empty(m, np.uint64)
-            self._launch("static_units", csr, d_plan, 0, m, ctl, per=units)
+            units = self._cp.empty(t1 - t0, np.uint64)
+            self._launch("static_units", csr, d_plan, t0, t1, ctl, per=units)
             self._prefix_sum(units)
-            self._launch("static_count", csr, d_plan, 0, m, ctl, per=units)
+            self._launch("static_count", csr, d_plan, t0, t1, ctl, per=units)
         got = ctl.get(stream=self.stream)  # waits for the launch (d_plan lives until then)
         _raise_errors(int(got[CTL_ERROR]), "static_count")
         return (int(got[CTL_TOTAL]) | int(got[CTL_TOTAL_HI]) << 64) * dp.weight
@@ -536,6 +540,7 @@ class StaticMatcher:
         plan: QueryPlan | Pattern,
         chunk_rows: int = 1 << 20,
         segment_starts: int = 1 << 22,
+        starts: tuple[int, int] | None = None,
     ) -> Iterator[np.ndarray]:
         """Yield every match as int32 rows (k, n), k <= max(``chunk_rows``, the plan's
         weight): row[x] is the internal id of the data vertex matched to query vertex x.
@@ -545,25 +550,26 @@ class StaticMatcher:
         static_emit per wave (writes the images of at most chunk_rows // weight found
         matches, at least one, into one reused buffer), each followed by a copy of its rows
         to the host. Device memory stays at chunk_rows * n * 4 + segment_starts * 8 bytes
-        whatever the number of matches. The order of rows within a chunk is not defined."""
+        whatever the number of matches. The order of rows within a chunk is not defined.
+        ``starts``: only the matches found from start edges [t0, t1)."""
         dp = device_plan(plan)
         n, w = dp.n, dp.weight
         if chunk_rows < 1 or segment_starts < 1:
             raise ValueError(
                 f"chunk_rows={chunk_rows} and segment_starts={segment_starts} must be >= 1"
             )
-        m = self._entries(csr)
-        if m == 0:
+        t0, t1 = self._starts(csr, starts)
+        if t0 == t1:
             return
         cp, s = self._cp, self.stream
         found_max = max(1, chunk_rows // w)  # found matches a wave
         with s:
             d_plan = self._upload(dp, csr, count=False)
-            per = cp.empty(min(segment_starts, m), np.uint64)
+            per = cp.empty(min(segment_starts, t1 - t0), np.uint64)
             ctl = self._ctl()
         out = None
-        for s0 in range(0, m, segment_starts):
-            s1 = min(m, s0 + segment_starts)
+        for s0 in range(t0, t1, segment_starts):
+            s1 = min(t1, s0 + segment_starts)
             with s:
                 ctl.data.memset_async(0, ctl.nbytes, s)
                 self._launch("static_count_starts", csr, d_plan, s0, s1, ctl, per=per)
@@ -615,6 +621,14 @@ class StaticMatcher:
         return np.concatenate(parts) if parts else np.zeros((0, n), np.int32)
 
     # -- internals ---------------------------------------------------------------------
+
+    def _starts(self, csr: DeviceCsr, starts: tuple[int, int] | None) -> tuple[int, int]:
+        """The start edges [t0, t1) asked for (all of them by default), checked."""
+        m = self._entries(csr)
+        t0, t1 = (0, m) if starts is None else starts
+        if not 0 <= t0 <= t1 <= m:
+            raise ValueError(f"start edges [{t0}, {t1}) are not within [0, {m})")
+        return t0, t1
 
     def _entries(self, csr: DeviceCsr) -> int:
         """Validate the snapshot; its number of entries off[nv] (one small copy)."""

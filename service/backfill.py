@@ -3,24 +3,26 @@
 applying updates.
 
 When the engine thread reaches the registration (at its ``from_seq``) it takes a
-:class:`~dcsm.engine.snapshot.StaticSnapshot` of the graph as it stands then, registers the
+:class:`~dcsm.engine.snapshot.MatchSnapshot` of the graph as it stands then, registers the
 query, hands the fan-out a :class:`~dcsm.service.messages.Registered` event carrying the
-:class:`BackfillJob` and only then starts the job here. The job cuts the snapshot's root
-vertices into slices of about equal work (``StaticSnapshot.slices``: degree sums, the rule
-the engine's own static matching uses) that ``threads`` threads run (the kernels release the
-GIL), and hands one :class:`~dcsm.service.messages.BackfillDone` event to the events queue
-when every slice is done, through the engine worker's ``emit`` (so it takes an event slot
-like any other event). In embeddings mode without a cap, the rows of the slices done so far
-in slice order go out meanwhile as :class:`~dcsm.service.messages.BackfillPart` events and
-are dropped here, so memory holds the slices in flight, not the whole backfill. Meanwhile
-the fan-out holds the query's live deltas; it sends the parts as they come and, on
-``BackfillDone``, the rest of the backfill and then what it held, in seq order: subscribers
-see the rows an inline backfill gives, in the same order, while every other query's updates
-flow on.
+:class:`BackfillJob` and only then starts the job here. The job cuts the snapshot's roots
+into slices (``slices``: on the host, vertices of about equal degree sums, the rule the
+engine's own static matching uses; on the device, ranges of start edges) that ``threads``
+threads run (the CPU kernels release the GIL; the device snapshot runs one slice at a
+time on its own CUDA stream), and hands one :class:`~dcsm.service.messages.BackfillDone`
+event to the events queue when every slice is done, through the engine worker's ``emit``
+(so it takes an event slot like any other event). In embeddings mode without a cap, the
+rows of the slices done so far in slice order go out meanwhile as
+:class:`~dcsm.service.messages.BackfillPart` events and are dropped here, so memory holds
+the slices in flight, not the whole backfill. Meanwhile the fan-out holds the query's live
+deltas; it sends the parts as they come and, on ``BackfillDone``, the rest of the backfill
+and then what it held, in seq order: subscribers see the rows an inline backfill gives, in
+the same order, while every other query's updates flow on.
 
-An engine without snapshots of its own (the GPU engine) backfills inline on its device
-matcher, as the engine thread's own step, unless ``backfill_mode`` is ``beside``: then its
-exported graph becomes a host snapshot (:meth:`StaticSnapshot.from_graph`) matched here.
+The GPU engine backfills inline on its device matcher, as the engine thread's own step,
+unless ``backfill_mode`` is ``beside``: then it is built with room beside its persistent
+kernel (``static_beside``) and its snapshot is a device copy matched here by a second
+device matcher while the kernel applies updates (``dcsm.gpu.device_snapshot``).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from dcsm.engine.snapshot import StaticSnapshot
+from dcsm.engine.snapshot import MatchSnapshot
 
 from .messages import BackfillDone, BackfillPart, Event, Register
 
@@ -47,7 +49,7 @@ class BackfillJob:
     """The backfill of one registration over one snapshot; ``progress`` (0..1) is read by
     the API while it runs."""
 
-    def __init__(self, cmd: Register, snapshot: StaticSnapshot, slices: int) -> None:
+    def __init__(self, cmd: Register, snapshot: MatchSnapshot, slices: int) -> None:
         self.cmd = cmd
         self.snapshot = snapshot
         # Slices of about equal work (degree sums), as the engine's own static matching.
@@ -153,7 +155,7 @@ class Backfiller:
             name = f"dcsm-backfill-{k}"
             threading.Thread(target=self._serve, name=name, daemon=True).start()
 
-    def job(self, cmd: Register, snapshot: StaticSnapshot) -> BackfillJob:
+    def job(self, cmd: Register, snapshot: MatchSnapshot) -> BackfillJob:
         return BackfillJob(cmd, snapshot, self.threads * SLICES_PER_THREAD)
 
     def start(self, job: BackfillJob) -> None:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dcsm.engine import Engine, make_engine, warm_up
-from dcsm.engine.snapshot import StaticSnapshot
+from dcsm.engine.snapshot import MatchSnapshot, StaticSnapshot
 from dcsm.errors import EngineStopped
 from dcsm.model import Graph, Pattern, UpdateBatch
 
@@ -74,7 +74,8 @@ class EngineWorker:
         backfill_threads: threads that run backfills beside the stream.
         backfill_mode: ``auto``: beside the stream where the engine has snapshots (the CPU
             engine), inline otherwise (the GPU engine's device matcher); ``beside``: always
-            (the GPU engine's graph copied to the host); ``inline``: on this thread.
+            (the GPU engine built with room for a second device matcher beside its
+            persistent kernel, ``static_beside``); ``inline``: on this thread.
 
     When the engine stops for good (:class:`EngineStopped`) the thread ends, ``error`` holds
     the reason and ``halted`` is set: the service then stops without a checkpoint.
@@ -159,7 +160,10 @@ class EngineWorker:
         try:
             t0 = time.time()
             warm_up(self.backend)
-            engine = make_engine(self.backend, gpu_options=self.gpu_options)
+            options = dict(self.gpu_options)
+            if self.backfill_mode == "beside":  # the GPU engine leaves room for backfills
+                options["static_beside"] = True
+            engine = make_engine(self.backend, gpu_options=options)
             if not self.max_batch_updates:
                 gpu = engine.backend == "gpu"
                 self.max_batch_updates = GPU_BATCH_UPDATES if gpu else CPU_BATCH_UPDATES
@@ -243,7 +247,7 @@ class EngineWorker:
         self.memory_bytes = engine.memory_bytes()
         return Applied(batch, result, slices, received)
 
-    def _snapshot(self, engine: Engine) -> StaticSnapshot | None:
+    def _snapshot(self, engine: Engine) -> MatchSnapshot | None:
         """What a backfill beside the stream runs on; None: it runs inline."""
         if self.backfill_mode == "inline":
             return None

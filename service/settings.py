@@ -166,8 +166,9 @@ class Settings:
         metadata=_doc(
             "where backfills run: auto (beside the stream where the engine snapshots its "
             "graph: the CPU engine; inline on the GPU engine's device matcher), beside (also "
-            "the GPU engine: its graph is copied to the host and matched there by "
-            "backfill_threads threads), or inline (on the engine thread: the stream waits)"
+            "the GPU engine: its persistent kernel leaves one block slot an SM to a second "
+            "device matcher that runs the backfill while updates go on), or inline (on the "
+            "engine thread: the stream waits)"
         ),
     )
     backfill_threads: int = field(

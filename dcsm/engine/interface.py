@@ -45,7 +45,7 @@ from ..model import Graph, Pattern, UpdateBatch
 from .plan import PlanTable, QueryPlan, orbit_plans, plan_query, stack_plans
 
 if TYPE_CHECKING:
-    from .snapshot import StaticSnapshot
+    from .snapshot import MatchSnapshot
 
 NO_END = np.iinfo(np.int64).max
 
@@ -270,10 +270,10 @@ class Engine(abc.ABC):
     def export_graph(self) -> Graph:
         """The current graph (for snapshots)."""
 
-    def static_snapshot(self) -> StaticSnapshot | None:
+    def static_snapshot(self) -> MatchSnapshot | None:
         """A copy of the current graph that static matching can run on in other threads
         while this engine applies updates (a backfill beside the stream); None where
-        static matching runs on the engine itself (the GPU engine's device matcher)."""
+        static matching runs on the engine itself (the GPU engine without room for it)."""
         return None
 
     def memory_bytes(self) -> int:

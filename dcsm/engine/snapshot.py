@@ -17,6 +17,7 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Protocol
 
 import numpy as np
 
@@ -44,6 +45,25 @@ def _label_counts(vlab: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         labels = np.nonzero(counts)[0]
         return labels, counts[labels]
     return np.unique(vlab, return_counts=True)
+
+
+class MatchSnapshot(Protocol):
+    """What a backfill beside the stream runs on (``dcsm.service.backfill``): a frozen graph
+    cut into slices of start points whose matches add up. :class:`StaticSnapshot` (host,
+    roots are vertices) and the GPU engine's ``DeviceSnapshot`` (device, roots are start
+    edges) are the two."""
+
+    def slices(self, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """At most ``k`` slices: (cut points from 0 to the end, int64; the work before each
+        cut, so that a slice's share of the work is a difference)."""
+        ...
+
+    def run(
+        self, pattern: Pattern, lo: int, hi: int, emit: bool, limit: int | None = None
+    ) -> tuple[int, np.ndarray]:
+        """The matches found from the slice ``[lo, hi)``: (count, int64 (k, n) external ids
+        if ``emit`` (at most ``limit`` rows; the count stays exact), else an empty array)."""
+        ...
 
 
 @dataclass(frozen=True)

@@ -287,41 +287,53 @@ def test_units_prefix_sum(matcher: StaticMatcher, n: int) -> None:
     assert np.array_equal(a.get(stream=matcher.stream), np.cumsum(host, dtype=np.uint64))
 
 
-def test_count_runs_beside_the_persistent_kernel() -> None:
-    """A count on a snapshot taken before the persistent kernel started finishes while that
-    kernel keeps running, given room on the SMs: nothing in it waits for the kernel to exit
-    (no module loads, no cupy.cumsum). Were it blocked, the kernel is stopped after 10 s and
-    the test fails. (With the kernel on every block slot it waits: H200, 2026-11-27.)"""
+def test_device_snapshot_backfills_beside_the_stream() -> None:
+    """GpuEngine(static_beside=True).static_snapshot(): its slices, run while the persistent
+    kernel applies deletions of the snapshot's edges, give the graph as it was at the
+    snapshot (counts and rows equal the CPU engine's static matches of it), a row limit
+    keeps the count whole, and the stream's own result is the CPU engine's."""
     import threading
-
-    import cupy as cp
 
     from dcsm.gpu.engine import GpuEngine
     from dcsm.loadgen.gen_stream import chunglu_graph
     from dcsm.model import UpdateBatch
 
     tri = Pattern.build("tri", [None] * 3, [(0, 1, None), (1, 2, None), (0, 2, None)])
-    eng = GpuEngine()
-    full = eng._blocks
-    eng.close()
-    # One block slot an SM left free: a static block can only start where one fits.
-    eng = GpuEngine(blocks=full - int(cp.cuda.Device().attributes["MultiProcessorCount"]))
-    eng.load_graph(chunglu_graph(20_000, seed=3))
-    csr = eng._snapshot()
-    want = eng._static.count(csr, tri)
+    g = chunglu_graph(20_000, seed=4)
+    eng, cpu = GpuEngine(static_beside=True), CpuEngine()
+    eng.load_graph(g)
+    cpu.load_graph(g)
+    snap = eng.static_snapshot()
+    assert snap is not None
+    want = sorted_rows(cpu.match_static(tri))
     eng.register(1, tri, from_seq=0, count_only=True)
-    rng = np.random.default_rng(0)
-    u, v = rng.integers(0, 500, 200), rng.integers(500, 1000, 200)
-    eng.apply(UpdateBatch.from_arrays(np.ones(200), u, v))  # the kernel stays up after it
-    got: list[int] = []
-    counting = threading.Thread(target=lambda: got.append(eng._static.count(csr, tri)))
-    counting.start()
-    counting.join(10.0)
-    blocked, running = counting.is_alive(), eng._running
-    eng.close()  # stops the kernel, which lets a blocked count finish
-    counting.join()
-    assert not blocked, "the count waited for the persistent kernel"
-    assert running and got == [want] and want > 0
+    cpu.register(1, tri, from_seq=0, count_only=True)
+    gone = UpdateBatch.from_arrays(np.full(3000, -1), g.src[:3000], g.dst[:3000])
+    eng.apply(gone)  # the kernel stays up after it
+    results: list[tuple[int, np.ndarray]] = []
+
+    def backfill() -> None:
+        cuts, _ = snap.slices(5)
+        for a, b in zip(cuts[:-1], cuts[1:], strict=True):
+            results.append(snap.run(tri, int(a), int(b), True))
+        results.append(snap.run(tri, 0, snap.start_edges, True, limit=7))
+
+    runner = threading.Thread(target=backfill)
+    runner.start()
+    runner.join(30.0)
+    blocked, running = runner.is_alive(), eng._running
+    after = eng.count_static(tri)  # stops the kernel, which lets a blocked backfill finish
+    runner.join()
+    eng.close()
+    assert not blocked, "the backfill waited for the persistent kernel"
+    assert running
+    *parts, limited = results
+    assert sum(c for c, _ in parts) == len(want) > 0
+    np.testing.assert_array_equal(sorted_rows(np.concatenate([r for _, r in parts])), want)
+    assert limited[0] == len(want) and len(limited[1]) == 7
+    assert set(map(tuple, limited[1].tolist())) <= set(map(tuple, want.tolist()))
+    cpu.apply(gone)
+    assert after == cpu.count_static(tri) < len(want)
 
 
 def test_device_plans_break_symmetry() -> None:
