@@ -30,10 +30,12 @@ BatchResult), :mod:`.rings` (encoding records, decoding the output rings), :mod:
 :mod:`.diagnostics` (the kernel's state for people). This module owns the device buffers
 and the kernel's lifetime, and runs the calls.
 
-Static matching (``count_static``/``match_static``, used for ``dcsm match`` and backfill)
-runs on the device (:mod:`.static_match`): the persistent kernel is stopped (no other kernel
-runs beside it), the live edges become a CSR snapshot, and the matcher counts or enumerates
-plan 0 over every ordered edge; the next ``apply`` relaunches the persistent kernel.
+Static matching (``count_static``/``match_static``, used for ``dcsm match`` and inline
+backfill) runs on the device (:mod:`.static_match`): the persistent kernel is stopped, the
+live edges become a CSR snapshot, and the matcher counts or enumerates plan 0 over every
+ordered edge; the next ``apply`` relaunches the persistent kernel. With ``static_beside``
+the kernel leaves a block slot an SM free and ``static_snapshot`` hands that CSR to a second
+matcher (:mod:`.device_snapshot`) that runs it beside the kernel while updates go on.
 """
 
 from __future__ import annotations

@@ -54,9 +54,10 @@ memory a block, which fit beside the persistent kernel's 2 blocks an SM. Measure
 H200 (2026-11-27, ``bench/debug/static_beside_kernel.py``, ``bench/results/static/
 beside-1127/``): every step of a count ran at once beside the running kernel except
 ``cupy.cumsum``, which waited until the kernel stopped; the count's prefix sum is now its
-own kernels. Enumeration and :func:`csr_from_edges` still use CuPy operations (argsort, and
-the wave's host copies) not yet measured there, so callers of those stop the kernel first
-(as ``export_graph`` does).
+own kernels. Counting and enumerating a snapshot ran beside the kernel in the GPU test of
+:mod:`.device_snapshot` (with a block slot an SM left free: a static block starts only
+where one fits). :func:`csr_from_edges` sorts with ``cupy.argsort`` and is only called with
+the kernel stopped (``GpuEngine._snapshot``).
 
 References: gMatch (the GPU matcher whose test suite supplies oracle-github; warp-level
 candidate windows); Sun & Luo, "Efficient GPU-accelerated subgraph matching", SIGMOD 2023
