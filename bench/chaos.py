@@ -20,9 +20,9 @@ The scenario
   and ``square_b`` (count mode, batch) registered mid-stream, all through HTTP. A call that
   dies with the process is retried by the next incarnation: a registration then answered 409
   was logged (``from_seq`` comes from GET), a deletion answered 404 likewise.
-* ``--kills`` incarnations of ``dcsm serve`` (CPU engine, one shared state directory,
-  checkpoints every 0.3 s or 2,000 updates, ``--kafka-acks 1``), each ended by SIGKILL (or
-  SIGTERM) at a seeded random moment of one of these kinds:
+* ``--kills`` incarnations of ``dcsm serve`` (``--backend``, the CPU engine by default; one
+  shared state directory, checkpoints every 0.3 s or 2,000 updates, ``--kafka-acks 1``),
+  each ended by SIGKILL (or SIGTERM) at a seeded random moment of one of these kinds:
 
   ========== ===============================================================================
   startup    0.2 s to 0.8 x the mean start time after spawn: imports, engine, recovery
@@ -133,6 +133,7 @@ class Config:
     signal: str = "kill"  # "kill": SIGKILL; "term": SIGTERM (graceful drain)
     vertices: int = 0  # 0: updates // 5
     cycle_s: float = 4.0  # first guess of an incarnation's seconds (then measured)
+    backend: str = "cpu"  # dcsm serve --backend
 
 
 @dataclass(frozen=True)
@@ -391,7 +392,8 @@ class Chaos:
     def _spawn(self) -> tuple[ServiceProcess, asyncio.Task]:
         """A service on the shared state dir, starting (in a thread: the loop goes on)."""
         svc = self.svc = ServiceProcess(
-            *self.topics.flags(), *SERVICE_FLAGS, kafka=self.bootstrap,
+            *self.topics.flags(), *SERVICE_FLAGS, "--backend", self.cfg.backend,
+            kafka=self.bootstrap,
             state_dir=self.state_dir, workdir=self.workdir,
         )  # fmt: skip
         self.spawns += 1
@@ -853,10 +855,12 @@ def main() -> int:
     p.add_argument("--updates", type=int, default=100_000)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--signal", choices=["kill", "term"], default="kill")
+    p.add_argument("--backend", choices=["cpu", "gpu"], default="cpu",
+                   help="the engine of every dcsm serve incarnation")  # fmt: skip
     p.add_argument("--out", default="bench/results/chaos")
     args = p.parse_args()
     warm_up("cpu")  # compiled once here, so the services load it from numba's disk cache
-    cfg = Config(args.updates, args.kills, args.seed, args.signal)
+    cfg = Config(args.updates, args.kills, args.seed, args.signal, backend=args.backend)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="dcsm-chaos-"))
