@@ -37,7 +37,7 @@ class DeviceSnapshot:
     ) -> None:
         self._matcher, self._lock, self._csr, self._ext = matcher, lock, csr, ext
         with lock:
-            self.start_edges = matcher._entries(csr)
+            self.start_edges = matcher.start_edges(csr)
 
     def slices(self, k: int) -> tuple[np.ndarray, np.ndarray]:
         """At most ``k`` ranges of about as many start edges each; the work before each cut

@@ -625,14 +625,15 @@ class StaticMatcher:
 
     def _starts(self, csr: DeviceCsr, starts: tuple[int, int] | None) -> tuple[int, int]:
         """The start edges [t0, t1) asked for (all of them by default), checked."""
-        m = self._entries(csr)
+        m = self.start_edges(csr)
         t0, t1 = (0, m) if starts is None else starts
         if not 0 <= t0 <= t1 <= m:
             raise ValueError(f"start edges [{t0}, {t1}) are not within [0, {m})")
         return t0, t1
 
-    def _entries(self, csr: DeviceCsr) -> int:
-        """Validate the snapshot; its number of entries off[nv] (one small copy)."""
+    def start_edges(self, csr: DeviceCsr) -> int:
+        """The snapshot's start edges (its entries, off[nv]: one small copy), once its
+        arrays are checked."""
         csr.check()
         m = int(csr.off[csr.nv :].get(stream=self.stream)[0])
         if not 0 <= m <= csr.nbr.shape[0]:

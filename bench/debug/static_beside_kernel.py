@@ -70,7 +70,7 @@ def count_in_steps(m, csr, p, t0: float) -> None:  # type: ignore[no-untyped-def
         print(f"    {name}: {1e3 * (time.perf_counter() - t0):.1f} ms", flush=True)
 
     dp = device_plan(p, count=True)
-    n = m._entries(csr)
+    n = m.start_edges(csr)
     step("entries")
     with m.stream:
         x = m._cp.arange(4)
