@@ -522,10 +522,10 @@ class GpuEngine(Engine):
         return live_edges(np, head, vers, entries)
 
     def _snapshot(self) -> DeviceCsr:
-        """The current graph as a device CSR, with the persistent kernel stopped (a static
-        match cannot run beside it). The live edges are gathered on the device, on the
-        matcher's stream: the pool (gigabytes at tens of millions of edges) never crosses
-        to the host."""
+        """The current graph as a device CSR, with the persistent kernel stopped (the graph
+        must not move while it is gathered, and csr_from_edges' sort is not run beside the
+        kernel). The live edges are gathered on the device, on the matcher's stream: the
+        pool (gigabytes at tens of millions of edges) never crosses to the host."""
         self.stop()
         nv = int(self._meta[0])
         d, s = self._d, self._side

@@ -70,6 +70,7 @@ class InputRing:
         before its due time; then returns when each record entered the ring (epoch ns)."""
         cap = self.cap
         i = 0
+        words = _words(recs)
         written = None if due_ns is None else np.zeros(len(recs), np.int64)
         while i < len(recs):
             free = cap - (self.tail - int(self._dstat["in_consumed"][0]))
@@ -87,7 +88,6 @@ class InputRing:
             if k > 0:
                 at = self.tail % cap
                 first = min(k, cap - at)  # up to the ring's end, then from its start
-                words = _words(recs)
                 self._words[at : at + first] = words[i : i + first]
                 self._words[: k - first] = words[i + first : i + k]
                 self._publish(at, first, k)

@@ -93,13 +93,15 @@ SP_TAIL = SP_ORDER + 1 + 2 * K
 SP_INTS = SP_TAIL + 1
 ORDER_EXT, ORDER_DEGREE = 0, 1  # what the symmetry constraints compare (SP_ORDER)
 CTL_CLAIM, CTL_TOTAL, CTL_ROWS, CTL_ERROR, CTL_TOTAL_HI = range(5)
+ERR_COUNT_OVERFLOW = 8  # the .cu's ERR_COUNT_OVERFLOW (an EngineError, not a ValueError)
 ERRORS = {
     1: "a wave's rows did not fit its buffer",
     2: "an edge with lo >= hi or an endpoint outside [0, nv)",
     4: "an edge given twice",
-    8: "the number of matches passed 2^128 - 1 (or one start edge's 2^64 - 1 when enumerating)",
+    ERR_COUNT_OVERFLOW: (
+        "the number of matches passed 2^128 - 1 (or one start edge's 2^64 - 1 when enumerating)"
+    ),
 }
-ERR_COUNT_OVERFLOW = 8
 NO_LIMIT = np.uint64(2**64 - 1)
 _MAX_GRID = 1 << 16  # blocks of the grid-stride CSR kernels
 
@@ -515,11 +517,10 @@ class StaticMatcher:
 
         static_units gives each start edge its units of work (the windows of its level 2),
         their prefix sum is taken (:meth:`_prefix_sum`), and one static_count launch runs
-        every unit (warps claim
-        units, so a hub's start is shared by many warps; it writes only its ctl words); then
-        waits for the stream. The found matches times the plan's weight. ``starts``: only
-        the matches found from start edges [t0, t1) (every match is found from one start
-        edge, so the counts of consecutive ranges add up)."""
+        every unit (warps claim units, so a hub's start is shared by many warps; it writes
+        only its ctl words); then waits for the stream. The found matches times the plan's
+        weight. ``starts``: only the matches found from start edges [t0, t1) (every match
+        is found from one start edge, so the counts of consecutive ranges add up)."""
         dp = device_plan(plan, count=True)
         t0, t1 = self._starts(csr, starts)
         if t0 == t1:

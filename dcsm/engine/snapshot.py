@@ -76,8 +76,9 @@ class StaticSnapshot:
 
     @staticmethod
     def from_graph(graph: Graph) -> StaticSnapshot:
-        """The snapshot of any engine's exported graph (the GPU engine's, to match it on
-        the host beside the stream), built as the CPU engine bulk-loads one."""
+        """The snapshot of any engine's exported graph (one without snapshots of its own,
+        to match it on the host beside the stream), built as the CPU engine bulk-loads
+        one."""
         g = intern_graph(graph)
         off, deg, _, nbr, elab, tail = kern.bulk_load(g)
         return StaticSnapshot((off, deg, nbr[:tail], elab[:tail], g.vlab, g.ext), g.num_vertices)
