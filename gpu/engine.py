@@ -88,8 +88,8 @@ def too_small(what: str, need: int, capacity: str, have: int) -> str:
 
 def _over_offsets(slabs: int) -> str:
     return (
-        f"a pool of {slabs} slabs: the kernel addresses entries with 32-bit offsets, so the "
-        f"pool holds at most {pools.MAX_SLABS} slabs (2^31 entries: 0.5-1 billion edges)"
+        f"a pool of {slabs} slabs: the kernel names slabs with 32-bit indices, so the "
+        f"pool holds at most {pools.MAX_SLABS} slabs (512 GB of entries)"
     )
 
 

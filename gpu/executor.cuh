@@ -8,7 +8,8 @@
 // Executor
 
 struct Level {
-    int off, len;     // entries scanned at this level
+    i64 off;          // entries scanned at this level: [off, off + len)
+    int len;
     int pos, end;     // current window start, end of the scan
     unsigned mask;    // candidates of the current window not yet taken
     int best;         // which backward neighbour's list is scanned
@@ -17,7 +18,7 @@ struct Level {
 // Evaluate the window starting at lv.pos of level i: bit l set when entry pos+l is a valid
 // candidate for step i.
 __device__ unsigned eval_window(const Ctx& C, const int* pl, int i, const Level& lv, const int* m,
-                                const int* moff, const int* mlen, int tau, int lane) {
+                                const i64* moff, const int* mlen, int tau, int lane) {
     int t = lv.pos + lane;
     bool ok = t < lv.end;
     int c = -1;
@@ -118,7 +119,8 @@ __device__ __noinline__ u64 run_item(const Ctx& C, const Item& it, volatile Bloc
     const int* pl = plan_ptr(C, slot, p);
     int n = __ldcg(pl + PL_N);
     bool emit = vload(&C.st->q_count[slot]) == 0;
-    int m[KMAX], moff[KMAX], mlen[KMAX];
+    int m[KMAX], mlen[KMAX];
+    i64 moff[KMAX];
     m[0] = __ldcg(&u->a); m[1] = __ldcg(&u->b);
     int s = it.level;
     for (int j = 2; j < s; ++j) m[j] = it.pre[j - 2];
@@ -198,7 +200,8 @@ __device__ __noinline__ u64 run_item(const Ctx& C, const Item& it, volatile Bloc
     if (CHECK && lane == 0) {
         // The versions the item started from must still be the ones tau reads.
         for (int j = 0; j < s; ++j) {
-            int off, len;
+            i64 off;
+            int len;
             find_version(C, m[j], tau, off, len);
             if (off != moff[j] || len != mlen[j]) check_fail(C, CHK_MOVED, tau, m[j], j);
         }

@@ -329,7 +329,8 @@ struct Batch {
     int hpair_y[HMAX], hpair_pos[HMAX];  // other endpoint; position of half edge h in hpair
     int seg_x[HMAX], seg_cnt[HMAX], seg_h0[HMAX], seg_cur[HMAX], seg_new[HMAX];
     int seg_first_ins[HMAX];    // position in half[] of the first applied insertion, -1 if none
-    int seg_nins[HMAX], seg_oldlen[HMAX], seg_dead[HMAX], seg_off[HMAX], seg_noff[HMAX];
+    int seg_nins[HMAX], seg_oldlen[HMAX], seg_dead[HMAX];
+    i64 seg_off[HMAX], seg_noff[HMAX];  // entry offsets of the current and the new version
     int seg_cls[HMAX], seg_chunk0[HMAX], seg_live[HMAX], seg_ins0[HMAX];
     int seg_crank[HMAX], seg_vrank[HMAX];
     int ins_y[HMAX], ins_i[HMAX], ins_seg[HMAX];  // applied insertions by segment, (y, i) order

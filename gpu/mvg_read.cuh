@@ -2,16 +2,19 @@
 // and the plan blobs. Buffers read: head, vers, entries (through L2), plans; written:
 // none.
 
+// Entry offsets and indices are 64-bit (slab * 32 passes 2^31 past 2^26 slabs, 32 GB of
+// entries); lengths within one version stay int.
+
 // The version of x's neighbour array that update tau reads (Property 1), -1 if none.
 // Returns its entries' start and length through off/len.
-__device__ __forceinline__ int find_version(const Ctx& C, int x, int tau, int& off, int& len) {
+__device__ __forceinline__ int find_version(const Ctx& C, int x, int tau, i64& off, int& len) {
     int v = __ldcg(C.head + x);
     while (v >= 0) {
         Version ver = load_version(C.vers + v);
         if (CHECK && ver.x != x) check_fail(C, CHK_WALK_FOREIGN, tau, x, v);
         if (ver.ct_min <= tau) {
             if (CHECK && ver.dt_max < tau) check_fail(C, CHK_WALK_EXPIRED, tau, x, v);
-            off = ver.slab * 32; len = ver.len;
+            off = (i64)ver.slab * 32; len = ver.len;
             return v;
         }
         v = ver.prev;
@@ -21,7 +24,7 @@ __device__ __forceinline__ int find_version(const Ctx& C, int x, int tau, int& o
 }
 
 // First index in entries [off, off+len) whose neighbour is >= c (> c when `upper`).
-__device__ __forceinline__ int lower_nbr(const Ctx& C, int off, int len, int c, bool upper = false) {
+__device__ __forceinline__ int lower_nbr(const Ctx& C, i64 off, int len, int c, bool upper = false) {
     int lo = 0, hi = len;
     while (lo < hi) {
         int mid = (lo + hi) >> 1;
@@ -34,7 +37,7 @@ __device__ __forceinline__ int lower_nbr(const Ctx& C, int off, int len, int c, 
 // Is an entry with neighbour c and a label matching `want` visible to tau in entries
 // [off, off+len)? Re-insertions within one batch leave several entries of one neighbour,
 // each with its own lifetime.
-__device__ __forceinline__ bool has_edge(const Ctx& C, int off, int len, int c, int tau, int want) {
+__device__ __forceinline__ bool has_edge(const Ctx& C, i64 off, int len, int c, int tau, int want) {
     for (int k = lower_nbr(C, off, len, c); k < len; ++k) {
         Entry e = load_entry(C.entries + off + k);
         if (e.nbr != c) return false;
@@ -45,8 +48,8 @@ __device__ __forceinline__ bool has_edge(const Ctx& C, int off, int len, int c, 
 
 // The entry of neighbour y alive at tau (the last one with ct <= tau), as an index into
 // entries, or -1: the entry a deletion at tau ends.
-__device__ int find_at(const Ctx& C, int off, int len, int y, int tau) {
-    int found = -1;
+__device__ i64 find_at(const Ctx& C, i64 off, int len, int y, int tau) {
+    i64 found = -1;
     for (int k = lower_nbr(C, off, len, y); k < len; ++k) {
         Entry e = load_entry(C.entries + off + k);
         if (e.nbr != y || e.ct > tau) break;
@@ -56,10 +59,10 @@ __device__ int find_at(const Ctx& C, int off, int len, int y, int tau) {
 }
 
 // Live entry of neighbour y in version v (dt == INF), or -1.
-__device__ int find_live(const Ctx& C, int v, int y) {
+__device__ i64 find_live(const Ctx& C, int v, int y) {
     if (v < 0) return -1;
     Version ver = load_version(C.vers + v);
-    int off = ver.slab * 32;
+    i64 off = (i64)ver.slab * 32;
     for (int k = lower_nbr(C, off, ver.len, y); k < ver.len; ++k) {
         Entry e = load_entry(C.entries + off + k);
         if (e.nbr != y) return -1;

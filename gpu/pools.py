@@ -56,7 +56,9 @@ GROWTH = 1.3
 HEADROOM = 1.6
 MIN_SLABS = 1 << 16  # 32 MiB of entries
 MIN_VERSIONS = 1 << 16
-MAX_SLABS = (1 << 26) - 1  # entry offsets are 32-bit in the kernel (slab * 32 < 2^31)
+# Slab indices are int32 in the kernel (Version.slab, the free rings; entry offsets are
+# 64-bit): 2^30 slabs are 512 GB of entries, more than one GPU holds.
+MAX_SLABS = (1 << 30) - 1
 SLAB_BYTES = 32 * 16 + 4 + 8  # a slab's entries, its slab_owner word, its free-ring words
 ROUND = 1024  # capacities are multiples of this
 

@@ -123,7 +123,8 @@ __device__ int chunks_of(const Ctx& C, int qp, int tau, int a, int b, int elab, 
 // Work items of applied update e (tau); records the version lengths of its endpoints.
 __device__ int count_items(const Ctx& C, Batch& B, int e, int tau) {
     int a = ld(B.rec[e].a), b = ld(B.rec[e].b), elab = ld(B.elab[e]);
-    int off, mlen[2];
+    i64 off;
+    int mlen[2];
     find_version(C, a, tau, off, mlen[0]);
     find_version(C, b, tau, off, mlen[1]);
     B.len_a[e] = mlen[0];
@@ -226,7 +227,7 @@ __device__ __forceinline__ void task_classify(const Ctx& C, Batch& B, int nb, in
     int p = ld(B.hpair_pos[h]), q = p, h0 = ld(B.seg_h0[ld(B.hseg[h])]);
     while (q > h0 && ld(B.hpair_y[q - 1]) == hi) --q;
     const int chain = p - q + 1;
-    int ent = find_live(C, __ldcg(C.head + lo), hi);
+    i64 ent = find_live(C, __ldcg(C.head + lo), hi);
     bool exists = ent >= 0, mine = false;
     if (CHECK && (find_live(C, __ldcg(C.head + hi), lo) >= 0) != exists)
         check_fail(C, CHK_ASYMMETRIC, tau0 + e, lo, hi);
@@ -265,7 +266,8 @@ __device__ __forceinline__ void task_seginfo(const Ctx& C, Batch& B, int nb, int
     const int e = t * 32 + lane;  // element of an element job
     int ns = ld(B.ctl.nseg);
     bool on = e < ns;
-    int first_ins = -1, nins = 0, ndel = 0, oldlen = 0, dead = 0, off = 0, cur = -1, cls = -1;
+    int first_ins = -1, nins = 0, ndel = 0, oldlen = 0, dead = 0, cur = -1, cls = -1;
+    i64 off = 0;
     const int h0 = on ? ld(B.seg_h0[e]) : 0, cnt = on ? ld(B.seg_cnt[e]) : 0;
     // The segment's applied insertions, the first of them, and the applied deletions before
     // it: a lane walks a small segment, the whole warp a large one (a hub's), 32 at a time.
@@ -307,14 +309,14 @@ __device__ __forceinline__ void task_seginfo(const Ctx& C, Batch& B, int nb, int
             Version ver = load_version(C.vers + cur);
             if (CHECK && ver.x != x) check_fail(C, CHK_WRONG_VERTEX, tau0, x, cur);
             for (int k = 1; CHECK && k < ver.len; ++k) {
-                Entry p = load_entry(C.entries + ver.slab * 32 + k - 1);
-                Entry q = load_entry(C.entries + ver.slab * 32 + k);
+                Entry p = load_entry(C.entries + (i64)ver.slab * 32 + k - 1);
+                Entry q = load_entry(C.entries + (i64)ver.slab * 32 + k);
                 if (p.nbr > q.nbr || (p.nbr == q.nbr && (p.ct > q.ct || (p.dt == INF_TS && q.dt == INF_TS)))) {
                     check_fail(C, CHK_UNSORTED, cur, x, k);
                     break;
                 }
             }
-            oldlen = ver.len; off = ver.slab * 32;
+            oldlen = ver.len; off = (i64)ver.slab * 32;
             dead = ver.ndead + ndel;
             // Dead-entry count (the in-place deletions of J_SEGEDIT count here).
             if (ndel) C.vers[cur].ndead = dead;
@@ -370,7 +372,7 @@ __device__ void edit_half(const Ctx& C, Batch& B, int tau0, int e, u64 key, int 
     if (!is_insert(B, i)) {
         if (first_ins < 0 || e < first_ins) {
             // Deleted before the batch's first insertion into this array: edit in place.
-            int ent = find_live(C, ld(B.seg_cur[g]), y);
+            i64 ent = find_live(C, ld(B.seg_cur[g]), y);
             if (ent >= 0) C.entries[ent].dt = tau0 + i;
             else if (CHECK) check_fail(C, CHK_DELETE_MISSING, tau0 + i, half_x(key), y);
         }
@@ -462,7 +464,7 @@ __device__ __forceinline__ void task_alloc(const Ctx& C, Batch& B, int nb, int t
         if (CHECK) {
             int n = ld(B.seg_oldlen[e]) + ld(B.seg_nins[e]);
             for (int k = 0; k < n; ++k)
-                *reinterpret_cast<int4*>(C.entries + slab * 32 + k) =
+                *reinterpret_cast<int4*>(C.entries + (i64)slab * 32 + k) =
                     make_int4(CHECK_SENTINEL, 0, 0, 0);
         }
         int4* nv = reinterpret_cast<int4*>(C.vers + v);
@@ -470,7 +472,7 @@ __device__ __forceinline__ void task_alloc(const Ctx& C, Batch& B, int nb, int t
         nv[1] = make_int4(INF_TS, cur, 0, x);
         if (cur >= 0) C.vers[cur].dt_max = first_tau - 1;
         B.seg_new[e] = v;
-        B.seg_noff[e] = slab * 32;
+        B.seg_noff[e] = (i64)slab * 32;
         c0 = ld(B.seg_chunk0[e]);
         nch = (ld(B.seg_oldlen[e]) + 31) / 32;
         if (nch <= ALLOC_OWN_CHUNKS)
@@ -571,7 +573,7 @@ __device__ __forceinline__ void task_publish(const Ctx& C, Batch& B, int nb, int
         int first_ins = ld(B.seg_first_ins[g]);
         if (first_ins < 0 || e < first_ins) return;
         int v = ld(B.seg_new[g]);
-        int ent = find_at(C, ld(B.seg_noff[g]), ld(C.vers[v].len), half_y(B, key), tau0 + i);
+        i64 ent = find_at(C, ld(B.seg_noff[g]), ld(C.vers[v].len), half_y(B, key), tau0 + i);
         if (CHECK) {
             int len = ld(C.vers[v].len);
             if (len != ld(B.seg_live[g]) + ld(B.seg_nins[g]))
@@ -646,7 +648,7 @@ __device__ __forceinline__ void task_items(const Ctx& C, Batch& B, int nb, int t
 // CHECK=1: a new version's entries [off, off + len) of vertex x are all written, sorted by
 // (neighbour, ct), with at most one live entry per neighbour (one lane). `shape` locates a
 // violation: 1000 * old length + 1e6 * insertions.
-__device__ void check_version_whole(const Ctx& C, int off, int len, int tau0, i64 x, i64 shape) {
+__device__ void check_version_whole(const Ctx& C, i64 off, int len, int tau0, i64 x, i64 shape) {
     for (int k = 0; k < len; ++k) {
         Entry q = load_entry(C.entries + off + k);
         if (q.nbr == CHECK_SENTINEL) { check_fail(C, CHK_HOLE, tau0, x, k + shape); break; }
@@ -662,7 +664,8 @@ __device__ void check_version_whole(const Ctx& C, int off, int len, int tau0, i6
 __device__ __forceinline__ void task_verify(const Ctx& C, Batch& B, int nb, int tau0, int t, int lane) {
     const int e = t * 32 + lane;  // element of an element job
     if (e >= ld(B.ctl.nseg) || ld(B.seg_new[e]) < 0) return;
-    int v = ld(B.seg_new[e]), off = ld(B.seg_noff[e]), len = ld(C.vers[v].len);
+    int v = ld(B.seg_new[e]), len = ld(C.vers[v].len);
+    i64 off = ld(B.seg_noff[e]);
     i64 x = ld(B.seg_x[e]);
     // Where: the batch's first tau, the vertex, and k + 1000 * old length + 1e6 * insertions.
     i64 shape = 1000LL * ld(B.seg_oldlen[e]) + 1000000LL * ld(B.seg_nins[e]);

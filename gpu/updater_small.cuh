@@ -73,7 +73,8 @@ struct SmallShared {
     int x[2 * SMALL_MAX];        // the vertex
     int cur[2 * SMALL_MAX];      // its current version (-1: none)
     int first[2 * SMALL_MAX];    // update index of its first applied insertion (32: none)
-    int off[2 * SMALL_MAX], len[2 * SMALL_MAX];  // the current version's entries
+    i64 off[2 * SMALL_MAX];      // the current version's entries: [off, off + len)
+    int len[2 * SMALL_MAX];
     int nins[2 * SMALL_MAX];     // applied insertions
     int cls[2 * SMALL_MAX];      // size class of its new version (-1: no new version)
     int rank[2 * SMALL_MAX];     // rank among the new versions of its class
@@ -159,7 +160,8 @@ __device__ void place_run(const Ctx& C, SmallShared& S, int j) {
 __device__ int merge_small(const Ctx& C, const SmallShared& S, int j, unsigned mins, int y, int tau,
                            int label, int rank, int above, int lane) {
     const bool my_ins = (mins >> lane) & 1u;
-    const int off = S.off[j], oldlen = S.len[j], noff = S.slab[j] * 32;
+    const i64 off = S.off[j], noff = (i64)S.slab[j] * 32;
+    const int oldlen = S.len[j];
     int carry = 0, before = -1;
     constexpr int U = 4;  // chunks loaded at once
     for (int base = 0; base < oldlen; base += 32 * U) {
@@ -210,7 +212,7 @@ __device__ SmallLane classify_small(const Ctx& C, Batch& B, int nb, int tau0, in
         u.a = r.a; u.b = r.b; u.label = r.label; u.ins = r.kind == REC_INSERT;
     }
     const int lo = min(u.a, u.b), hi = max(u.a, u.b);
-    const int ent = on ? find_live(C, __ldcg(C.head + lo), hi) : -1;
+    const i64 ent = on ? find_live(C, __ldcg(C.head + lo), hi) : -1;
     bool exists = ent >= 0, mine = false;
     int lab = exists ? __ldcg(&C.entries[ent].elab) : 0;
     for (int k = 0; k < nb; ++k) {
@@ -282,7 +284,7 @@ __device__ void prepare_vertex(const Ctx& C, SmallShared& S, const SmallLane& u,
     // Dead-entry count (the in-place deletions of delete_in_place count here).
     if (ndel && cur >= 0) C.vers[cur].ndead = ov.ndead + ndel;
     const int cls = nins ? ceil_log2((unsigned)((ov.len + nins + 31) / 32)) : -1;
-    S.cur[j] = cur; S.first[j] = first; S.off[j] = ov.slab * 32; S.len[j] = ov.len;
+    S.cur[j] = cur; S.first[j] = first; S.off[j] = (i64)ov.slab * 32; S.len[j] = ov.len;
     S.nins[j] = nins; S.cls[j] = cls; S.ndead[j] = 0;
     if (cls >= 0) {
         S.rank[j] = atomicAdd(&S.cnt[cls], 1);
@@ -337,7 +339,7 @@ __device__ bool apply_small(const Ctx& C, Batch& B, SmallShared& S, int nb, int 
     for (int s = 0; s < 2; ++s) {
         const int x = u.end(s), y = u.other(s), j = u.vi[s];
         if (del[s]) {
-            int ent = -1;
+            i64 ent = -1;
             for (int k = lo[s]; k < S.len[j] && ent < 0; ++k) {
                 const Entry e = load_entry(C.entries + S.off[j] + k);
                 if (e.nbr != y) break;
@@ -366,7 +368,7 @@ __device__ bool apply_small(const Ctx& C, Batch& B, SmallShared& S, int nb, int 
         const unsigned mins = __ballot_sync(0xffffffffu, in_x && u.ins);
         if (CHECK)
             for (int k = lane; k < S.len[j] + S.nins[j]; k += 32)
-                *reinterpret_cast<int4*>(C.entries + S.slab[j] * 32 + k) = make_int4(CHECK_SENTINEL, 0, 0, 0);
+                *reinterpret_cast<int4*>(C.entries + (i64)S.slab[j] * 32 + k) = make_int4(CHECK_SENTINEL, 0, 0, 0);
         warp_join();
         const int live = merge_small(C, S, j, mins, u.other(s), u.tau, u.label, rank[s], above[s], lane);
         if (lane == 0) { S.live[j] = live; cost.chunks += (S.len[j] + 31) / 32; }
@@ -378,8 +380,8 @@ __device__ bool apply_small(const Ctx& C, Batch& B, SmallShared& S, int nb, int 
     for (int s = 0; s < 2; ++s) {
         const int j = u.vi[s];
         if (!u.applied || u.ins || lane <= S.first[j]) continue;
-        const int noff = S.slab[j] * 32;
-        const int ent = find_at(C, noff, S.live[j] + S.nins[j], u.other(s), u.tau);
+        const i64 noff = (i64)S.slab[j] * 32;
+        const i64 ent = find_at(C, noff, S.live[j] + S.nins[j], u.other(s), u.tau);
         if (CHECK && (ent < 0 || ld(C.entries[ent].dt) != INF_TS))
             check_fail(C, ent < 0 ? CHK_DELETE_MISSING : CHK_DELETE_DEAD, u.tau, u.end(s), u.other(s));
         if (ent >= 0) C.entries[ent].dt = u.tau;
@@ -399,7 +401,7 @@ __device__ bool apply_small(const Ctx& C, Batch& B, SmallShared& S, int nb, int 
         nv4[1] = make_int4(INF_TS, cur, S.ndead[j], S.x[j]);
         if (cur >= 0) C.vers[cur].dt_max = first_tau - 1;
         if (CHECK)
-            check_version_whole(C, S.slab[j] * 32, len, tau0, S.x[j],
+            check_version_whole(C, (i64)S.slab[j] * 32, len, tau0, S.x[j],
                                 1000LL * S.len[j] + 1000000LL * S.nins[j]);
     }
     warp_join();
