@@ -753,11 +753,13 @@ class GpuEngine(Engine):
         for lo in range(0, n, _PIECE):
             hi = min(n, lo + _PIECE)
             self._pools_in_reach(col)
+            known = int(self._meta[0])  # vertices the device was sent before this piece
             admit(batch.op[lo:hi], batch.u[lo:hi], batch.v[lo:hi], batch.u_label[lo:hi],
                   batch.v_label[lo:hi], self._ids.slots, self._ext, self._vlab, self._meta,
                   outcome[lo:hi], a[lo:hi], b[lo:hi])  # fmt: skip
             sent = lo + np.nonzero(outcome[lo:hi] == ADMITTED)[0]
-            recs = self._encode(batch, slice(lo, hi) if len(sent) == hi - lo else sent, a, b)
+            whole = len(sent) == hi - lo
+            recs = self._encode(batch, slice(lo, hi) if whole else sent, a, b, known)
             tau0 = self._next_tau
             self._next_tau += len(sent)
             col.add_sent(sent)
@@ -787,16 +789,18 @@ class GpuEngine(Engine):
             watch.check()
 
     def _encode(
-        self, batch: UpdateBatch, sent: np.ndarray | slice, a: np.ndarray, b: np.ndarray
-    ) -> np.ndarray:
+        self, batch: UpdateBatch, sent: np.ndarray | slice, a: np.ndarray, b: np.ndarray,
+        known: int,
+    ) -> np.ndarray:  # fmt: skip
         """Input records of the admitted updates ``sent`` (internal ids a, b): a slice
-        when a piece is admitted whole (views, no gathers)."""
+        when a piece is admitted whole (views, no gathers); vertices below ``known`` are the
+        device's already (their labels go as -1)."""
         op = batch.op[sent]
         recs = np.empty(len(op), L.IN_REC)
         encode_updates(
             *(recs[f] for f in L.IN_REC.names), op, a[sent], b[sent],
             batch.label[sent], batch.u[sent], batch.v[sent], batch.u_label[sent],
-            batch.v_label[sent], self._vlab, batch.ts[sent], time.time_ns(),
+            batch.v_label[sent], self._vlab, known, batch.ts[sent], time.time_ns(),
         )  # fmt: skip
         return recs
 

@@ -140,8 +140,9 @@ __device__ __forceinline__ void task_halves(const Ctx& C, Batch& B, int nb, int 
     const int e = t * 32 + lane;  // element of an element job
     if (e >= nb) return;
     InRec r = load_rec(B.rec + e);
-    C.vlab[r.a] = r.a_label;  // first-seen labels were fixed by the host
-    C.vlab[r.b] = r.b_label;
+    // First-seen labels, fixed by the host; -1: a vertex the device has already.
+    if (r.a_label >= 0) C.vlab[r.a] = r.a_label;
+    if (r.b_label >= 0) C.vlab[r.b] = r.b_label;
     C.ext[r.a] = r.ext_a;
     C.ext[r.b] = r.ext_b;
     B.nitems[e] = 0;

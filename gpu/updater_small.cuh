@@ -202,8 +202,8 @@ __device__ SmallLane classify_small(const Ctx& C, Batch& B, int nb, int tau0, in
     const bool on = lane < nb;
     if (on) {
         const InRec r = load_rec(B.rec + lane);
-        C.vlab[r.a] = r.a_label;
-        C.vlab[r.b] = r.b_label;
+        if (r.a_label >= 0) C.vlab[r.a] = r.a_label;  // -1: known (as J_HALVES)
+        if (r.b_label >= 0) C.vlab[r.b] = r.b_label;
         C.ext[r.a] = r.ext_a;
         C.ext[r.b] = r.ext_b;
         B.nitems[lane] = 0;

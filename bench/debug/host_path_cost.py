@@ -83,6 +83,7 @@ def run(vertices: int, updates: int, piece: int) -> dict[str, float]:
     clock = time.perf_counter
     for lo in range(0, n, piece):
         hi = min(n, lo + piece)
+        known = int(meta[0])
         c0 = clock()
         admit(batch.op[lo:hi], batch.u[lo:hi], batch.v[lo:hi], batch.u_label[lo:hi],
               batch.v_label[lo:hi], ids.slots, ext, vlab, meta, outcome[lo:hi], a[lo:hi],
@@ -96,7 +97,7 @@ def run(vertices: int, updates: int, piece: int) -> dict[str, float]:
         encode_updates(
             *(recs[f] for f in L.IN_REC.names), batch.op[sel], a[sel], b[sel],
             batch.label[sel], batch.u[sel], batch.v[sel], batch.u_label[sel],
-            batch.v_label[sel], vlab, batch.ts[sel], time.time_ns(),
+            batch.v_label[sel], vlab, known, batch.ts[sel], time.time_ns(),
         )  # fmt: skip
         c3 = clock()
         recs = slots.with_controls(recs, batch.seq[sent], 1 + col.nsent)

@@ -91,6 +91,8 @@ def test_drain_done_reads_what_a_record_by_record_reader_reads(seed: int) -> Non
 
 
 def test_encode_updates_fills_every_field_as_numpy_does() -> None:
+    """Every field; a label not given is vlab's for a vertex at or past ``known`` (created
+    by this admission) and -1 for one the device has."""
     rng = np.random.default_rng(3)
     nv, n, now = 50, 300, 1_700_000_000_123_456_789
     vlab = rng.integers(0, 4, nv).astype(np.int32)
@@ -104,14 +106,17 @@ def test_encode_updates_fills_every_field_as_numpy_does() -> None:
     u_label = np.where(rng.random(n) < 0.5, vlab[ia], -1).astype(np.int32)
     v_label = np.where(rng.random(n) < 0.5, vlab[ib], -1).astype(np.int32)
     recs = np.empty(n, L.IN_REC)
+    known = 30
     encode_updates(*(recs[f] for f in L.IN_REC.names), op, ia, ib, elabel, u, v, u_label,
-                   v_label, vlab, ts, now)  # fmt: skip
+                   v_label, vlab, known, ts, now)  # fmt: skip
     np.testing.assert_array_equal(recs["kind"], np.where(op > 0, L.REC_INSERT, L.REC_DELETE))
     np.testing.assert_array_equal(recs["a"], ia)
     np.testing.assert_array_equal(recs["b"], ib)
     np.testing.assert_array_equal(recs["label"], elabel)
-    np.testing.assert_array_equal(recs["a_label"], vlab[ia])
-    np.testing.assert_array_equal(recs["b_label"], vlab[ib])
+    for side, ids, given in (("a_label", ia, u_label), ("b_label", ib, v_label)):
+        want = np.where(given >= 0, given, np.where(ids >= known, vlab[ids], -1))
+        np.testing.assert_array_equal(recs[side], want)
+        assert (recs[side] == -1).any() and (recs[side] >= 0).any()
     np.testing.assert_array_equal(recs["ext_a"], ext[ia])
     np.testing.assert_array_equal(recs["ext_b"], ext[ib])
     # Exact for the unpaced ones (a float64 detour would round `now` by tens of ns).
