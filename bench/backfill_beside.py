@@ -5,7 +5,10 @@ vertices of their own, so the heavy pattern's live matching stays cheap). The tr
 query's response time (submit -> outcome, HTTP path) is reported before, during and after
 the backfill, beside the backfill's size and time. ``--inline`` runs the same with the
 backfill on the engine thread (the service before service/backfill.py; with ``--backend
-gpu``, the device's static matcher): the stream then waits for it.
+gpu``, the device's static matcher): the stream then waits for it. The service's own
+histogram of arrival to the start of processing by the engine (``dcsm_response_seconds``)
+splits the triangle query's time while the backfill runs (``engine_s``: the buckets holding
+p50 and p99): the part spent before the engine began on an update.
 
     python bench/backfill_beside.py --edges 5000 --updates 8000 --rate 500 \
         --backfill-at 2 [--inline] --out bench/results/backfill
@@ -54,6 +57,32 @@ HEAVY = {
 }
 
 
+def _buckets(svc: Service) -> dict[str, np.ndarray]:
+    """The triangle query's cumulative bucket counts of the service's response-time
+    histogram, now: (upper edge s, count) rows."""
+    rows = [
+        (float(sample.labels["le"]), sample.value)
+        for fam in svc.metrics.response_seconds.collect()
+        for sample in fam.samples
+        if sample.name.endswith("_bucket") and sample.labels.get("query") == TRI.name
+    ]
+    return {"response": np.array(sorted(rows))}
+
+
+def _quantile_buckets(before: dict, after: dict) -> dict:
+    """Between two _buckets snapshots: per histogram, the upper edges (s) of the buckets
+    holding p50 and p99, and how many observations."""
+    out = {}
+    for name, rows in after.items():
+        prev = before.get(name)
+        cum = rows[:, 1] - (prev[:, 1] if prev is not None else 0)
+        n = int(cum[-1])
+        edge = {q: None if n == 0 else float(rows[np.searchsorted(cum, q * n), 0])
+                for q in (0.5, 0.99)}  # fmt: skip
+        out[name] = {"p50_le": edge[0.5], "p99_le": edge[0.99], "n": n}
+    return out
+
+
 async def measure(args: argparse.Namespace) -> dict:
     # The stream lives on vertices of its own, sparse: the heavy pattern, once registered,
     # also matches each of its updates live, and that must stay cheap for the figure to be
@@ -74,14 +103,17 @@ async def measure(args: argparse.Namespace) -> dict:
     samples: list[tuple[float, float]] = []  # (sent at, seconds to the outcome)
     t0 = time.monotonic()
     backfill: dict = {}
+    hist: dict[str, dict] = {}
 
     async def register_heavy() -> None:
         await asyncio.sleep(args.backfill_at)
         b0 = time.monotonic()
         backfill["start"] = b0 - t0
+        hist["start"] = _buckets(svc)
         spec = QuerySpec.from_pattern(HEAVY[args.pattern])
         _, n = await svc.register_query(spec, "count", "json", True)
         backfill.update(end=time.monotonic() - t0, seconds=time.monotonic() - b0, matches=n)
+        hist["end"] = _buckets(svc)
 
     heavy = asyncio.create_task(register_heavy())
 
@@ -113,6 +145,8 @@ async def measure(args: argparse.Namespace) -> dict:
         "graph": args.graph or f"powerlaw, {args.edges} edges",
         "rate": args.rate, "updates": len(stream), "backfill": backfill,
         "response_s": phases,
+        "engine_s": {"before": _quantile_buckets({}, hist["start"]),
+                     "during": _quantile_buckets(hist["start"], hist["end"])},
     }  # fmt: skip
 
 
