@@ -226,6 +226,7 @@ class Service:
                 self.state_dir, self.sequencer, self.output, self.ingest, self.metrics,
                 self.query_log, s.checkpoint_interval_s, s.checkpoint_interval_updates,
                 self.restored, log_entries, self.sharding.placement, self.fanout.backfills_done,
+                s.checkpoint_max_pause_share,
             )  # fmt: skip
         self._tasks: list[asyncio.Task] = []
         self._starter: asyncio.Task | None = None

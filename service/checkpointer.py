@@ -1,6 +1,9 @@
 """Taking checkpoints while the service runs: every ``interval_s`` or ``interval_updates``
 (whichever comes first, and only when something changed), and on demand (the drain's final
-one).
+one). The export pauses the data path, and its cost grows with the graph, so a periodic
+checkpoint also waits until the last export is at most ``max_pause_share`` of the time since
+that checkpoint (an export of 1 s at the default 0.05: 20 s apart at the least), whatever the
+intervals say: the stream keeps its rate on a large graph, and a crash replays more.
 
 One checkpoint, in order: the sequencer places an export at the next seq; the engine thread
 exports the graph there (the only pause of the data path) and the fan-out adds the queries as
@@ -45,10 +48,12 @@ class Checkpointer:
         log_entries: int,
         placement: dict[str, Any] | None = None,
         backfills_done: Callable[[], Awaitable[None]] | None = None,
+        max_pause_share: float = 1.0,
     ) -> None:
         """``placement``: what the queries' owners are decided for (Sharding.placement);
         ``backfills_done``: waits while a backfill beside the stream holds frames back
-        (Fanout.backfills_done): periodic checkpoints wait for it."""
+        (Fanout.backfills_done): periodic checkpoints wait for it; ``max_pause_share``:
+        see the module docstring (1: no bound)."""
         self._state_dir = state_dir
         self._sequencer = sequencer
         self._output = output
@@ -62,6 +67,9 @@ class Checkpointer:
         self._last = (time.monotonic(), sequencer.next_seq, log_entries)
         self._placement = placement
         self._backfills_done = backfills_done
+        self._max_pause_share = max_pause_share
+        self._min_gap_s = 0.0  # the last export's seconds / max_pause_share (0: no bound)
+        self._postponed = False  # a due checkpoint is waiting for _min_gap_s
 
     def restart_clock(self) -> None:
         """The next periodic checkpoint is due an interval from now (called at start)."""
@@ -74,8 +82,11 @@ class Checkpointer:
             t, seq, entries = self._last
             grown = self._sequencer.next_seq - seq
             changed = grown > 0 or len(self._query_log or ()) != entries
-            due = time.monotonic() - t >= self._interval_s
-            if changed and (due or grown >= self._interval_updates):
+            since = time.monotonic() - t
+            if changed and (since >= self._interval_s or grown >= self._interval_updates):
+                if since < self._min_gap_s:
+                    self._postpone(since)
+                    continue
                 if self._backfills_done is not None:
                     await self._backfills_done()
                 try:
@@ -86,6 +97,19 @@ class Checkpointer:
                     self._metrics.checkpoint_failures_total.inc()
                     log.error("checkpoint failed: %s", exc)
                     self._last = (time.monotonic(), seq, entries)
+
+    def _postpone(self, since: float) -> None:
+        """A due checkpoint waits for the pause budget: counted and logged once."""
+        if self._postponed:
+            return
+        self._postponed = True
+        self._metrics.checkpoints_postponed_total.inc()
+        log.info(
+            "checkpoint due but put off %.1f s: the last export paused the engine %.2f s "
+            "(checkpoint_max_pause_share %.2f)",
+            self._min_gap_s - since, self._min_gap_s * self._max_pause_share,
+            self._max_pause_share,
+        )  # fmt: skip
 
     async def take(self) -> Checkpoint:
         """One checkpoint at the next seq (see the module docstring)."""
@@ -118,6 +142,9 @@ class Checkpointer:
             for phase, seconds in (("export", ev.seconds), ("flush", t2 - t1), ("write", t3 - t2)):
                 m.checkpoint_seconds.labels(phase).observe(seconds)
             self._last = (time.monotonic(), cmd.at_seq, cmd.log_entries)
+            share = self._max_pause_share
+            self._min_gap_s = ev.seconds / share if share < 1 else 0.0
+            self._postponed = False
             self.latest = ckpt
             log.info(
                 "checkpoint at seq %d: %d edges, export %.1f ms (engine), flush %.1f ms, "

@@ -55,6 +55,10 @@ def _settings_args(p: argparse.ArgumentParser) -> None:
         help="most updates between checkpoints (default 5000000)",
     )  # fmt: skip
     p.add_argument(
+        "--checkpoint-max-pause-share", type=float, metavar="F",
+        help="most of the engine's time checkpoint exports may take (default 0.05)",
+    )  # fmt: skip
+    p.add_argument(
         "--kafka-acks", choices=["all", "1"],
         help="producer acks (default all; 1 for a single broker such as tansu)",
     )  # fmt: skip

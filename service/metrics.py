@@ -150,6 +150,12 @@ class Metrics:
         self.checkpoints_total = Counter(
             "dcsm_checkpoints_total", "Checkpoints written.", registry=r
         )
+        self.checkpoints_postponed_total = Counter(
+            "dcsm_checkpoints_postponed_total",
+            "Periodic checkpoints put off past their interval because the last export's "
+            "pause would exceed checkpoint_max_pause_share of the engine's time.",
+            registry=r,
+        )
         self.checkpoint_failures_total = Counter(
             "dcsm_checkpoint_failures_total", "Checkpoints that could not be written.", registry=r
         )

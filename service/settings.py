@@ -117,6 +117,15 @@ class Settings:
     checkpoint_interval_updates: int = field(
         default=5_000_000, metadata=_doc("most updates between checkpoints")
     )
+    checkpoint_max_pause_share: float = field(
+        default=0.05,
+        metadata=_doc(
+            "most of the engine's time checkpoint exports may take (the data path waits "
+            "for an export): after an export of E seconds, the next periodic checkpoint "
+            "waits until E / share seconds have passed, even when an interval is due "
+            "(1: no bound)"
+        ),
+    )
     matches_encoding: str = field(
         default="json",
         metadata=_doc(
@@ -344,6 +353,10 @@ class Settings:
             raise ConfigError(f"kafka_acks={self.kafka_acks!r}: choose all or 1")
         if self.checkpoint_interval_s <= 0 or self.checkpoint_interval_updates <= 0:
             raise ConfigError("checkpoint intervals must be positive")
+        if not 0 < self.checkpoint_max_pause_share <= 1:
+            raise ConfigError(
+                f"checkpoint_max_pause_share={self.checkpoint_max_pause_share}: must be in (0, 1]"
+            )
         if self.kafka_security_protocol not in KAFKA_SECURITY_PROTOCOLS:
             raise ConfigError(
                 f"kafka_security_protocol={self.kafka_security_protocol!r}: choose "
