@@ -95,6 +95,7 @@ from helpers import (  # noqa: E402
     updates_json,
 )
 
+from dcsm.client import UpdateProducer  # noqa: E402
 from dcsm.engine import make_engine, warm_up  # noqa: E402
 from dcsm.loadgen.embedded import ServiceProcess  # noqa: E402
 from dcsm.loadgen.synth import powerlaw_stream  # noqa: E402
@@ -342,13 +343,8 @@ class Producer:
         self.task = asyncio.create_task(self._run(), name="chaos-producer")
 
     async def _run(self) -> None:
-        from aiokafka import AIOKafkaProducer
-
-        p = AIOKafkaProducer(
-            bootstrap_servers=self._bootstrap, max_request_size=16 * 1024 * 1024, linger_ms=2
-        )
-        await p.start()
-        try:
+        # UpdateProducer: a record the broker never acknowledged fails the run (DeliveryError).
+        async with UpdateProducer(self._bootstrap, self._topic, linger_ms=2) as p:
             while self.sent < len(self._records):
                 if self.sent >= self._goal:
                     self._moved.clear()
@@ -358,12 +354,10 @@ class Producer:
                 if wait > 0:
                     await asyncio.sleep(wait)
                 rec = self._records[self.sent]
-                await p.send(self._topic, encode(self._stream, rec))
+                await p.send_value(encode(self._stream, rec))
                 self.sent += 1
                 self.sent_updates = rec.hi
             await p.flush()
-        finally:
-            await p.stop()
 
 
 class Chaos:

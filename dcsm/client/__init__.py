@@ -39,14 +39,15 @@ Example (asyncio)::
 Modules: :mod:`~dcsm.client.models` (results, rows, batches, :class:`ApiError`),
 :mod:`~dcsm.client.http` (:class:`Client`, :class:`AsyncClient`),
 :mod:`~dcsm.client.subscription` (:class:`Subscription`, :func:`parse_frame`),
-:mod:`~dcsm.client.kafka` (:class:`UpdateProducer`, :func:`encode_record`). Import from
+:mod:`~dcsm.client.kafka` (:class:`UpdateProducer`, :class:`DeliveryError`,
+:func:`encode_record`). Import from
 ``dcsm.client``.
 """
 
 # Names marked noqa: F401 are outside ``__all__`` (type aliases, close codes) and stay
 # importable from here, as they were from the one-module client.
 from dcsm.client.http import AsyncClient, Client
-from dcsm.client.kafka import PRODUCER_OPTIONS, UpdateProducer, encode_record
+from dcsm.client.kafka import PRODUCER_OPTIONS, DeliveryError, UpdateProducer, encode_record
 from dcsm.client.models import (
     ApiError,
     BatchItem,  # noqa: F401
@@ -85,6 +86,7 @@ __all__ = [
     "CountBatch",
     "Delta",
     "DeltaBatch",
+    "DeliveryError",
     "End",
     "Gap",
     "Query",

@@ -4,11 +4,14 @@ records it decodes, encoded by :func:`encode_record` (:mod:`dcsm.service.codec`'
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from dcsm.client.models import RecordEncoding, UpdatesLike
+
+log = logging.getLogger("dcsm.client")
 
 if TYPE_CHECKING:
     from dcsm.model import UpdateBatch
@@ -48,6 +51,15 @@ def _as_update_batch(updates: UpdatesLike) -> UpdateBatch:
     return to_batch(models, 0, np.array([u.ts or 0.0 for u in models], np.float64))
 
 
+class DeliveryError(RuntimeError):
+    """Records the broker never acknowledged (``failed`` of them; ``first``: the first
+    error): raised by :meth:`UpdateProducer.flush` and :meth:`UpdateProducer.stop`."""
+
+    def __init__(self, failed: int, first: BaseException) -> None:
+        super().__init__(f"{failed} record(s) sent were not delivered: {first!r}")
+        self.failed, self.first = failed, first
+
+
 class UpdateProducer:
     """Sends updates to the service's input topic (aiokafka underneath).
 
@@ -55,7 +67,9 @@ class UpdateProducer:
     (the service's ``--max-record-updates`` must be as large) in ``encoding``; ``send_value``
     sends a record encoded already (:func:`encode_record`). ``options`` go to
     AIOKafkaProducer over :data:`PRODUCER_OPTIONS` (e.g. ``acks``). Records are delivered in
-    order; ``flush()`` (and ``stop()``) wait for everything sent.
+    order; ``flush()`` (and ``stop()``) wait for everything sent, and raise
+    :class:`DeliveryError` if any record sent since the last of them was not delivered: a
+    record the broker refused is never dropped unseen.
 
     Example::
 
@@ -80,6 +94,8 @@ class UpdateProducer:
         self.max_record_updates = max_record_updates
         self.options = PRODUCER_OPTIONS | options
         self._producer: Any = None
+        self._inflight: set[asyncio.Future[Any]] = set()  # delivery futures not yet done
+        self._failures: list[BaseException] = []  # since the last flush() or stop()
 
     async def start(self) -> UpdateProducer:
         from aiokafka import AIOKafkaProducer
@@ -90,9 +106,11 @@ class UpdateProducer:
         return self
 
     async def stop(self) -> None:
+        """Deliver what was sent, then close; :class:`DeliveryError` if any record failed."""
         if self._producer is not None:
             producer, self._producer = self._producer, None
             await producer.stop()
+            await self._settle()
 
     async def send(
         self, updates: UpdatesLike, *, ts: np.ndarray | None = None, wait: bool = False
@@ -106,8 +124,8 @@ class UpdateProducer:
             b = min(a + step, len(batch))
             value = encode_record(batch.slice(a, b), self.encoding, None if ts is None else ts[a:b])
             futures.append(await self.send_value(value))
-        if wait and futures:
-            await asyncio.gather(*futures)
+        if wait:
+            await self._settle()  # delivery is in order: these and everything before them
         return len(futures)
 
     async def send_value(self, value: bytes, topic: str | None = None) -> Any:
@@ -115,14 +133,39 @@ class UpdateProducer:
         future."""
         if self._producer is None:
             raise RuntimeError("UpdateProducer.start() first")
-        return await self._producer.send(topic or self.topic, value)
+        fut = await self._producer.send(topic or self.topic, value)
+        self._inflight.add(fut)
+        fut.add_done_callback(self._delivered)
+        return fut
 
     async def flush(self) -> None:
+        """Wait until every record sent is delivered; :class:`DeliveryError` if any failed."""
         if self._producer is not None:
             await self._producer.flush()
+        await self._settle()
+
+    def _delivered(self, fut: asyncio.Future[Any]) -> None:
+        self._inflight.discard(fut)
+        if fut.cancelled():
+            self._failures.append(asyncio.CancelledError("delivery cancelled"))
+        elif (exc := fut.exception()) is not None:
+            self._failures.append(exc)
+
+    async def _settle(self) -> None:
+        """Wait for the delivery futures still open, then raise the failures seen."""
+        if self._inflight:
+            await asyncio.wait(list(self._inflight))
+        if self._failures:
+            failures, self._failures = self._failures, []
+            raise DeliveryError(len(failures), failures[0])
 
     async def __aenter__(self) -> UpdateProducer:
         return await self.start()
 
     async def __aexit__(self, *exc: object) -> None:
-        await self.stop()
+        try:
+            await self.stop()
+        except DeliveryError as err:
+            if exc[0] is None:
+                raise
+            log.error("%s (while leaving on %r)", err, exc[1])  # that error goes on up

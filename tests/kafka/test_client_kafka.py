@@ -1,6 +1,7 @@
 """``dcsm.client.UpdateProducer`` through a real tansu broker into a real ``dcsm serve``:
 JSON and binary records (and pre-encoded ones) are applied as the CPU engine applies the same
-updates, each with the ``ts`` it was given as its ``arrival_ts``."""
+updates, each with the ``ts`` it was given as its ``arrival_ts``; a record the broker never
+acknowledges is an error of ``flush()``, not a silent loss."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ import numpy as np
 import pytest
 from helpers import TRI, oracle_deltas
 
-from dcsm.client import AsyncClient, Delta, End, UpdateProducer, encode_record
+from dcsm.client import AsyncClient, DeliveryError, Delta, End, UpdateProducer, encode_record
 from dcsm.loadgen.synth import powerlaw_stream
+from dcsm.service.broker import TansuBroker
 
 pytestmark = pytest.mark.kafka
 
@@ -54,3 +56,28 @@ async def test_update_producer_json_and_binary_are_applied(make_service, topics,
     assert sorted((d.query, d.sign, d.seq, d.match) for d in deltas) == expected
     for d in deltas:
         assert d.arrival_ts == pytest.approx(ts[d.seq], abs=2e-6)
+
+
+async def test_a_record_the_broker_never_acknowledges_fails_the_flush(topics) -> None:
+    try:
+        broker = TansuBroker().start()  # its own: this test stalls it
+    except Exception as exc:  # no tansu binary on this platform
+        pytest.skip(f"tansu broker unavailable: {exc}")
+    one = [{"op": "insert", "u": 1, "v": 2}]
+    try:
+        async with UpdateProducer(broker.bootstrap, topics.updates, request_timeout_ms=1500) as p:
+            await p.send(one)
+            await p.flush()  # delivered: nothing raised
+            broker.pause()  # SIGSTOP: the broker answers nothing
+            try:
+                await p.send(one)
+                await p.send(one)
+                with pytest.raises(DeliveryError) as err:
+                    await p.flush()
+                assert err.value.failed == 2
+            finally:
+                broker.resume()
+            await p.send(one, wait=True)  # the producer goes on once the broker does
+            await p.flush()
+    finally:
+        broker.stop()

@@ -87,9 +87,9 @@ async def test_producer_pool_sends_each_update_once_stamped_on_time(broker, topi
     assert sent.send_rate() >= 0.5 * 2000, sent
     # Every record the processes report sent: reading until the topic is merely idle for a
     # second could stop before the last one on a loaded machine.
-    records = await consume_topic(
-        broker.bootstrap, topics.updates, sum(r.records for r in sent.reports), 30
-    )
+    want = sum(r.records for r in sent.reports)
+    records = await consume_topic(broker.bootstrap, topics.updates, want, 30)
+    assert len(records) == want, f"read {len(records)} of the {want} records delivered"
     parts = [decode_record(r.value, 100_000).updates for r in records]
     ts = np.concatenate([p.ts for p in parts])
     u = np.concatenate([p.u for p in parts])
