@@ -46,7 +46,7 @@
 #include "updater_small.cuh"
 #include "updater.cuh"
 
-extern "C" __global__ void __launch_bounds__(256, 3) dcsm_persistent(const u64* ctx_words) {
+extern "C" __global__ void __launch_bounds__(256, MIN_BLOCKS) dcsm_persistent(const u64* ctx_words) {
     const Ctx& C = *reinterpret_cast<const Ctx*>(ctx_words);
     __shared__ BlockView V;
     int lane = threadIdx.x & 31;
