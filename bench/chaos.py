@@ -285,7 +285,8 @@ class Result:
             f"chaos ({name}, seed {self.seed}): {self.kills} kills, {self.restarts} restarts, "
             f"{self.updates} updates in {self.records} records, {self.queries} queries, "
             f"{self.wall_s:.1f} s + {self.check_s:.1f} s of checks (start "
-            f"{self.start_seconds['mean']:.2f} s mean)",
+            f"{self.start_seconds['mean']:.2f} s mean, the engine's "
+            f"{self.start_seconds['engine_mean']:.2f} s)",
             f"  planned: {items(self.kinds)}",
             f"  moments: {items(self.moments)}",
             f"  ops: {'; '.join(self.ops)}",
@@ -376,6 +377,7 @@ class Chaos:
         self.producer = Producer(bootstrap, topics.updates, self.stream, self.records)
         self.moments: Counter[str] = Counter()
         self.start_s: list[float] = []  # spawn to ready
+        self.engine_s: list[float] = []  # of which the engine's own start ("engine ... ready in")
         self.cycles: list[float] = []  # spawn to end
         self.spawns = 0
         self.svc: ServiceProcess | None = None
@@ -453,6 +455,12 @@ class Chaos:
             elif r.status_code != 503:
                 raise ChaosError(f"DELETE {name} (try {op.tries}): {r.status_code} {r.text}")
 
+    async def _started(self, svc: ServiceProcess, starting: asyncio.Task) -> None:
+        """Wait until ``svc`` is ready; record its start and the engine's share of it."""
+        self.start_s.append(await starting)
+        if found := _ENGINE_READY.findall(svc.log(1 << 20)):
+            self.engine_s.append(float(found[-1]))
+
     def _due(self, k: int) -> list[Op]:
         return [op for op in self.ops if not op.done and op.incarnation <= k]
 
@@ -472,7 +480,7 @@ class Chaos:
                 self.start_s.append(await starting)
             self._ended(k, kind, moment, code)
             return
-        self.start_s.append(await starting)
+        await self._started(svc, starting)
         async with http_client(svc.base_url, 30) as client:
             ops = self._due(k)
             race = ops.pop() if kind == "control" and ops else None
@@ -574,7 +582,7 @@ class Chaos:
     async def last(self) -> dict[str, Any]:
         """The last incarnation: every op done, everything read; what it says at the end."""
         svc, starting = self._spawn()
-        self.start_s.append(await starting)
+        await self._started(svc, starting)
         n = self.cfg.updates
         out: dict[str, Any] = {"static": {}}
         async with http_client(svc.base_url, 60) as client:
@@ -701,7 +709,9 @@ class Chaos:
             duplicates=sum(t.duplicates.values()), differences=dict(d.counts),
             kinds=dict(Counter(self.kinds)), moments=dict(self.moments),
             ops=[op.describe(until) for op in self.ops],
-            start_seconds={"mean": float(starts.mean()), "max": float(starts.max())},
+            start_seconds={"mean": float(starts.mean()), "max": float(starts.max()),
+                           "engine_mean": float(np.mean(self.engine_s or [np.nan])),
+                           "engine_max": float(np.max(self.engine_s or [np.nan]))},
             wall_s=wall_s, notes=self.notes + d.notes,
         )  # fmt: skip
 
@@ -741,6 +751,7 @@ def expected(
 
 
 _EMITTED = re.compile(rb',"emitted_ts":[^,}]*')
+_ENGINE_READY = re.compile(r"engine \w+ ready in ([0-9.]+)s")  # engine_worker's log line
 
 
 @dataclass
