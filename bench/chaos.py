@@ -699,7 +699,7 @@ class Chaos:
                         "value": rec.value.decode(),
                     }
                     fh.write(json.dumps(row) + "\n")
-        starts = np.array(self.start_s)
+        starts, engine = np.array(self.start_s), np.array(self.engine_s or [np.nan])
         return Result(
             signal=self.cfg.signal, seed=self.cfg.seed, kills=self.cfg.kills,
             restarts=self.spawns - 1, updates=n, records=len(self.records), queries=len(reg),
@@ -710,8 +710,7 @@ class Chaos:
             kinds=dict(Counter(self.kinds)), moments=dict(self.moments),
             ops=[op.describe(until) for op in self.ops],
             start_seconds={"mean": float(starts.mean()), "max": float(starts.max()),
-                           "engine_mean": float(np.mean(self.engine_s or [np.nan])),
-                           "engine_max": float(np.max(self.engine_s or [np.nan]))},
+                           "engine_mean": float(engine.mean()), "engine_max": float(engine.max())},
             wall_s=wall_s, notes=self.notes + d.notes,
         )  # fmt: skip
 

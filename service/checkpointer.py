@@ -68,8 +68,8 @@ class Checkpointer:
         self._placement = placement
         self._backfills_done = backfills_done
         self._max_pause_share = max_pause_share
-        self._min_gap_s = 0.0  # the last export's seconds / max_pause_share (0: no bound)
-        self._postponed = False  # a due checkpoint is waiting for _min_gap_s
+        self._export_s = 0.0  # the last export's pause of the engine
+        self._postponed = False  # a due checkpoint is waiting for _min_gap_s()
 
     def restart_clock(self) -> None:
         """The next periodic checkpoint is due an interval from now (called at start)."""
@@ -84,7 +84,7 @@ class Checkpointer:
             changed = grown > 0 or len(self._query_log or ()) != entries
             since = time.monotonic() - t
             if changed and (since >= self._interval_s or grown >= self._interval_updates):
-                if since < self._min_gap_s:
+                if since < self._min_gap_s():
                     self._postpone(since)
                     continue
                 if self._backfills_done is not None:
@@ -98,6 +98,11 @@ class Checkpointer:
                     log.error("checkpoint failed: %s", exc)
                     self._last = (time.monotonic(), seq, entries)
 
+    def _min_gap_s(self) -> float:
+        """The least time after the last checkpoint before the next periodic one."""
+        share = self._max_pause_share
+        return self._export_s / share if share < 1 else 0.0
+
     def _postpone(self, since: float) -> None:
         """A due checkpoint waits for the pause budget: counted and logged once."""
         if self._postponed:
@@ -107,8 +112,7 @@ class Checkpointer:
         log.info(
             "checkpoint due but put off %.1f s: the last export paused the engine %.2f s "
             "(checkpoint_max_pause_share %.2f)",
-            self._min_gap_s - since, self._min_gap_s * self._max_pause_share,
-            self._max_pause_share,
+            self._min_gap_s() - since, self._export_s, self._max_pause_share,
         )  # fmt: skip
 
     async def take(self) -> Checkpoint:
@@ -142,8 +146,7 @@ class Checkpointer:
             for phase, seconds in (("export", ev.seconds), ("flush", t2 - t1), ("write", t3 - t2)):
                 m.checkpoint_seconds.labels(phase).observe(seconds)
             self._last = (time.monotonic(), cmd.at_seq, cmd.log_entries)
-            share = self._max_pause_share
-            self._min_gap_s = ev.seconds / share if share < 1 else 0.0
+            self._export_s = ev.seconds
             self._postponed = False
             self.latest = ckpt
             log.info(
