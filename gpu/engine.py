@@ -48,6 +48,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -503,23 +504,25 @@ class GpuEngine(Engine):
         self._loaded = True
 
     def export_graph(self) -> Graph:
+        """The current graph (a checkpoint's): its live edges gathered on the device with
+        the kernel stopped, so 12 bytes an edge cross to the host, never the slab pool."""
         self._drain_idle()
         nv = int(self._meta[0])
-        a, b, lab = self._live_edges(nv)
+        s = self._side
+        a, b, lab = (x.get(stream=s) for x in self._device_edges(nv))
         return Graph(
             vertex_ids=self._ext[:nv].copy(), vertex_labels=self._vlab[:nv].copy(),
             src=self._ext[a], dst=self._ext[b], edge_labels=lab,
         )  # fmt: skip
 
-    def _live_edges(self, nv: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Current edges in internal ids (a < b, label), read from the device."""
-        st = self._get_state()
+    def _device_edges(self, nv: int) -> tuple[Any, Any, Any]:
+        """Current edges in internal ids (a < b, label) as device arrays on the side stream,
+        with the kernel stopped (cupy's kernels do not run beside it)."""
+        self.stop()
         d, s = self._d, self._side
-        head = d["head"][:nv].get(stream=s)
-        vers = d["vers"][: int(st["ver_bump"][0])].get(stream=s)
-        entries = d["entries"][: int(st["slab_bump"][0]) * 32].get(stream=s)
-        s.synchronize()
-        return live_edges(np, head, vers, entries)
+        nver = int(self._get_state()["ver_bump"][0])
+        with s:
+            return live_edges(self._cp, d["head"][:nv], d["vers"][:nver], d["entries"])
 
     def _snapshot(self) -> DeviceCsr:
         """The current graph as a device CSR, with the persistent kernel stopped (the graph
@@ -528,10 +531,7 @@ class GpuEngine(Engine):
         pool (gigabytes at tens of millions of edges) never crosses to the host."""
         self.stop()
         nv = int(self._meta[0])
-        d, s = self._d, self._side
-        nver = int(self._get_state()["ver_bump"][0])
-        with s:
-            a, b, lab = live_edges(self._cp, d["head"][:nv], d["vers"][:nver], d["entries"])
+        a, b, lab = self._device_edges(nv)
         return self._static.csr_from_edges(nv, a, b, lab, self._vlab[:nv], self._ext[:nv])
 
     def static_snapshot(self) -> DeviceSnapshot | None:
