@@ -86,10 +86,21 @@
 #ifndef THREADS
 #define THREADS 256
 #endif
+#ifndef PAIRS_MAX_LIST
+#define PAIRS_MAX_LIST 128  // count_last_pairs: longer last-level scans are walked alone
+#endif
+// COUNT_MIN_BLOCKS (unset by default): the count kernels' __launch_bounds__ minimum of blocks
+// an SM, which caps their registers (ptxas picks its own count without one).
 #ifndef CLAIM_MAX
 #define CLAIM_MAX 32  // most start edges one claim takes (one lane each for the start checks)
 #endif
 // ------------------------------------------------------------------------------------------
+
+#ifdef COUNT_MIN_BLOCKS
+#define COUNT_BOUNDS __launch_bounds__(THREADS, COUNT_MIN_BLOCKS)
+#else
+#define COUNT_BOUNDS __launch_bounds__(THREADS)
+#endif
 
 #if CLAIM_MAX > 32
 #error "CLAIM_MAX must be at most 32 (one lane per start edge of a claim)"
@@ -344,6 +355,85 @@ __device__ u128 tail_product(const int* P, const Csr& G, const Search& S, int t,
     return prod;
 }
 
+// Counting only, the last level for every candidate of step n-2's current window at once
+// (`mask`; S holds m[0..n-3]). Walking them one at a time gives each candidate's step n-1 a
+// window of its own, mostly idle lanes when lists are short. Here lane l takes candidate l:
+// it sets its own copy of m[n-2] (no later read of that step precedes the next set_vertex)
+// and finds its step n-1 scan (scan_range). Scans of PAIRS_MAX_LIST entries or fewer are
+// walked together, concatenated, 32 entries a round: entry g goes to lane g % 32, which
+// finds the candidate owning it by a binary search over the lanes' inclusive prefix sums
+// and makes eval_window's checks against that owner's m[n-2]. Longer scans fill their
+// windows anyway; the warp walks them one candidate at a time, as extend would.
+__device__ u64 count_last_pairs(const int* P, const Csr& G, Search& S, int n, unsigned mask,
+                                int lane) {
+    const int i = n - 2, L = n - 1;
+    int len = 0, cand = 0;
+    if ((mask >> lane) & 1) {
+        cand = __ldg(G.nbr + S.loff[i] + S.lpos[i] + lane);
+        set_vertex(G, S, i, cand);
+        scan_range(P, G, S, L);
+        len = S.llen[L];
+    }
+    u64 found = 0;
+    const unsigned longs = __ballot_sync(FULL_MASK, len > PAIRS_MAX_LIST);
+    if (len > PAIRS_MAX_LIST) len = 0;
+    int incl = len;  // inclusive prefix sum over the lanes: at most 32 * PAIRS_MAX_LIST
+    for (int d = 1; d < 32; d <<= 1) {
+        int v = __shfl_up_sync(FULL_MASK, incl, d);
+        if (lane >= d) incl += v;
+    }
+    const int total = __shfl_sync(FULL_MASK, incl, 31);
+    const int excl = incl - len;
+    const int nb = P[SP_BNCNT + L], lt = P[SP_SYMLT + L], gt = P[SP_SYMGT + L];
+    const bool ext_sym = (lt | gt) && P[SP_ORDER] == ORDER_EXT;
+    for (int g0 = 0; g0 < total; g0 += 32) {
+        const int g = g0 + lane;
+        int o = 0, hi = 31;  // the owner: the first lane whose incl passes g
+        while (o < hi) {
+            int mid = (o + hi) >> 1;
+            if (__shfl_sync(FULL_MASK, incl, mid) > g) hi = mid; else o = mid + 1;
+        }
+        const int oc = __shfl_sync(FULL_MASK, cand, o);
+        const int ob = __shfl_sync(FULL_MASK, S.lbest[L], o);
+        const i64 at = __shfl_sync(FULL_MASK, S.loff[L], o) + (g - __shfl_sync(FULL_MASK, excl, o));
+        bool ok = g < total;
+        if (ok) {
+            const int x = __ldg(G.nbr + at);
+            const int wb = P[SP_BNELAB + L * KMAX + ob];
+            ok = (wb == ANY || __ldg(G.elab + at) == wb) && x != oc;
+            for (int j = 0; ok && j < i; ++j) ok = S.m[j] != x;
+            if (ok && ext_sym) {
+                const i64 ex = order_key(P, G, x);
+                for (int j = 0; ok && j < L; ++j) {
+                    if (!(((lt | gt) >> j) & 1)) continue;
+                    const i64 ej = order_key(P, G, j == i ? oc : S.m[j]);
+                    if (((lt >> j) & 1) && !(ex < ej)) ok = false;
+                    if (((gt >> j) & 1) && !(ex > ej)) ok = false;
+                }
+            }
+            for (int k = 0; ok && k < nb; ++k) {
+                if (k == ob) continue;
+                const int j = P[SP_BNPOS + L * KMAX + k];
+                const int want = P[SP_BNELAB + L * KMAX + k];
+                if (j != i) {
+                    ok = has_edge(G, S.moff[j], S.mlen[j], x, want);
+                } else {
+                    const i64 co = __ldg(G.off + oc);
+                    ok = has_edge(G, co, (int)(__ldg(G.off + oc + 1) - co), x, want);
+                }
+            }
+        }
+        found += (u64)__popc(__ballot_sync(FULL_MASK, ok));
+    }
+    for (unsigned rest = longs; rest; rest &= rest - 1u) {
+        set_vertex(G, S, i, __shfl_sync(FULL_MASK, cand, __ffs(rest) - 1));
+        scan_range(P, G, S, L);
+        for (S.lpos[L] = 0; S.lpos[L] < S.llen[L]; S.lpos[L] += 32)
+            found += (u64)__popc(eval_window(P, G, S, L, lane));
+    }
+    return found;
+}
+
 // Reserve `cnt` rows (lane 0, one atomicAdd); ~0 when they would not fit (error bit set).
 __device__ __forceinline__ u64 reserve_rows(u64* ctl, u64 cnt, u64 cap, int lane) {
     u64 base = 0;
@@ -446,6 +536,11 @@ __device__ u128 extend(const int* P, const Csr& G, Search& S, int n, int a, int 
             }
             seen += (u64)__popc(mask);
             if (MODE == MODE_EMIT && seen >= hi) return seen;
+            S.lmask[i] = 0u;
+            continue;
+        }
+        if (MODE != MODE_EMIT && i == n - 2 && tail == n) {  // the window's last level at once
+            seen += count_last_pairs(P, G, S, n, mask, lane);
             S.lmask[i] = 0u;
             continue;
         }
@@ -615,12 +710,12 @@ extern "C" __global__ void __launch_bounds__(THREADS) static_units(MATCH_ARGS) {
 
 // Matches from start edges [t0, t1) (entries of nbr): the total into ctl[CTL_TOTAL].
 // per_start: the inclusive prefix sum of static_units' output for the same [t0, t1).
-extern "C" __global__ void __launch_bounds__(THREADS) static_count(MATCH_ARGS) {
+extern "C" __global__ void COUNT_BOUNDS static_count(MATCH_ARGS) {
     run_starts<MODE_COUNT>(MATCH_PASS);
 }
 
 // Matches of each start edge t of [t0, t1) into per_start[t - t0].
-extern "C" __global__ void __launch_bounds__(THREADS) static_count_starts(MATCH_ARGS) {
+extern "C" __global__ void COUNT_BOUNDS static_count_starts(MATCH_ARGS) {
     run_starts<MODE_STARTS>(MATCH_PASS);
 }
 

@@ -67,6 +67,7 @@ candidate windows); Sun & Luo, "Efficient GPU-accelerated subgraph matching", SI
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -112,7 +113,9 @@ def load_module(threads: int = THREADS):  # type: ignore[no-untyped-def]
     import cupy as cp
 
     # --device-int128: the counts are unsigned __int128 (NVRTC needs it asked for).
-    options = ("-std=c++17", "--device-int128", f"-DKMAX={K}", f"-DTHREADS={threads}")
+    # $DCSM_STATIC_DEFINES: further -D options (the knobs at the top of the source), for A/B runs.
+    extra = tuple(os.environ.get("DCSM_STATIC_DEFINES", "").split())
+    options = ("-std=c++17", "--device-int128", f"-DKMAX={K}", f"-DTHREADS={threads}", *extra)
     return cp.RawModule(code=SOURCE.read_text(), options=options)
 
 

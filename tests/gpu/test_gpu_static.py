@@ -24,6 +24,7 @@ from dcsm.gpu.static_match import (
     StaticMatcher,
     csr_from_edges,
     device_plan,
+    load_module,
 )
 from dcsm.graphio import read_csm_query, read_graph
 from dcsm.model import Graph, Pattern
@@ -184,6 +185,30 @@ def test_hub_counts_same_as_cpu(matcher: StaticMatcher) -> None:
         want = cpu.count_static(p)
         assert want > 400_000, p.name
         assert matcher.count(csr, p) == want, p.name
+
+
+@pytest.mark.parametrize("defines", ["-DPAIRS_MAX_LIST=0", "-DPAIRS_MAX_LIST=3"])
+def test_last_level_walked_together_or_alone_counts_alike(
+    monkeypatch: pytest.MonkeyPatch, defines: str
+) -> None:
+    """count_last_pairs walks last-level scans of PAIRS_MAX_LIST entries or fewer together
+    and longer ones one candidate at a time: with every scan long (0), or short and long
+    ones in most windows (3), every count equals the CPU's, the hub's graph included."""
+    monkeypatch.setenv("DCSM_STATIC_DEFINES", defines)
+    load_module.cache_clear()
+    try:
+        m = StaticMatcher()
+        light = ("c4", "c4_d", "k5", "c4_lab", "path4_lab")
+        for (cpu, csr, _ids), names in (
+            (random_case(1), light),
+            (random_case(3), (*light, "house_d", "c6_d")),
+            (hub_case(), ("c4", "c4_lab", "k5")),
+        ):
+            for name in names:
+                p = BY_NAME[name]
+                assert m.count(csr, p) == cpu.count_static(p), (defines, name)
+    finally:
+        load_module.cache_clear()
 
 
 @pytest.mark.parametrize(
