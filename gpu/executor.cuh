@@ -260,7 +260,8 @@ __device__ __noinline__ u64 run_item(const Ctx& C, const Item& it, volatile Bloc
             lv.mask = eval_window(C, pl, i, lv, m, moff, mlen, tau, lane);
             continue;
         }
-        if (!emit && i == n - 2 && lv.paired != lv.pos && PAIRS_MAX_LIST > 0) {
+        if (!emit && i == n - 2 && lv.paired != lv.pos && PAIRS_MAX_LIST > 0 &&
+            (lv.mask & (lv.mask - 1u))) {  // two candidates or more
             // The window's candidates with short last levels at once; the rest below.
             unsigned longs;
             total += count_last_pairs(C, pl, n, lv, m, moff, mlen, tau, lv.mask, &longs, lane);

@@ -147,8 +147,9 @@
 #define HELP_MASK 0xffffffffu
 #endif
 // Counting, an executor walks the last level of every candidate of a level n-2 window at
-// once (count_last_pairs) when that candidate's scan has at most PAIRS_MAX_LIST entries;
-// longer scans are walked alone (and can be donated). 0: never.
+// once (count_last_pairs; windows of two candidates or more) when that candidate's scan
+// has at most PAIRS_MAX_LIST entries; longer scans are walked alone (and can be donated).
+// 0: never.
 #ifndef PAIRS_MAX_LIST
 #define PAIRS_MAX_LIST 128
 #endif

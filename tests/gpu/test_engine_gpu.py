@@ -143,7 +143,7 @@ def test_last_levels_walked_together_count_alike(
     ]
     for g, stream in cases:
         want = cpu_run(g, stream, PATTERNS, True)
-        got = run(GpuEngine(check=True, **SMALL), g, stream, PATTERNS, True, 150)
+        got = run(GpuEngine(check=True), g, stream, PATTERNS, True, 150)
         assert_same(got, want)
 
 
