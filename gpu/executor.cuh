@@ -13,6 +13,7 @@ struct Level {
     int pos, end;     // current window start, end of the scan
     unsigned mask;    // candidates of the current window not yet taken
     int best;         // which backward neighbour's list is scanned
+    int paired;       // counting: pos of the window whose short last levels are counted
 };
 
 // Evaluate the window starting at lv.pos of level i: bit l set when entry pos+l is a valid
@@ -46,6 +47,86 @@ __device__ unsigned eval_window(const Ctx& C, const int* pl, int i, const Level&
         }
     }
     return __ballot_sync(0xffffffffu, ok);
+}
+
+// Counting only: the last level of every candidate in `mask` (level n-2's window at lv.pos)
+// whose scan has at most PAIRS_MAX_LIST entries, all at once; returns their matches and
+// leaves in *longs the candidates with longer scans, for run_item to walk one at a time (their
+// windows are full, and they can be donated). Walking each candidate alone gives its last
+// level windows of its own, mostly idle lanes when lists are short. Lane l takes candidate
+// l: its own m, moff, mlen[n-2] (nothing reads that step again before run_item sets it) and
+// its last level's scan (pick_base); the warp walks the concatenation of the short scans 32
+// entries a round, entry g going to lane g % 32, which finds the candidate owning it by a
+// binary search over the lanes' prefix sums and makes eval_window's checks against that
+// owner's m[n-2]. gpu/static_match.cu's count_last_pairs is the static twin.
+__device__ u64 count_last_pairs(const Ctx& C, const int* pl, int n, const Level& lv, int* m,
+                                i64* moff, int* mlen, int tau, unsigned mask, unsigned* longs,
+                                int lane) {
+    const int i = n - 2, L = n - 1;
+    int len = 0, cand = -1, best = 0;
+    i64 boff = 0;
+    if ((mask >> lane) & 1) {
+        cand = __ldcg(&C.entries[lv.off + lv.pos + lane].nbr);
+        m[i] = cand;
+        find_version(C, cand, tau, moff[i], mlen[i]);
+        best = pick_base(pl, L, mlen);
+        int jb = __ldcg(pl + PL_BNPOS + L * KMAX + best);
+        boff = moff[jb];
+        len = mlen[jb];
+    }
+    *longs = __ballot_sync(0xffffffffu, len > PAIRS_MAX_LIST);
+    if (len > PAIRS_MAX_LIST) len = 0;
+    int incl = len;  // inclusive prefix sum over the lanes: at most 32 * PAIRS_MAX_LIST
+    for (int d = 1; d < 32; d <<= 1) {
+        int v = __shfl_up_sync(0xffffffffu, incl, d);
+        if (lane >= d) incl += v;
+    }
+    const int total = __shfl_sync(0xffffffffu, incl, 31), excl = incl - len;
+    const i64 coff = moff[i];
+    const int clen = mlen[i];
+    const int nb = __ldcg(pl + PL_BNCNT + L), vl = __ldcg(pl + PL_VLABEL + L);
+    const int lt = __ldcg(pl + PL_SYMLT + L), gt = __ldcg(pl + PL_SYMGT + L);
+    u64 found = 0;
+    for (int g0 = 0; g0 < total; g0 += 32) {
+        const int g = g0 + lane;
+        int o = 0, hi = 31;  // the owner: the first lane whose incl passes g
+        while (o < hi) {
+            int mid = (o + hi) >> 1;
+            if (__shfl_sync(0xffffffffu, incl, mid) > g) hi = mid; else o = mid + 1;
+        }
+        const int oc = __shfl_sync(0xffffffffu, cand, o);
+        const int ob = __shfl_sync(0xffffffffu, best, o);
+        const i64 at = __shfl_sync(0xffffffffu, boff, o) + (g - __shfl_sync(0xffffffffu, excl, o));
+        const i64 ooff = __shfl_sync(0xffffffffu, coff, o);
+        const int olen = __shfl_sync(0xffffffffu, clen, o);
+        bool ok = g < total;
+        if (ok) {
+            Entry e = load_entry(C.entries + at);
+            const int c = e.nbr;
+            const int want_base = __ldcg(pl + PL_BNELAB + L * KMAX + ob);
+            ok = e.ct <= tau && tau <= e.dt && (want_base == ANY || e.elab == want_base) && c != oc;
+            if (ok && vl != ANY && __ldcg(C.vlab + c) != vl) ok = false;
+            for (int j = 0; ok && j < i; ++j) if (m[j] == c) ok = false;
+            if (ok && (lt | gt)) {
+                i64 ec = __ldcg(C.ext + c);
+                for (int j = 0; ok && j < L; ++j) {
+                    if (!(((lt | gt) >> j) & 1)) continue;
+                    i64 ej = __ldcg(C.ext + (j == i ? oc : m[j]));
+                    if (((lt >> j) & 1) && !(ec < ej)) ok = false;
+                    if (((gt >> j) & 1) && !(ec > ej)) ok = false;
+                }
+            }
+            for (int k = 0; ok && k < nb; ++k) {
+                if (k == ob) continue;
+                const int j = __ldcg(pl + PL_BNPOS + L * KMAX + k);
+                const int want = __ldcg(pl + PL_BNELAB + L * KMAX + k);
+                ok = j == i ? has_edge(C, ooff, olen, c, tau, want)
+                            : has_edge(C, moff[j], mlen[j], c, tau, want);
+            }
+        }
+        found += __popc(__ballot_sync(0xffffffffu, ok));
+    }
+    return found;
 }
 
 // Write one match per set bit of `mask` (the candidates of the last level) to the ring.
@@ -152,6 +233,7 @@ __device__ __noinline__ u64 run_item(const Ctx& C, const Item& it, volatile Bloc
         lv.pos = it.pos;
         lv.end = it.end < 0 ? min(lv.len, it.pos + CHUNK) : min(lv.len, it.end);
         lv.mask = lv.pos < lv.end ? eval_window(C, pl, s, lv, m, moff, mlen, tau, lane) : 0u;
+        lv.paired = -1;
     }
     int steps = 0;
     while (i >= s) {
@@ -178,6 +260,15 @@ __device__ __noinline__ u64 run_item(const Ctx& C, const Item& it, volatile Bloc
             lv.mask = eval_window(C, pl, i, lv, m, moff, mlen, tau, lane);
             continue;
         }
+        if (!emit && i == n - 2 && lv.paired != lv.pos && PAIRS_MAX_LIST > 0 &&
+            (lv.mask & (lv.mask - 1u))) {  // two candidates or more
+            // The window's candidates with short last levels at once; the rest below.
+            unsigned longs;
+            total += count_last_pairs(C, pl, n, lv, m, moff, mlen, tau, lv.mask, &longs, lane);
+            lv.paired = lv.pos;
+            lv.mask = longs;
+            continue;
+        }
         if (i == n - 1) {
             total += __popc(lv.mask);
             if (emit) emit_window(C, pl, n, slot, tau, lv, m, lv.mask, lane);
@@ -196,6 +287,7 @@ __device__ __noinline__ u64 run_item(const Ctx& C, const Item& it, volatile Bloc
         nx.off = moff[jb]; nx.len = mlen[jb];
         nx.pos = 0; nx.end = nx.len;
         nx.mask = nx.end > 0 ? eval_window(C, pl, i, nx, m, moff, mlen, tau, lane) : 0u;
+        nx.paired = -1;
     }
     if (CHECK && lane == 0) {
         // The versions the item started from must still be the ones tau reads.

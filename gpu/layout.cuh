@@ -146,6 +146,13 @@
 #ifndef HELP_MASK
 #define HELP_MASK 0xffffffffu
 #endif
+// Counting, an executor walks the last level of every candidate of a level n-2 window at
+// once (count_last_pairs; windows of two candidates or more) when that candidate's scan
+// has at most PAIRS_MAX_LIST entries; longer scans are walked alone (and can be donated).
+// 0: never.
+#ifndef PAIRS_MAX_LIST
+#define PAIRS_MAX_LIST 128
+#endif
 // Blocks of 256 threads per SM the persistent kernel is compiled for (__launch_bounds__):
 // the register cap is 65536 / (256 * MIN_BLOCKS). nvcc 13.0 -Xptxas -v on sm_90: 3 -> 80
 // registers, 256 B of spill stores and 700 B of loads; 2 -> 128 registers, 48 B and 268 B;
