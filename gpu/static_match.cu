@@ -665,7 +665,7 @@ __device__ void run_starts(const i64* __restrict__ off, const int* __restrict__ 
                 set_vertex(G, S, 0, a);
                 set_vertex(G, S, 1, b);
                 scan_range(P, G, S, 2);
-                len = min(32, S.llen[2] - 32 * win);
+                len = max(0, min(32, S.llen[2] - 32 * win));
                 S.loff[2] += 32 * win;
             }
             u64 c = walk_scans<2>(P, G, S, 2, len, lane);
