@@ -355,15 +355,82 @@ __device__ u128 tail_product(const int* P, const Csr& G, const Search& S, int t,
     return prod;
 }
 
+// Counting only: the matches of step L over the concatenation of the lanes' scans, 32
+// entries a round. Each lane's S holds its own m, moff, mlen[0..L-1] (steps below L - NV the
+// same in every lane) and its scan of step L (S.lbest[L], from S.loff[L]); it walks `len`
+// entries of it (0: none). Entry g of the concatenation goes to lane g % 32, which finds the
+// lane owning it by a binary search over the lanes' inclusive prefix sums and makes
+// eval_window's checks against that owner's steps L - NV .. L - 1. The sum of the lens must
+// fit an int (callers bound each by PAIRS_MAX_LIST or a window).
+template <int NV>
+__device__ u64 walk_scans(const int* P, const Csr& G, const Search& S, int L, int len, int lane) {
+    static_assert(NV == 1 || NV == 2, "one or two steps differ between lanes");
+    int incl = len;  // inclusive prefix sum over the lanes
+    for (int d = 1; d < 32; d <<= 1) {
+        int v = __shfl_up_sync(FULL_MASK, incl, d);
+        if (lane >= d) incl += v;
+    }
+    const int total = __shfl_sync(FULL_MASK, incl, 31);
+    const int excl = incl - len, v0 = L - NV;
+    const int nb = P[SP_BNCNT + L], lt = P[SP_SYMLT + L], gt = P[SP_SYMGT + L];
+    const bool ext_sym = (lt | gt) && P[SP_ORDER] == ORDER_EXT;
+    u64 found = 0;
+    for (int g0 = 0; g0 < total; g0 += 32) {
+        const int g = g0 + lane;
+        int o = 0, hi = 31;  // the owner: the first lane whose incl passes g
+        while (o < hi) {
+            int mid = (o + hi) >> 1;
+            if (__shfl_sync(FULL_MASK, incl, mid) > g) hi = mid; else o = mid + 1;
+        }
+        int om[NV], olen[NV];
+        i64 ooff[NV];
+#pragma unroll
+        for (int k = 0; k < NV; ++k) {
+            om[k] = __shfl_sync(FULL_MASK, S.m[v0 + k], o);
+            ooff[k] = __shfl_sync(FULL_MASK, S.moff[v0 + k], o);
+            olen[k] = __shfl_sync(FULL_MASK, S.mlen[v0 + k], o);
+        }
+        const int ob = __shfl_sync(FULL_MASK, S.lbest[L], o);
+        const i64 at = __shfl_sync(FULL_MASK, S.loff[L], o) + (g - __shfl_sync(FULL_MASK, excl, o));
+        bool ok = g < total;
+        if (ok) {
+            const int x = __ldg(G.nbr + at);
+            const int wb = P[SP_BNELAB + L * KMAX + ob];
+            ok = wb == ANY || __ldg(G.elab + at) == wb;
+#pragma unroll
+            for (int k = 0; k < NV; ++k) ok = ok && om[k] != x;
+            for (int j = 0; ok && j < v0; ++j) ok = S.m[j] != x;
+            if (ok && ext_sym) {
+                const i64 ex = order_key(P, G, x);
+                for (int j = 0; ok && j < L; ++j) {
+                    if (!(((lt | gt) >> j) & 1)) continue;
+                    const int mj = j < v0 ? S.m[j] : (NV == 1 || j == v0 ? om[0] : om[NV - 1]);
+                    const i64 ej = order_key(P, G, mj);
+                    if (((lt >> j) & 1) && !(ex < ej)) ok = false;
+                    if (((gt >> j) & 1) && !(ex > ej)) ok = false;
+                }
+            }
+            for (int k = 0; ok && k < nb; ++k) {
+                if (k == ob) continue;
+                const int j = P[SP_BNPOS + L * KMAX + k];
+                const int want = P[SP_BNELAB + L * KMAX + k];
+                if (j < v0) ok = has_edge(G, S.moff[j], S.mlen[j], x, want);
+                else if (NV == 1 || j == v0) ok = has_edge(G, ooff[0], olen[0], x, want);
+                else ok = has_edge(G, ooff[NV - 1], olen[NV - 1], x, want);
+            }
+        }
+        found += (u64)__popc(__ballot_sync(FULL_MASK, ok));
+    }
+    return found;
+}
+
 // Counting only, the last level for every candidate of step n-2's current window at once
 // (`mask`; S holds m[0..n-3]). Walking them one at a time gives each candidate's step n-1 a
 // window of its own, mostly idle lanes when lists are short. Here lane l takes candidate l:
 // it sets its own copy of m[n-2] (no later read of that step precedes the next set_vertex)
 // and finds its step n-1 scan (scan_range). Scans of PAIRS_MAX_LIST entries or fewer are
-// walked together, concatenated, 32 entries a round: entry g goes to lane g % 32, which
-// finds the candidate owning it by a binary search over the lanes' inclusive prefix sums
-// and makes eval_window's checks against that owner's m[n-2]. Longer scans fill their
-// windows anyway; the warp walks them one candidate at a time, as extend would.
+// walked together (walk_scans); longer scans fill their windows anyway, and the warp walks
+// them one candidate at a time, as extend would.
 __device__ u64 count_last_pairs(const int* P, const Csr& G, Search& S, int n, unsigned mask,
                                 int lane) {
     const int i = n - 2, L = n - 1;
@@ -374,57 +441,8 @@ __device__ u64 count_last_pairs(const int* P, const Csr& G, Search& S, int n, un
         scan_range(P, G, S, L);
         len = S.llen[L];
     }
-    u64 found = 0;
     const unsigned longs = __ballot_sync(FULL_MASK, len > PAIRS_MAX_LIST);
-    if (len > PAIRS_MAX_LIST) len = 0;
-    int incl = len;  // inclusive prefix sum over the lanes: at most 32 * PAIRS_MAX_LIST
-    for (int d = 1; d < 32; d <<= 1) {
-        int v = __shfl_up_sync(FULL_MASK, incl, d);
-        if (lane >= d) incl += v;
-    }
-    const int total = __shfl_sync(FULL_MASK, incl, 31);
-    const int excl = incl - len;
-    const int nb = P[SP_BNCNT + L], lt = P[SP_SYMLT + L], gt = P[SP_SYMGT + L];
-    const bool ext_sym = (lt | gt) && P[SP_ORDER] == ORDER_EXT;
-    for (int g0 = 0; g0 < total; g0 += 32) {
-        const int g = g0 + lane;
-        int o = 0, hi = 31;  // the owner: the first lane whose incl passes g
-        while (o < hi) {
-            int mid = (o + hi) >> 1;
-            if (__shfl_sync(FULL_MASK, incl, mid) > g) hi = mid; else o = mid + 1;
-        }
-        const int oc = __shfl_sync(FULL_MASK, cand, o);
-        const int ob = __shfl_sync(FULL_MASK, S.lbest[L], o);
-        const i64 at = __shfl_sync(FULL_MASK, S.loff[L], o) + (g - __shfl_sync(FULL_MASK, excl, o));
-        bool ok = g < total;
-        if (ok) {
-            const int x = __ldg(G.nbr + at);
-            const int wb = P[SP_BNELAB + L * KMAX + ob];
-            ok = (wb == ANY || __ldg(G.elab + at) == wb) && x != oc;
-            for (int j = 0; ok && j < i; ++j) ok = S.m[j] != x;
-            if (ok && ext_sym) {
-                const i64 ex = order_key(P, G, x);
-                for (int j = 0; ok && j < L; ++j) {
-                    if (!(((lt | gt) >> j) & 1)) continue;
-                    const i64 ej = order_key(P, G, j == i ? oc : S.m[j]);
-                    if (((lt >> j) & 1) && !(ex < ej)) ok = false;
-                    if (((gt >> j) & 1) && !(ex > ej)) ok = false;
-                }
-            }
-            for (int k = 0; ok && k < nb; ++k) {
-                if (k == ob) continue;
-                const int j = P[SP_BNPOS + L * KMAX + k];
-                const int want = P[SP_BNELAB + L * KMAX + k];
-                if (j != i) {
-                    ok = has_edge(G, S.moff[j], S.mlen[j], x, want);
-                } else {
-                    const i64 co = __ldg(G.off + oc);
-                    ok = has_edge(G, co, (int)(__ldg(G.off + oc + 1) - co), x, want);
-                }
-            }
-        }
-        found += (u64)__popc(__ballot_sync(FULL_MASK, ok));
-    }
+    u64 found = walk_scans<1>(P, G, S, L, len > PAIRS_MAX_LIST ? 0 : len, lane);
     for (unsigned rest = longs; rest; rest &= rest - 1u) {
         set_vertex(G, S, i, __shfl_sync(FULL_MASK, cand, __ffs(rest) - 1));
         scan_range(P, G, S, L);
@@ -640,6 +658,21 @@ __device__ void run_starts(const i64* __restrict__ off, const int* __restrict__ 
             ok = start_ok(P, G, a, b, __ldg(elab + t));
         }
         if (MODE == MODE_STARTS && lane < cnt && !ok) per_start[base + lane] = 0ULL;
+        if (MODE == MODE_COUNT && n == 3 && P[SP_TAIL] == 3) {
+            // A unit is one window of the last level: the claim's units walked together.
+            int len = 0;
+            if (ok) {
+                set_vertex(G, S, 0, a);
+                set_vertex(G, S, 1, b);
+                scan_range(P, G, S, 2);
+                len = max(0, min(32, S.llen[2] - 32 * win));
+                S.loff[2] += 32 * win;
+            }
+            u64 c = walk_scans<2>(P, G, S, 2, len, lane);
+            if (mine + c < mine && lane == 0) atomicOr(ctl + CTL_ERROR, ERR_COUNT_OVERFLOW);
+            mine += c;
+            continue;
+        }
         unsigned todo = __ballot_sync(FULL_MASK, ok);
         while (todo) {
             int l = __ffs(todo) - 1;
