@@ -39,6 +39,7 @@
 #include "warp_sync.cuh"
 #include "checks.cuh"
 #include "mvg_read.cuh"
+#include "warp_lanes.cuh"
 #include "executor.cuh"
 #include "collector.cuh"
 #include "updater_batch.cuh"

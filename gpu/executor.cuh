@@ -76,11 +76,7 @@ __device__ u64 count_last_pairs(const Ctx& C, const int* pl, int n, const Level&
     }
     *longs = __ballot_sync(0xffffffffu, len > PAIRS_MAX_LIST);
     if (len > PAIRS_MAX_LIST) len = 0;
-    int incl = len;  // inclusive prefix sum over the lanes: at most 32 * PAIRS_MAX_LIST
-    for (int d = 1; d < 32; d <<= 1) {
-        int v = __shfl_up_sync(0xffffffffu, incl, d);
-        if (lane >= d) incl += v;
-    }
+    const int incl = warp_inclusive_sum(len, lane);  // at most 32 * PAIRS_MAX_LIST
     const int total = __shfl_sync(0xffffffffu, incl, 31), excl = incl - len;
     const i64 coff = moff[i];
     const int clen = mlen[i];
@@ -89,11 +85,7 @@ __device__ u64 count_last_pairs(const Ctx& C, const int* pl, int n, const Level&
     u64 found = 0;
     for (int g0 = 0; g0 < total; g0 += 32) {
         const int g = g0 + lane;
-        int o = 0, hi = 31;  // the owner: the first lane whose incl passes g
-        while (o < hi) {
-            int mid = (o + hi) >> 1;
-            if (__shfl_sync(0xffffffffu, incl, mid) > g) hi = mid; else o = mid + 1;
-        }
+        const int o = owning_lane(incl, g);
         const int oc = __shfl_sync(0xffffffffu, cand, o);
         const int ob = __shfl_sync(0xffffffffu, best, o);
         const i64 at = __shfl_sync(0xffffffffu, boff, o) + (g - __shfl_sync(0xffffffffu, excl, o));

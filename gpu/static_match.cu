@@ -115,6 +115,9 @@ typedef unsigned __int128 u128;  // counts: exact past 2^64 (a 6-path on a 43M-e
 
 #define ANY (-1)
 #define FULL_MASK 0xffffffffu
+
+// Spliced in by the loader (gpu/loader.py, kernel_source), as the persistent kernel's parts.
+#include "warp_lanes.cuh"
 #define NO_LIMIT 0xffffffffffffffffULL
 
 // ctl words.
@@ -365,11 +368,7 @@ __device__ u128 tail_product(const int* P, const Csr& G, const Search& S, int t,
 template <int NV>
 __device__ u64 walk_scans(const int* P, const Csr& G, const Search& S, int L, int len, int lane) {
     static_assert(NV == 1 || NV == 2, "one or two steps differ between lanes");
-    int incl = len;  // inclusive prefix sum over the lanes
-    for (int d = 1; d < 32; d <<= 1) {
-        int v = __shfl_up_sync(FULL_MASK, incl, d);
-        if (lane >= d) incl += v;
-    }
+    const int incl = warp_inclusive_sum(len, lane);
     const int total = __shfl_sync(FULL_MASK, incl, 31);
     const int excl = incl - len, v0 = L - NV;
     const int nb = P[SP_BNCNT + L], lt = P[SP_SYMLT + L], gt = P[SP_SYMGT + L];
@@ -377,11 +376,7 @@ __device__ u64 walk_scans(const int* P, const Csr& G, const Search& S, int L, in
     u64 found = 0;
     for (int g0 = 0; g0 < total; g0 += 32) {
         const int g = g0 + lane;
-        int o = 0, hi = 31;  // the owner: the first lane whose incl passes g
-        while (o < hi) {
-            int mid = (o + hi) >> 1;
-            if (__shfl_sync(FULL_MASK, incl, mid) > g) hi = mid; else o = mid + 1;
-        }
+        const int o = owning_lane(incl, g);
         int om[NV], olen[NV];
         i64 ooff[NV];
 #pragma unroll

@@ -79,6 +79,8 @@ from dcsm.engine.plan import QueryPlan, plan_query, static_plan
 from dcsm.errors import EngineError
 from dcsm.model import ANY_LABEL, MAX_PATTERN_VERTICES, Pattern
 
+from .loader import kernel_source
+
 SOURCE = Path(__file__).with_name("static_match.cu")
 K = MAX_PATTERN_VERTICES
 THREADS = 256  # per block: 8 warps
@@ -116,7 +118,7 @@ def load_module(threads: int = THREADS):  # type: ignore[no-untyped-def]
     # $DCSM_STATIC_DEFINES: further -D options (the knobs at the top of the source), for A/B runs.
     extra = tuple(os.environ.get("DCSM_STATIC_DEFINES", "").split())
     options = ("-std=c++17", "--device-int128", f"-DKMAX={K}", f"-DTHREADS={threads}", *extra)
-    return cp.RawModule(code=SOURCE.read_text(), options=options)
+    return cp.RawModule(code=kernel_source(SOURCE), options=options)
 
 
 @dataclass(frozen=True)

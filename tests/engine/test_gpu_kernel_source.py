@@ -26,6 +26,16 @@ def test_every_part_is_spliced_in_order() -> None:
     assert text.rstrip().endswith("}")  # the kernel entry point closes the text
 
 
+def test_the_static_matcher_shares_the_spliced_lanes_header() -> None:
+    """static_match.cu includes warp_lanes.cuh as the persistent kernel does: the text CuPy
+    compiles has it spliced in, and no include left."""
+    static = GPU / "static_match.cu"
+    text = loader.kernel_source(static)
+    assert "#include" not in text
+    assert GPU.joinpath("warp_lanes.cuh").read_text() in text
+    assert "warp_lanes.cuh" in parts()
+
+
 def test_parts_open_with_what_they_own() -> None:
     for name in parts():
         head = GPU.joinpath(name).read_text().split("\n\n", 1)[0]
