@@ -358,21 +358,76 @@ __device__ u128 tail_product(const int* P, const Csr& G, const Search& S, int t,
     return prod;
 }
 
-// Counting only: the matches of step L over the concatenation of the lanes' scans, 32
+// Counting only: the matches over the concatenation of the lanes' scans of step L, 32
 // entries a round. Each lane's S holds its own m, moff, mlen[0..L-1] (steps below L - NV the
 // same in every lane) and its scan of step L (S.lbest[L], from S.loff[L]); it walks `len`
 // entries of it (0: none). Entry g of the concatenation goes to lane g % 32, which finds the
 // lane owning it by a binary search over the lanes' inclusive prefix sums and makes
-// eval_window's checks against that owner's steps L - NV .. L - 1. The sum of the lens must
+// eval_window's checks against that owner's steps L - NV .. L - 1. With NEXT, step L is not
+// the last: each round's candidates go on to step L + 1 (walk_next), so the lanes' own steps
+// are read from registers taken at the start (walk_next rewrites S). The sum of the lens must
 // fit an int (callers bound each by PAIRS_MAX_LIST or a window).
+template <int NV, bool NEXT>
+__device__ u64 walk_scans(const int* P, const Csr& G, Search& S, int L, int len, int lane);
+
+// The matches of steps L + 1 (the last) for the candidates the lanes hold at step L (`ok`;
+// lane's step L is x, its steps L - NV .. L - 1 are om, ooff, olen): each such lane sets
+// them as its own and finds its scan of step L + 1; scans of PAIRS_MAX_LIST entries or fewer
+// are walked together (walk_scans), longer ones one candidate at a time.
 template <int NV>
-__device__ u64 walk_scans(const int* P, const Csr& G, const Search& S, int L, int len, int lane) {
-    static_assert(NV == 1 || NV == 2, "one or two steps differ between lanes");
+__device__ u64 walk_next(const int* P, const Csr& G, Search& S, int L, bool ok, int x,
+                         const int* om, const i64* ooff, const int* olen, int lane) {
+    const int v0 = L - NV;
+    int len = 0;
+    if (ok) {
+#pragma unroll
+        for (int k = 0; k < NV; ++k) {
+            S.m[v0 + k] = om[k];
+            S.moff[v0 + k] = ooff[k];
+            S.mlen[v0 + k] = olen[k];
+        }
+        set_vertex(G, S, L, x);
+        scan_range(P, G, S, L + 1);
+        len = S.llen[L + 1];
+    }
+    const unsigned longs = __ballot_sync(FULL_MASK, len > PAIRS_MAX_LIST);
+    u64 found = walk_scans<NV + 1, false>(P, G, S, L + 1, len > PAIRS_MAX_LIST ? 0 : len, lane);
+    for (unsigned rest = longs; rest; rest &= rest - 1u) {
+        const int l = __ffs(rest) - 1;
+        for (int j = v0; j <= L; ++j) {
+            S.m[j] = __shfl_sync(FULL_MASK, S.m[j], l);
+            S.moff[j] = __shfl_sync(FULL_MASK, S.moff[j], l);
+            S.mlen[j] = __shfl_sync(FULL_MASK, S.mlen[j], l);
+        }
+        scan_range(P, G, S, L + 1);
+        for (S.lpos[L + 1] = 0; S.lpos[L + 1] < S.llen[L + 1]; S.lpos[L + 1] += 32)
+            found += (u64)__popc(eval_window(P, G, S, L + 1, lane));
+    }
+    return found;
+}
+
+template <int NV, bool NEXT>
+__device__ u64 walk_scans(const int* P, const Csr& G, Search& S, int L, int len, int lane) {
+    static_assert(NV >= 1 && NV <= 3, "one to three steps differ between lanes");
     const int incl = warp_inclusive_sum(len, lane);
     const int total = __shfl_sync(FULL_MASK, incl, 31);
     const int excl = incl - len, v0 = L - NV;
     const int nb = P[SP_BNCNT + L], lt = P[SP_SYMLT + L], gt = P[SP_SYMGT + L];
     const bool ext_sym = (lt | gt) && P[SP_ORDER] == ORDER_EXT;
+    // This lane's own steps v0.. and scan: read from S as the rounds go, unless walk_next
+    // rewrites S (NEXT), then kept in registers (which the kernel pays for: static_count4).
+    int mm[NEXT ? NV : 1], ml[NEXT ? NV : 1];
+    i64 mo[NEXT ? NV : 1];
+    if constexpr (NEXT) {
+#pragma unroll
+        for (int k = 0; k < NV; ++k) {
+            mm[k] = S.m[v0 + k];
+            mo[k] = S.moff[v0 + k];
+            ml[k] = S.mlen[v0 + k];
+        }
+    }
+    const int mbest = S.lbest[L];
+    const i64 mloff = S.loff[L];
     u64 found = 0;
     for (int g0 = 0; g0 < total; g0 += 32) {
         const int g = g0 + lane;
@@ -381,15 +436,16 @@ __device__ u64 walk_scans(const int* P, const Csr& G, const Search& S, int L, in
         i64 ooff[NV];
 #pragma unroll
         for (int k = 0; k < NV; ++k) {
-            om[k] = __shfl_sync(FULL_MASK, S.m[v0 + k], o);
-            ooff[k] = __shfl_sync(FULL_MASK, S.moff[v0 + k], o);
-            olen[k] = __shfl_sync(FULL_MASK, S.mlen[v0 + k], o);
+            om[k] = __shfl_sync(FULL_MASK, NEXT ? mm[k] : S.m[v0 + k], o);
+            ooff[k] = __shfl_sync(FULL_MASK, NEXT ? mo[k] : S.moff[v0 + k], o);
+            olen[k] = __shfl_sync(FULL_MASK, NEXT ? ml[k] : S.mlen[v0 + k], o);
         }
-        const int ob = __shfl_sync(FULL_MASK, S.lbest[L], o);
-        const i64 at = __shfl_sync(FULL_MASK, S.loff[L], o) + (g - __shfl_sync(FULL_MASK, excl, o));
+        const int ob = __shfl_sync(FULL_MASK, mbest, o);
+        const i64 at = __shfl_sync(FULL_MASK, mloff, o) + (g - __shfl_sync(FULL_MASK, excl, o));
         bool ok = g < total;
+        int x = 0;
         if (ok) {
-            const int x = __ldg(G.nbr + at);
+            x = __ldg(G.nbr + at);
             const int wb = P[SP_BNELAB + L * KMAX + ob];
             ok = wb == ANY || __ldg(G.elab + at) == wb;
 #pragma unroll
@@ -399,7 +455,9 @@ __device__ u64 walk_scans(const int* P, const Csr& G, const Search& S, int L, in
                 const i64 ex = order_key(P, G, x);
                 for (int j = 0; ok && j < L; ++j) {
                     if (!(((lt | gt) >> j) & 1)) continue;
-                    const int mj = j < v0 ? S.m[j] : (NV == 1 || j == v0 ? om[0] : om[NV - 1]);
+                    int mj = j < v0 ? S.m[j] : om[0];
+#pragma unroll
+                    for (int k = 1; k < NV; ++k) if (j == v0 + k) mj = om[k];
                     const i64 ej = order_key(P, G, mj);
                     if (((lt >> j) & 1) && !(ex < ej)) ok = false;
                     if (((gt >> j) & 1) && !(ex > ej)) ok = false;
@@ -409,12 +467,22 @@ __device__ u64 walk_scans(const int* P, const Csr& G, const Search& S, int L, in
                 if (k == ob) continue;
                 const int j = P[SP_BNPOS + L * KMAX + k];
                 const int want = P[SP_BNELAB + L * KMAX + k];
-                if (j < v0) ok = has_edge(G, S.moff[j], S.mlen[j], x, want);
-                else if (NV == 1 || j == v0) ok = has_edge(G, ooff[0], olen[0], x, want);
-                else ok = has_edge(G, ooff[NV - 1], olen[NV - 1], x, want);
+                if (j < v0) {
+                    ok = has_edge(G, S.moff[j], S.mlen[j], x, want);
+                } else {
+                    i64 jo = ooff[0];
+                    int jl = olen[0];
+#pragma unroll
+                    for (int q = 1; q < NV; ++q) if (j == v0 + q) { jo = ooff[q]; jl = olen[q]; }
+                    ok = has_edge(G, jo, jl, x, want);
+                }
             }
         }
-        found += (u64)__popc(__ballot_sync(FULL_MASK, ok));
+        if constexpr (NEXT) {
+            found += walk_next<NV>(P, G, S, L, ok, x, om, ooff, olen, lane);
+        } else {
+            found += (u64)__popc(__ballot_sync(FULL_MASK, ok));
+        }
     }
     return found;
 }
@@ -437,7 +505,7 @@ __device__ u64 count_last_pairs(const int* P, const Csr& G, Search& S, int n, un
         len = S.llen[L];
     }
     const unsigned longs = __ballot_sync(FULL_MASK, len > PAIRS_MAX_LIST);
-    u64 found = walk_scans<1>(P, G, S, L, len > PAIRS_MAX_LIST ? 0 : len, lane);
+    u64 found = walk_scans<1, false>(P, G, S, L, len > PAIRS_MAX_LIST ? 0 : len, lane);
     for (unsigned rest = longs; rest; rest &= rest - 1u) {
         set_vertex(G, S, i, __shfl_sync(FULL_MASK, cand, __ffs(rest) - 1));
         scan_range(P, G, S, L);
@@ -602,7 +670,7 @@ __device__ __forceinline__ i64 upper_bound64(const u64* __restrict__ cum, i64 le
 // u belongs to the start t0 + k, the first k with units[k] > u (units holds the inclusive
 // prefix sum of each start's units), and is window u - units[k - 1] of its level 2; so the
 // starts of hubs, whose level 2 has many windows, are spread over many warps.
-template <int MODE>
+template <int MODE, bool FLAT4 = false>
 __device__ void run_starts(const i64* __restrict__ off, const int* __restrict__ nbr,
                            const int* __restrict__ elab, const int* __restrict__ vlab,
                            const i64* __restrict__ ext, const int* __restrict__ orig, int nv,
@@ -653,8 +721,10 @@ __device__ void run_starts(const i64* __restrict__ off, const int* __restrict__ 
             ok = start_ok(P, G, a, b, __ldg(elab + t));
         }
         if (MODE == MODE_STARTS && lane < cnt && !ok) per_start[base + lane] = 0ULL;
-        if (MODE == MODE_COUNT && n == 3 && P[SP_TAIL] == 3) {
-            // A unit is one window of the last level: the claim's units walked together.
+        if (MODE == MODE_COUNT && P[SP_TAIL] == n && (n == 3 || (FLAT4 && n == 4))) {
+            // A unit is one window of level 2: the claim's units walked together (with a
+            // 4th step, each round's level-2 candidates go on together to their last level;
+            // static_count4 only, whose registers that costs).
             int len = 0;
             if (ok) {
                 set_vertex(G, S, 0, a);
@@ -663,7 +733,9 @@ __device__ void run_starts(const i64* __restrict__ off, const int* __restrict__ 
                 len = max(0, min(32, S.llen[2] - 32 * win));
                 S.loff[2] += 32 * win;
             }
-            u64 c = walk_scans<2>(P, G, S, 2, len, lane);
+            u64 c;
+            if constexpr (FLAT4) c = walk_scans<2, true>(P, G, S, 2, len, lane);
+            else c = walk_scans<2, false>(P, G, S, 2, len, lane);
             if (mine + c < mine && lane == 0) atomicOr(ctl + CTL_ERROR, ERR_COUNT_OVERFLOW);
             mine += c;
             continue;
@@ -740,6 +812,13 @@ extern "C" __global__ void __launch_bounds__(THREADS) static_units(MATCH_ARGS) {
 // per_start: the inclusive prefix sum of static_units' output for the same [t0, t1).
 extern "C" __global__ void COUNT_BOUNDS static_count(MATCH_ARGS) {
     run_starts<MODE_COUNT>(MATCH_PASS);
+}
+
+// static_count for 4-vertex patterns counted to their last step (SP_TAIL = 4): a claim's
+// units, their level-2 candidates and those candidates' last levels walked together. Its own
+// kernel because that path takes some 79 registers where static_count needs 48.
+extern "C" __global__ void COUNT_BOUNDS static_count4(MATCH_ARGS) {
+    run_starts<MODE_COUNT, true>(MATCH_PASS);
 }
 
 // Matches of each start edge t of [t0, t1) into per_start[t - t0].

@@ -498,7 +498,13 @@ class StaticMatcher:
         mod = load_module()
         self._kernels = {
             name: mod.get_function(name)
-            for name in ("static_units", "static_count", "static_count_starts", "static_emit")
+            for name in (
+                "static_units",
+                "static_count",
+                "static_count4",
+                "static_count_starts",
+                "static_emit",
+            )
         }
         self._scan = [mod.get_function(name) for name in ("units_chunk_sums", "units_scan")]
         sms = int(cp.cuda.Device().attributes["MultiProcessorCount"])
@@ -530,15 +536,17 @@ class StaticMatcher:
         t0, t1 = self._starts(csr, starts)
         if t0 == t1:
             return 0
+        blob = dp.for_graph(csr.elab_one, count=True)
         with self.stream:
             d_plan = self._upload(dp, csr, count=True)
             ctl = self._ctl()
             units = self._cp.empty(t1 - t0, np.uint64)
             self._launch("static_units", csr, d_plan, t0, t1, ctl, per=units)
             self._prefix_sum(units)
-            self._launch("static_count", csr, d_plan, t0, t1, ctl, per=units)
+            kernel = "static_count4" if dp.n == 4 and blob[SP_TAIL] == 4 else "static_count"
+            self._launch(kernel, csr, d_plan, t0, t1, ctl, per=units)
         got = ctl.get(stream=self.stream)  # waits for the launch (d_plan lives until then)
-        _raise_errors(int(got[CTL_ERROR]), "static_count")
+        _raise_errors(int(got[CTL_ERROR]), kernel)
         return (int(got[CTL_TOTAL]) | int(got[CTL_TOTAL_HI]) << 64) * dp.weight
 
     def enumerate(
