@@ -393,12 +393,15 @@ __device__ u64 walk_next(const int* P, const Csr& G, Search& S, int L, bool ok, 
     const unsigned longs = __ballot_sync(FULL_MASK, len > PAIRS_MAX_LIST);
     u64 found = walk_scans<NV + 1, false>(P, G, S, L + 1, len > PAIRS_MAX_LIST ? 0 : len, lane);
     for (unsigned rest = longs; rest; rest &= rest - 1u) {
+        // Lane l's steps for every lane (from the arguments: S is each lane's no more).
         const int l = __ffs(rest) - 1;
-        for (int j = v0; j <= L; ++j) {
-            S.m[j] = __shfl_sync(FULL_MASK, S.m[j], l);
-            S.moff[j] = __shfl_sync(FULL_MASK, S.moff[j], l);
-            S.mlen[j] = __shfl_sync(FULL_MASK, S.mlen[j], l);
+#pragma unroll
+        for (int k = 0; k < NV; ++k) {
+            S.m[v0 + k] = __shfl_sync(FULL_MASK, om[k], l);
+            S.moff[v0 + k] = __shfl_sync(FULL_MASK, ooff[k], l);
+            S.mlen[v0 + k] = __shfl_sync(FULL_MASK, olen[k], l);
         }
+        set_vertex(G, S, L, __shfl_sync(FULL_MASK, x, l));
         scan_range(P, G, S, L + 1);
         for (S.lpos[L + 1] = 0; S.lpos[L + 1] < S.llen[L + 1]; S.lpos[L + 1] += 32)
             found += (u64)__popc(eval_window(P, G, S, L + 1, lane));
