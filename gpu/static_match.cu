@@ -91,6 +91,9 @@
 #endif
 // COUNT_MIN_BLOCKS (unset by default): the count kernels' __launch_bounds__ minimum of blocks
 // an SM, which caps their registers (ptxas picks its own count without one).
+#ifndef COUNT4_MIN_BLOCKS
+#define COUNT4_MIN_BLOCKS 3  // static_count4's minimum: 80 registers, not ptxas' 103 (faster)
+#endif
 #ifndef CLAIM_MAX
 #define CLAIM_MAX 32  // most start edges one claim takes (one lane each for the start checks)
 #endif
@@ -819,8 +822,10 @@ extern "C" __global__ void COUNT_BOUNDS static_count(MATCH_ARGS) {
 
 // static_count for 4-vertex patterns counted to their last step (SP_TAIL = 4): a claim's
 // units, their level-2 candidates and those candidates' last levels walked together. Its own
-// kernel because that path takes some 79 registers where static_count needs 48.
-extern "C" __global__ void COUNT_BOUNDS static_count4(MATCH_ARGS) {
+// kernel because that path takes some 80 registers where static_count needs 48 (capped by
+// COUNT4_MIN_BLOCKS: the 20M Chung-Lu clique4 took 36.9 ms at 3 blocks an SM, 48.0 ms with
+// ptxas' own 103 registers; bench/results/static/units4-1127/).
+extern "C" __global__ void __launch_bounds__(THREADS, COUNT4_MIN_BLOCKS) static_count4(MATCH_ARGS) {
     run_starts<MODE_COUNT, true>(MATCH_PASS);
 }
 
