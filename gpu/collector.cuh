@@ -13,7 +13,74 @@ __device__ __forceinline__ u64 class_base(const Ctx& C, int cls) {
     return base;
 }
 
+// One round of the collector: of the n (<= 32 * GC_ROUND) retired versions waiting at gcq[h..],
+// the leading run that no live update can read (dt_max < g) goes back to the free
+// rings: their slab runs to their size class's ring, their ids to ver_free. Entry 32k + lane
+// is lane's k-th; all loads are issued before any is used. ftail (shared memory, NCLASS)
+// holds each class's free-ring tail as the collector, its only writer, last published it.
+// Returns how many it freed.
+__device__ u64 free_round(const Ctx& C, u64 h, u64 n, u64 g, int lane, u64* ftail) {
+    int v[GC_ROUND];
+#pragma unroll
+    for (int k = 0; k < GC_ROUND; ++k)
+        v[k] = (u64)(32 * k + lane) < n ? vload(&C.gcq[(h + 32 * k + lane) % C.gcq_cap]) : -1;
+    int slab[GC_ROUND], cls[GC_ROUND];
+    u64 take = 0;
+    bool open = true;  // every entry before this round's k was freeable
+#pragma unroll
+    for (int k = 0; k < GC_ROUND; ++k) {
+        bool ok = false;
+        slab[k] = -1; cls[k] = -1;
+        if (v[k] >= 0) {
+            const Version ver = load_version(C.vers + v[k]);
+            ok = (u64)ver.dt_max < g;
+            slab[k] = ver.slab; cls[k] = ver.cls;
+        }
+        const unsigned m = __ballot_sync(0xffffffffu, ok);
+        if (open) take += m == 0xffffffffu ? 32 : __ffs(~m) - 1;
+        open = open && m == 0xffffffffu;
+    }
+    if (take == 0) return 0;
+    u64 slab_units = 0;
+#pragma unroll
+    for (int k = 0; k < GC_ROUND; ++k) {
+        if ((u64)(32 * k) >= take) break;
+        const bool mine = (u64)(32 * k + lane) < take;
+        const int c = mine ? cls[k] : -1;
+        const unsigned peers = __match_any_sync(0xffffffffu, c);
+        if (CHECK && mine) {
+            const Version ver = load_version(C.vers + v[k]);
+            int owner = atomicExch(&C.slab_owner[ver.slab], -1);
+            if (owner != v[k]) check_fail(C, CHK_SLAB_OWNER, v[k], ver.slab, owner);
+            if (__ldcg(C.head + ver.x) == v[k]) check_fail(C, CHK_FREE_CURRENT, v[k], ver.x, ver.dt_max);
+        }
+        if (mine) {
+            const int rank = __popc(peers & lanemask_lt());
+            C.slab_free[class_base(C, c) + (ftail[c] + rank) % (C.nslabs >> c)] = slab[k];
+            C.ver_free[(C.st->ver_free_tail + 32 * k + lane) % C.maxver] = v[k];
+            slab_units += 1ULL << c;
+        }
+        warp_join();  // every lane has read ftail before its class's leader moves it
+        if (mine && lane == __ffs(peers) - 1) ftail[c] += __popc(peers);
+        warp_join();
+    }
+    for (int d = 16; d > 0; d >>= 1) slab_units += __shfl_down_sync(0xffffffffu, slab_units, d);
+    __threadfence();  // the ring entries before the tails that hand them out
+    warp_join();
+    if (lane < NCLASS && ftail[lane] != C.st->free_tail[lane]) vstore(&C.st->free_tail[lane], ftail[lane]);
+    if (lane == 0) {
+        vstore(&C.st->ver_free_tail, C.st->ver_free_tail + take);
+        atomicAdd(&C.st->slabs_in_use, (u64)0 - slab_units);
+        atomicAdd(&C.st->versions_in_use, (u64)0 - take);
+    }
+    warp_join();
+    return take;
+}
+
 __device__ void collector(const Ctx& C, int lane) {
+    __shared__ u64 ftail[NCLASS];  // the free rings' tails (only the collector writes them)
+    if (lane < NCLASS) ftail[lane] = C.st->free_tail[lane];
+    warp_join();
     u64 total_freed = 0;  // kept here: the collector never reads host memory
     u64 g = vload(&C.st->gc_ptr);
     while (true) {
@@ -28,49 +95,15 @@ __device__ void collector(const Ctx& C, int lane) {
         }
         if (lane == 0) vstore(&C.st->gc_ptr, g);
         // Retired versions come in (nearly) dt_max order: free the leading run of those no
-        // live update can read, 32 at a time.
+        // live update can read.
         u64 h = C.st->gcq_head, t = vload(&C.st->gcq_tail);
         __threadfence();  // the versions behind t (and their dt_max) before reading them
         while (h < t) {
-            u64 n = min((u64)32, t - h);
-            int v = lane < n ? vload(&C.gcq[(h + lane) % C.gcq_cap]) : -1;
-            Version ver;
-            bool ok = false;
-            if (v >= 0) { ver = load_version(C.vers + v); ok = (u64)ver.dt_max < g; }
-            unsigned m = __ballot_sync(0xffffffffu, ok);
-            int take = m == 0xffffffffu ? 32 : __ffs(~m) - 1;
-            if (take == 0) break;
-            bool mine = lane < take;
-            int cls = mine ? ver.cls : -1;
-            unsigned peers = __match_any_sync(0xffffffffu, cls);
-            int leader = __ffs(peers) - 1;
-            u64 slab_units = 0;
-            if (CHECK && mine) {
-                int owner = atomicExch(&C.slab_owner[ver.slab], -1);
-                if (owner != v) check_fail(C, CHK_SLAB_OWNER, v, ver.slab, owner);
-                if (__ldcg(C.head + ver.x) == v)
-                    check_fail(C, CHK_FREE_CURRENT, v, ver.x, ver.dt_max);
-            }
-            if (mine) {
-                u64 ft = C.st->free_tail[cls];  // only the collector writes tails
-                int rank = __popc(peers & lanemask_lt());
-                C.slab_free[class_base(C, cls) + (ft + rank) % (C.nslabs >> cls)] = ver.slab;
-                C.ver_free[(C.st->ver_free_tail + lane) % C.maxver] = v;
-                slab_units = 1ULL << cls;
-            }
-            for (int d = 16; d > 0; d >>= 1) slab_units += __shfl_down_sync(0xffffffffu, slab_units, d);
-            __threadfence();
-            warp_join();
-            if (mine && lane == leader) vstore(&C.st->free_tail[cls], C.st->free_tail[cls] + __popc(peers));
-            warp_join();
-            if (lane == 0) {
-                vstore(&C.st->ver_free_tail, C.st->ver_free_tail + take);
-                atomicAdd(&C.st->slabs_in_use, (u64)0 - slab_units);
-                atomicAdd(&C.st->versions_in_use, (u64)0 - (u64)take);
-            }
-            h += take;
-            total_freed += take;
-            if (take < (int)n) break;
+            const u64 n = min((u64)(32 * GC_ROUND), t - h);
+            const u64 took = free_round(C, h, n, g, lane, ftail);
+            h += took;
+            total_freed += took;
+            if (took < n) break;
         }
         if (lane == 0) {
             vstore(&C.st->gcq_head, h);

@@ -153,6 +153,13 @@
 #ifndef PAIRS_MAX_LIST
 #define PAIRS_MAX_LIST 128
 #endif
+// Retired versions the collector examines a lane per round (32 * GC_ROUND a round, with one
+// fence and one publication of the free rings' tails): at 32 a round, with two fences, the
+// collector freed too slowly for a large insertion, and the updater waited for update slots
+// that only the GC pointer's next advance frees (bench/results/scale-up/README.md).
+#ifndef GC_ROUND
+#define GC_ROUND 8
+#endif
 // Blocks of 256 threads per SM the persistent kernel is compiled for (__launch_bounds__):
 // the register cap is 65536 / (256 * MIN_BLOCKS). nvcc 13.0 -Xptxas -v on sm_90: 3 -> 80
 // registers, 256 B of spill stores and 700 B of loads; 2 -> 128 registers, 48 B and 268 B;
