@@ -12,8 +12,10 @@ records, whether called while the ring is full or while settling), ``ring wait``
 because the ring was full: the kernel is behind), ``settle`` (waiting at the call's end)
 and ``result`` (assembling the call's BatchResult). Device times come from each call's
 timeline: when the updater took the first and the last update, and when the last update
-finished; the updater's own profile (busy seconds); and the collector's queue of retired
-versions not yet freed, as each pump saw it (``gc_queue_max``, ``gc_queue_mean``).
+finished; the kernel's batches (``batches``: how long each took to read, how far apart they
+start, and how many published records waited when each started); the updater's own
+profile (busy seconds); and the collector's queue of retired versions not yet freed, as
+each pump saw it (``gc_queue_max``, ``gc_queue_mean``).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import scale_up_bench as sub  # noqa: E402
 
 import dcsm.gpu.engine as ge  # noqa: E402
+from dcsm.gpu import input_ring  # noqa: E402
 from dcsm.gpu.call_result import CallResult  # noqa: E402
 from dcsm.gpu.input_ring import InputRing  # noqa: E402
 from dcsm.graphio import read_graph  # noqa: E402
@@ -40,6 +43,7 @@ from dcsm.graphio import read_graph  # noqa: E402
 SPENT: dict[str, float] = defaultdict(float)
 CALLS: dict[str, int] = defaultdict(int)
 GC_QUEUE = {"max": 0, "sum": 0, "looks": 0}
+PUBLISHED: list[tuple[float, int]] = []  # (when, input records published to the kernel)
 
 
 def timed(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -82,6 +86,42 @@ def instrument() -> None:
         return out
 
     InputRing.write = ring_write  # type: ignore[method-assign]
+    flush = InputRing.flush
+
+    def logged_flush(self: InputRing) -> None:
+        before = int(self._hctl["in_tail"][0])
+        flush(self)
+        word = int(self._hctl["in_tail"][0])
+        if word != before:
+            PUBLISHED.append((time.time(), word >> 24))  # records the kernel may read now
+
+    InputRing.flush = logged_flush  # type: ignore[method-assign]
+
+
+def batches(taken: np.ndarray, tail0: int, cap: int) -> dict[str, float]:
+    """The kernel's batches in one call, from when the updater took each update (tau
+    order): a new batch where two consecutive takes are 100 us or more apart. For each,
+    how long its records took to read and how far apart batches start; and the backlog at
+    a batch's start: records published (``PUBLISHED``) but not yet read, the call's
+    records being tail0, tail0 + 1, ... in tau order."""
+    starts = np.concatenate([[0], np.nonzero(np.diff(taken) >= 100e-6)[0] + 1])
+    ends = np.concatenate([starts[1:], [len(taken)]])
+    times = np.array([t for t, _ in PUBLISHED])
+    tails = np.array([n for _, n in PUBLISHED])
+    at = np.searchsorted(times, taken[starts], "right") - 1
+    backlog = np.where(at >= 0, tails[np.maximum(at, 0)], tail0) - (tail0 + starts)
+    return {
+        "batches": len(starts),
+        "mean_size": round(float(np.mean(ends - starts)), 1),
+        "read_us_mean": round(float(np.mean(taken[ends - 1] - taken[starts])) * 1e6, 1),
+        "cycle_us_mean": round(float(np.mean(np.diff(taken[starts]))) * 1e6, 1)
+        if len(starts) > 1
+        else 0.0,
+        "backlog_p10": int(np.percentile(backlog, 10)),
+        "backlog_p50": int(np.percentile(backlog, 50)),
+        "backlog_p90": int(np.percentile(backlog, 90)),
+        "starts_short_of_cap": round(float(np.mean(backlog < cap)), 3),
+    }
 
 
 def main() -> int:
@@ -90,8 +130,19 @@ def main() -> int:
     ap.add_argument("--engine", nargs="*", default=[], help="GpuEngine options, key=value")
     ap.add_argument("--batch-size", type=int, default=1 << 20, help="updates per apply call")
     ap.add_argument("--share", type=float, default=0.1)
+    ap.add_argument("--piece", type=int, default=0, help="updates sent at a time (0: default)")
+    ap.add_argument(
+        "--mirror-min",
+        type=int,
+        default=0,
+        help="shortest write copied into the device's mirror of the ring (0: default)",
+    )
     ap.add_argument("--out")
     args = ap.parse_args()
+    if args.piece:
+        ge._PIECE = args.piece
+    if args.mirror_min:
+        input_ring._MIRROR_MIN = args.mirror_min
     initial, stream = sub.split(read_graph(args.graph), args.share, 0)
     opts = {k: int(v) for k, v in (o.split("=") for o in args.engine)}
     eng = ge.GpuEngine(**{**sub.GPU_OPTIONS, **opts})  # type: ignore[arg-type]
@@ -107,6 +158,7 @@ def main() -> int:
     positive = 0
     for lo in range(0, len(rest), args.batch_size):
         part = rest.slice(lo, min(len(rest), lo + args.batch_size))
+        tail0 = eng._ring.tail
         t0 = time.time()
         res = eng.apply(part)
         t1 = time.time()
@@ -118,12 +170,14 @@ def main() -> int:
             "first_taken_s": round(float(tl["taken"].min()) - t0, 4),
             "last_taken_s": round(float(tl["taken"].max()) - t0, 4),
             "last_finished_s": round(float(tl["finished"].max()) - t0, 4),
+            "kernel_batches": batches(tl["taken"], tail0, opts.get("batch_cap", 4096)),
         })  # fmt: skip
     spent = sub.updater_spent(before, eng)
     eng.close()
     n = len(rest)
     out = {
-        "graph": args.graph, "engine": opts, "updates": n, "seconds": round(total, 4),
+        "graph": args.graph, "engine": opts, "piece": ge._PIECE,
+        "mirror_min": input_ring._MIRROR_MIN, "updates": n, "seconds": round(total, 4),
         "updates_per_s": round(n / total), "positive": positive,
         "host_s": {k: round(v, 4) for k, v in SPENT.items()},
         "host_ns_per_update": {k: round(v / n * 1e9, 1) for k, v in SPENT.items()},
