@@ -134,7 +134,8 @@ SMALL_STEPS = ("classify", "prepare", "merge", "publish", "items")
 UPDATER_STEPS = (
     "", "halves", "segcount", "segstart", "place", "order", "classify", "seginfo", "segedit",
     "alloc", "mask", "scan", "copy", "publish", "count", "items", "verify",
-    "allocate", "gcq_wait", "live_plans", "item_room", "fence", "small", "",
+    "allocate", "gcq_wait", "live_plans", "item_room", "fence", "small", "input_wait",
+    "input_read",
 )  # fmt: skip
 
 

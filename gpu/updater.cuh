@@ -91,7 +91,12 @@ __device__ void updater(const Ctx& C, int w, int lane) {
     while (true) {
         if (w == 0) {
             reset_batch_counters(B, lane);
+            const u64 t_in = clock ? gtime() : 0;
             form_batch(C, S, lane);
+            if (clock && S.nb > 0) {  // waiting for input, then reading it
+                C.st->step_ns[STEP_INPUT_WAIT] += S.read_from - t_in;
+                time_step(C, STEP_INPUT_READ, S.read_from);
+            }
             if (lane == 0 && S.nb > 0) vstore(&C.st->batch_no, vload(&C.st->batch_no) + 1);
             const bool small = S.nb > 0 && choose_small(C, S, S.nb, vload(&C.st->hold) != 0, lane);
             if (lane == 0) S.small = small;

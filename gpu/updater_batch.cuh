@@ -73,6 +73,7 @@ struct UpdShared {
     int nb, stop, fatal;
     int tau0;
     u64 first_seen;              // %globaltimer when the batch's first record was read
+    u64 read_from;               // %globaltimer at the start of the pass that read it
     int small;                   // 1: this batch takes the short path (updater_small.cuh)
     int chunks;                  // its old chunks, as choose_small estimated them
 };
@@ -136,7 +137,9 @@ __device__ void form_batch(const Ctx& C, UpdShared& S, int lane) {
     const u64 tau0 = C.st->next_tau;
     u64 head = C.st->in_head;
     const bool hold = vload(&C.st->hold) != 0;
+    u64 t_read = 0;  // the start of the pass that read the first record
     while (true) {
+        if (nb == 0) t_read = gtime();
         const Tail t = decode_tail(__shfl_sync(0xffffffffu, relay(C), 0), head);
         const u64 tail = t.tail;
         __threadfence_system();  // every lane reads the records behind the tail
@@ -203,7 +206,7 @@ __device__ void form_batch(const Ctx& C, UpdShared& S, int lane) {
         if (head == tail || blocked) __nanosleep(nb ? 500 : 2000);
     }
     if (lane == 0) {
-        S.nb = nb; S.stop = stop; S.tau0 = (int)tau0; S.first_seen = first_seen;
+        S.nb = nb; S.stop = stop; S.tau0 = (int)tau0; S.first_seen = first_seen; S.read_from = t_read;
         B.ctl.nb = nb; B.ctl.tau0 = (int)tau0;
     }
     warp_join();
