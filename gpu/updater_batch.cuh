@@ -74,6 +74,7 @@ struct UpdShared {
     int tau0;
     u64 first_seen;              // %globaltimer when the batch's first record was read
     u64 read_from;               // %globaltimer at the start of the pass that read it
+    u64 wait_slots;              // ns before that pass spent waiting for update slots
     int small;                   // 1: this batch takes the short path (updater_small.cuh)
     int chunks;                  // its old chunks, as choose_small estimated them
 };
@@ -138,6 +139,7 @@ __device__ void form_batch(const Ctx& C, UpdShared& S, int lane) {
     u64 head = C.st->in_head;
     const bool hold = vload(&C.st->hold) != 0;
     u64 t_read = 0;  // the start of the pass that read the first record
+    u64 wait_slots = 0;  // time in passes before it that found no update slot free
     while (true) {
         if (nb == 0) t_read = gtime();
         const Tail t = decode_tail(__shfl_sync(0xffffffffu, relay(C), 0), head);
@@ -204,9 +206,11 @@ __device__ void form_batch(const Ctx& C, UpdShared& S, int lane) {
             continue;
         }
         if (head == tail || blocked) __nanosleep(nb ? 500 : 2000);
+        if (nb == 0 && blocked) wait_slots += gtime() - t_read;  // no update slot free yet
     }
     if (lane == 0) {
         S.nb = nb; S.stop = stop; S.tau0 = (int)tau0; S.first_seen = first_seen; S.read_from = t_read;
+        S.wait_slots = wait_slots;
         B.ctl.nb = nb; B.ctl.tau0 = (int)tau0;
     }
     warp_join();

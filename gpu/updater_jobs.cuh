@@ -39,7 +39,9 @@ enum StepKind {
     STEP_ALLOCATE = J_VERIFY + 1, STEP_GCQ_WAIT, STEP_LIVE_PLANS, STEP_ITEM_ROOM,
     STEP_FENCE,  // the fence that opens every job (updater w0, lane 0): what one fence costs
     STEP_SMALL,  // a batch on the short path (updater_small.cuh), from decision to items
-    STEP_INPUT_WAIT,  // form_batch: from its start to the pass that reads the first record
+    STEP_INPUT_WAIT,  // form_batch: from its start to the pass that reads the first record,
+                      //   less STEP_INPUT_SLOTS
+    STEP_INPUT_SLOTS,  // form_batch: passes before that one that found no update slot free
     STEP_INPUT_READ,  // form_batch: from that pass to the batch's close (reading records)
 };
 
