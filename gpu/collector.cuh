@@ -1,7 +1,8 @@
 // collector.cuh -- the garbage-collector warp (section 6): advances the GC pointer over
 // completed updates and returns retired versions no running match can read. Buffers:
 // gcq (reads what updater jobs appended), slab_free and ver_free rings (pushes; the
-// updater pops), slab_owner (CHECK=1: releases), dstat pool statistics (writes).
+// updater pops), slab_owner (CHECK=1: releases), dstat pool statistics (writes); in shared
+// memory, ftail: the free rings' tails as the collector writes them (published each round).
 
 // ---------------------------------------------------------------------------------------
 // Garbage collector (section 6)
