@@ -89,8 +89,6 @@
 #ifndef PAIRS_MAX_LIST
 #define PAIRS_MAX_LIST 128  // count_last_pairs: longer last-level scans are walked alone
 #endif
-// COUNT_MIN_BLOCKS (unset by default): the count kernels' __launch_bounds__ minimum of blocks
-// an SM, which caps their registers (ptxas picks its own count without one).
 #ifndef COUNT4_MIN_BLOCKS
 #define COUNT4_MIN_BLOCKS 3  // static_count4's minimum: 80 registers, not ptxas' 103 (faster)
 #endif
@@ -99,6 +97,9 @@
 #endif
 // ------------------------------------------------------------------------------------------
 
+// COUNT_MIN_BLOCKS (unset by default): static_count's and static_count_starts'
+// __launch_bounds__ minimum of blocks an SM, which caps their registers (ptxas picks its own
+// count without one; static_count4 has COUNT4_MIN_BLOCKS instead).
 #ifdef COUNT_MIN_BLOCKS
 #define COUNT_BOUNDS __launch_bounds__(THREADS, COUNT_MIN_BLOCKS)
 #else
