@@ -176,7 +176,7 @@
 #endif
 
 #define KMAX 16
-#define NSTEP 26
+#define NSTEP 28
 #define NSMALL 5
 #define INF_TS 0x7fffffff
 #define ANY (-1)

@@ -96,6 +96,8 @@ __device__ void updater(const Ctx& C, int w, int lane) {
             if (clock && S.nb > 0) {  // waiting for input, then reading it
                 C.st->step_ns[STEP_INPUT_WAIT] += S.read_from - t_in - S.wait_slots;
                 C.st->step_ns[STEP_INPUT_SLOTS] += S.wait_slots;
+                C.st->step_ns[STEP_SLOTS_RUNNING] += S.wait_running;
+                C.st->step_ns[STEP_SLOTS_GC] += S.wait_gc;
                 time_step(C, STEP_INPUT_READ, S.read_from);
             }
             if (lane == 0 && S.nb > 0) vstore(&C.st->batch_no, vload(&C.st->batch_no) + 1);

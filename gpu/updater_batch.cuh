@@ -29,6 +29,15 @@ __device__ __forceinline__ bool slot_free(const Ctx& C, u64 tau) {
            (vload(&C.st->done_consumed) >= tau - MAXU && vload(&C.st->gc_ptr) > tau - MAXU);
 }
 
+// Why update slot tau % MAXU is not free yet (slot_free false), for the step timers: 1 the
+// update at the GC pointer is still running, 2 it is done and the collector has not passed
+// it, 0 the collector has passed the slot and the host has not read its completion record.
+__device__ int slot_wait_cause(const Ctx& C, u64 tau) {
+    const u64 g = vload(&C.st->gc_ptr);
+    if (g > tau - MAXU) return 0;
+    return vload(&C.upd[g % MAXU].done) == (i64)g ? 2 : 1;
+}
+
 // True when nothing can ever be freed again: no retired version waits for the collector and
 // no update is still running. A pool that is empty then stays empty: fatal, not a hang.
 __device__ bool pool_stuck(const Ctx& C) {
@@ -75,6 +84,7 @@ struct UpdShared {
     u64 first_seen;              // %globaltimer when the batch's first record was read
     u64 read_from;               // %globaltimer at the start of the pass that read it
     u64 wait_slots;              // ns before that pass spent waiting for update slots
+    u64 wait_running, wait_gc;   // its parts by slot_wait_cause 1 and 2 (lane 0 adds them)
     int small;                   // 1: this batch takes the short path (updater_small.cuh)
     int chunks;                  // its old chunks, as choose_small estimated them
 };
@@ -140,6 +150,7 @@ __device__ void form_batch(const Ctx& C, UpdShared& S, int lane) {
     const bool hold = vload(&C.st->hold) != 0;
     u64 t_read = 0;  // the start of the pass that read the first record
     u64 wait_slots = 0;  // time in passes before it that found no update slot free
+    if (lane == 0) S.wait_running = S.wait_gc = 0;
     while (true) {
         if (nb == 0) t_read = gtime();
         const Tail t = decode_tail(__shfl_sync(0xffffffffu, relay(C), 0), head);
@@ -206,7 +217,12 @@ __device__ void form_batch(const Ctx& C, UpdShared& S, int lane) {
             continue;
         }
         if (head == tail || blocked) __nanosleep(nb ? 500 : 2000);
-        if (nb == 0 && blocked) wait_slots += gtime() - t_read;  // no update slot free yet
+        if (nb == 0 && blocked) {  // no update slot free yet
+            const u64 dt = gtime() - t_read;
+            wait_slots += dt;
+            const int cause = lane == 0 ? slot_wait_cause(C, tau0) : 0;
+            if (cause) *(cause == 1 ? &S.wait_running : &S.wait_gc) += dt;
+        }
     }
     if (lane == 0) {
         S.nb = nb; S.stop = stop; S.tau0 = (int)tau0; S.first_seen = first_seen; S.read_from = t_read;

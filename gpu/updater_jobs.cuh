@@ -43,6 +43,9 @@ enum StepKind {
                       //   less STEP_INPUT_SLOTS
     STEP_INPUT_SLOTS,  // form_batch: passes before that one that found no update slot free
     STEP_INPUT_READ,  // form_batch: from that pass to the batch's close (reading records)
+    STEP_SLOTS_RUNNING,  // part of STEP_INPUT_SLOTS: the update at the GC pointer was still running
+    STEP_SLOTS_GC,  // part of STEP_INPUT_SLOTS: it was done, the collector had not passed it
+                    //   (the rest: the host had not read the slot's completion record)
 };
 
 // Add the time since t0 to step k's total (updater w0, lane 0).
