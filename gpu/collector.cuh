@@ -85,14 +85,26 @@ __device__ void collector(const Ctx& C, int lane) {
     u64 total_freed = 0;  // kept here: the collector never reads host memory
     u64 g = vload(&C.st->gc_ptr);
     while (true) {
-        // The GC pointer passes only completed updates, in tau order (32 checked at once).
-        u64 limit = vload(&C.st->next_tau);
+        // The GC pointer passes only completed updates, in tau order: 32 * GC_ROUND checked
+        // a round, update g + 32k + lane as lane's k-th, all loads issued before any is used.
+        const u64 limit = vload(&C.st->next_tau);
         while (g < limit) {
-            bool done = g + lane < limit && vload(&C.upd[(g + lane) % MAXU].done) == (i64)(g + lane);
-            unsigned m = __ballot_sync(0xffffffffu, done);
-            int run = m == 0xffffffffu ? 32 : __ffs(~m) - 1;
+            bool done[GC_ROUND];
+#pragma unroll
+            for (int k = 0; k < GC_ROUND; ++k) {
+                const u64 tau = g + 32 * k + lane;
+                done[k] = tau < limit && vload(&C.upd[tau % MAXU].done) == (i64)tau;
+            }
+            u64 run = 0;
+            bool open = true;  // every update before this k was done
+#pragma unroll
+            for (int k = 0; k < GC_ROUND; ++k) {
+                const unsigned m = __ballot_sync(0xffffffffu, done[k]);
+                if (open) run += m == 0xffffffffu ? 32 : __ffs(~m) - 1;
+                open = open && m == 0xffffffffu;
+            }
             g += run;
-            if (run < 32) break;
+            if (!open) break;
         }
         if (lane == 0) vstore(&C.st->gc_ptr, g);
         // Retired versions come in (nearly) dt_max order: free the leading run of those no
