@@ -223,13 +223,13 @@ class GpuEngine(Engine):
                                self._dstat, self._side)  # fmt: skip
         self._out = self._pin("out", out_cap, np.int32)
         self._done = self._pin("done", cfg.maxu, L.DONE)
-        self._done_counts = self._pin("done_counts", cfg.maxu * cfg.qmax, np.uint64).reshape(
-            cfg.maxu, cfg.qmax
+        self._done_counts = self._pin("done_counts", cfg.qmax * cfg.maxu, np.uint64).reshape(
+            cfg.qmax, cfg.maxu
         )
         self._done["tau"] = -1
         # The Done ring's fields, as views for drain_done.
         self._done_fields = tuple(
-            self._done[f] for f in ("tau", "outcome", "counted", "t_taken", "t_start", "t_finish")
+            self._done[f] for f in ("tau", "outcome", "nonzero", "t_taken", "t_start", "t_finish")
         )
         self._ctx = self._make_ctx(in_cap, out_cap)
         self._stream = cp.cuda.Stream(non_blocking=True)

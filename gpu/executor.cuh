@@ -360,15 +360,13 @@ __device__ void executor(const Ctx& C, volatile BlockView& V, int lane) {
 __device__ void finalize_update(const Ctx& C, int tau, int lane) {
     size_t slot = tau % MAXU;
     Upd* u = C.upd + slot;
-    if (lane < QMAX) {
-        u64 c = __ldcg(C.upd_count + slot * QMAX + lane);
-        C.done_counts[slot * QMAX + lane] = c;
-    }
-    warp_join();
+    const u64 c = lane < QMAX ? __ldcg(C.upd_count + slot * QMAX + lane) : 0;
+    const unsigned nonzero = __ballot_sync(0xffffffffu, c != 0);
+    if (c) C.done_counts[(size_t)lane * MAXU + slot] = c;  // the non-zero ones only
     if (lane == 0) {
         Done* d = C.done + slot;
         d->outcome = __ldcg(&u->outcome);
-        d->counted = 1;
+        d->nonzero = nonzero;
         d->t_taken = __ldcg((const unsigned long long*)&u->t_taken);
         u64 ts = __ldcg((const unsigned long long*)&u->t_start);
         d->t_finish = gtime();
@@ -382,13 +380,12 @@ __device__ void finalize_update(const Ctx& C, int tau, int lane) {
 }
 
 // Completion of an update with no work item (one thread): times, stamp. Its counts are all
-// zero and its done_counts row is left as it is (Done.counted = 0): 32 words fewer over PCIe
-// for every such update.
+// zero (Done.nonzero = 0).
 __device__ void finalize_empty(const Ctx& C, int tau) {
     size_t slot = tau % MAXU;
     Done* d = C.done + slot;
     d->outcome = __ldcg(&C.upd[slot].outcome);
-    d->counted = 0;
+    d->nonzero = 0;
     d->t_taken = __ldcg((const unsigned long long*)&C.upd[slot].t_taken);
     d->t_start = d->t_finish = gtime();
     __threadfence_system();

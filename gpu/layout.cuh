@@ -53,9 +53,10 @@
 //   dstat  DevStatus           device writes (w0: in_consumed; GC: pool stats); host reads.
 //   out    int32[out_cap]      match records [stamp, tau, slot, v0..v(n-1)]; executors write
 //                              the body, then the stamp; host reads in order.
-//   done   Done[MAXU], done_counts u64[MAXU*QMAX]: per-update completion records; the
-//                              finishing warp writes counts (only where some may be non-zero:
-//                              Done.counted) and times, then the stamp tau.
+//   done   Done[MAXU], done_counts u64[QMAX*MAXU]: per-update completion records; the
+//                              finishing warp writes the non-zero counts (query slot q's of
+//                              update slot s at q * MAXU + s: the host reads a query's in
+//                              sequence), their mask Done.nonzero and times, then the stamp tau.
 //
 
 #ifndef N_UPDATERS
@@ -246,8 +247,8 @@ struct __align__(16) Item { int tau; int slot_plan; int level; int pos; int end;
 struct Done {
     i64 tau;           // written last: the record is valid once it equals the tau expected
     int outcome;
-    int counted;       // 1: done_counts holds this update's counts; 0: all of them are zero
-                       // (an update without work items; its row is not written)
+    unsigned nonzero;  // bit q: done_counts holds query slot q's count of this update;
+                       // the other slots counted 0 and their words are not written
     u64 t_taken, t_start, t_finish;
     i64 pad;
 };

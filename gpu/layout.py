@@ -31,7 +31,7 @@ assert IN_REC.itemsize == 48
 
 DONE = np.dtype(
     [
-        ("tau", np.int64), ("outcome", np.int32), ("counted", np.int32),
+        ("tau", np.int64), ("outcome", np.int32), ("nonzero", np.uint32),
         ("t_taken", np.uint64), ("t_start", np.uint64), ("t_finish", np.uint64),
         ("pad", np.int64),
     ]

@@ -2,9 +2,10 @@
 
 Input ring: ``encode_updates`` fills its InRec records from admitted updates in one pass.
 
-Completion ring: one ``Done`` record per update slot ``tau % MAXU`` and its row of QMAX
-counts; ``tau`` is written last, so the record of update t is complete once its ``tau``
-equals t. ``drain_done`` reads a run of them in one pass.
+Completion ring: one ``Done`` record per update slot ``tau % MAXU`` and its non-zero counts
+(a (QMAX, MAXU) array: a query's counts of consecutive updates lie together; ``nonzero``
+says which were written); ``tau`` is written last, so the record of update t is complete
+once its ``tau`` equals t. ``drain_done`` reads a run of them in one pass.
 
 Output ring: int32 records ``[stamp, tau, slot, v0 .. v(n-1)]`` at absolute int positions;
 ``stamp = pos % (2**31 - 1) + 1`` is written last, so a record is complete once its stamp
@@ -76,13 +77,14 @@ def encode_updates(kind, a, b, label, a_label, b_label, ext_a, ext_b, arrival_ns
 
 
 @njit(cache=True, nogil=True)
-def drain_done(tau, outcome, counted, t_taken, t_start, t_finish, counts, first, limit, live,  # type: ignore[no-untyped-def]
+def drain_done(tau, outcome, nonzero, t_taken, t_start, t_finish, counts, first, limit, live,  # type: ignore[no-untyped-def]
                live_count, tau0, nsent, clock_off_ns, out_outcome, out_taken, out_started,
                out_finished):  # fmt: skip
     """Read the completion records of updates first, first + 1, ... up to ``limit`` or the
     first one not complete. ``tau`` .. ``t_finish``: the fields of the Done ring (views);
-    ``counts``: its (MAXU, QMAX) count rows; ``live``: the query slots to read,
-    ``live_count[c]``: slot live[c] counts (else it ships match records).
+    ``counts``: its (QMAX, MAXU) counts, valid where ``nonzero`` has the query slot's
+    bit; ``live``: the query slots to read, ``live_count[c]``: slot live[c] counts (else it
+    ships match records).
 
     Updates first + j with tau0 <= first + j < tau0 + nsent belong to the caller: their
     outcome and times (epoch seconds, by ``clock_off_ns``) go to index first + j - tau0 of
@@ -110,12 +112,13 @@ def drain_done(tau, outcome, counted, t_taken, t_start, t_finish, counts, first,
             out_taken[i] = (np.int64(t_taken[s]) + clock_off_ns) / 1e9
             out_started[i] = (np.int64(t_start[s]) + clock_off_ns) / 1e9
             out_finished[i] = (np.int64(t_finish[s]) + clock_off_ns) / 1e9
-        if counted[s] == 0:  # all zero: the device left the row unwritten
+        nz = nonzero[s]
+        if nz == 0:
             continue
         for c in range(live.shape[0]):
-            v = np.int64(counts[s, live[c]])
-            if v == 0:
+            if (nz >> live[c]) & 1 == 0:  # zero: the device did not write it
                 continue
+            v = np.int64(counts[live[c], s])
             if not live_count[c]:
                 expect += v
             elif mine:
