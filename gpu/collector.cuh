@@ -87,7 +87,7 @@ __device__ void collector(const Ctx& C, int lane) {
     while (true) {
         // The GC pointer passes only completed updates, in tau order: 32 * GC_ROUND checked
         // a round, update g + 32k + lane as lane's k-th, all loads issued before any is used.
-        const u64 g0 = g, limit = vload(&C.st->next_tau);
+        const u64 limit = vload(&C.st->next_tau);
         while (g < limit) {
             bool done[GC_ROUND];
 #pragma unroll
@@ -108,18 +108,16 @@ __device__ void collector(const Ctx& C, int lane) {
         }
         if (lane == 0) vstore(&C.st->gc_ptr, g);
         // Retired versions come in (nearly) dt_max order: free the leading run of those no
-        // live update can read, at most GC_PASS_ROUNDS rounds before the pointer moves again.
+        // live update can read.
         u64 h = C.st->gcq_head, t = vload(&C.st->gcq_tail);
         __threadfence();  // the versions behind t (and their dt_max) before reading them
-        u64 freed = 0;
-        for (int r = 0; r < GC_PASS_ROUNDS && h < t; ++r) {
+        while (h < t) {
             const u64 n = min((u64)(32 * GC_ROUND), t - h);
             const u64 took = free_round(C, h, n, g, lane, ftail);
             h += took;
-            freed += took;
+            total_freed += took;
             if (took < n) break;
         }
-        total_freed += freed;
         if (lane == 0) {
             vstore(&C.st->gcq_head, h);
             DevStatus* ds = C.dstat;
@@ -135,6 +133,6 @@ __device__ void collector(const Ctx& C, int lane) {
         warp_join();
         int stop = __shfl_sync(0xffffffffu, (int)vload(&C.st->stop), 0);
         if (stop) return;
-        if (freed == 0 && g == g0) __nanosleep(2000);  // nothing moved: idle
+        __nanosleep(2000);
     }
 }

@@ -161,13 +161,6 @@
 #ifndef GC_ROUND
 #define GC_ROUND 8
 #endif
-// Rounds the collector frees before it walks the GC pointer again: a batch of 16,384
-// insertions retires ~30,000 versions, all freeable at once, and freeing them in one go
-// (~120 rounds) left the pointer, and the update slots it frees, standing for ~0.5 ms
-// (slots_gc of bench/results/scale-up/done-1127/).
-#ifndef GC_PASS_ROUNDS
-#define GC_PASS_ROUNDS 4
-#endif
 // Blocks of 256 threads per SM the persistent kernel is compiled for (__launch_bounds__):
 // the register cap is 65536 / (256 * MIN_BLOCKS). nvcc 13.0 -Xptxas -v on sm_90: 3 -> 80
 // registers, 256 B of spill stores and 700 B of loads; 2 -> 128 registers, 48 B and 268 B;
