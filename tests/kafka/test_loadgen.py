@@ -89,7 +89,7 @@ async def test_producer_pool_sends_each_update_once_stamped_on_time(broker, topi
     # second could stop before the last one on a loaded machine.
     want = sum(r.records for r in sent.reports)
     records = await consume_topic(broker.bootstrap, topics.updates, want, 30)
-    assert len(records) == want, f"read {len(records)} of the {want} records delivered"
+    assert len(records) == want, _missing(records, want, sent.t0 + offsets)
     parts = [decode_record(r.value, 100_000).updates for r in records]
     ts = np.concatenate([p.ts for p in parts])
     u = np.concatenate([p.u for p in parts])
@@ -102,4 +102,21 @@ async def test_producer_pool_sends_each_update_once_stamped_on_time(broker, topi
     np.testing.assert_array_equal(v[order], batch.v)
     assert all(
         r.timestamp / 1000 >= p.ts.max() - 0.002 for r, p in zip(records, parts, strict=True)
+    )
+
+
+def _missing(records: list, want: int, due: np.ndarray) -> str:
+    """What a short read lacks: which updates (by their due time after the first) and what
+    each partition held, so that a rare loss says whether it is the topic's first records
+    (both processes' first sends racing to create it) or a gap."""
+    ts = np.concatenate([decode_record(r.value, 100_000).updates.ts for r in records])
+    lost = np.setdiff1d(np.round(due, 6), np.round(ts, 6))
+    parts: dict[int, list[int]] = {}
+    for r in records:
+        parts.setdefault(r.partition, []).append(r.offset)
+    held = {k: (len(o), min(o), max(o)) for k, o in sorted(parts.items())}
+    return (
+        f"read {len(records)} of the {want} records delivered; {len(lost)} updates missing, "
+        f"due {np.round(lost[:8] - due.min(), 4).tolist()} s after the first; partitions "
+        f"(records, first offset, last offset): {held}"
     )
