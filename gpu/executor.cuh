@@ -363,6 +363,7 @@ __device__ void finalize_update(const Ctx& C, int tau, int lane) {
     const u64 c = lane < QMAX ? __ldcg(C.upd_count + slot * QMAX + lane) : 0;
     const unsigned nonzero = __ballot_sync(0xffffffffu, c != 0);
     if (c) C.done_counts[(size_t)lane * MAXU + slot] = c;  // the non-zero ones only
+    warp_join();  // every lane's count before lane 0's fence and stamp (the fence is cumulative)
     if (lane == 0) {
         Done* d = C.done + slot;
         d->outcome = __ldcg(&u->outcome);
