@@ -109,7 +109,9 @@ def _missing(records: list, want: int, due: np.ndarray) -> str:
     """What a short read lacks: which updates (by their due time after the first) and what
     each partition held, so that a rare loss says whether it is the topic's first records
     (both processes' first sends racing to create it) or a gap."""
-    ts = np.concatenate([decode_record(r.value, 100_000).updates.ts for r in records])
+    ts = np.concatenate(
+        [np.zeros(0)] + [decode_record(r.value, 100_000).updates.ts for r in records]
+    )
     lost = np.setdiff1d(np.round(due, 6), np.round(ts, 6))
     parts: dict[int, list[int]] = {}
     for r in records:
