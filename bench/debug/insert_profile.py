@@ -15,7 +15,9 @@ timeline: when the updater took the first and the last update, and when the last
 finished; the kernel's batches (``batches``: how long each took to read, how far apart they
 start, and how many published records waited when each started); the updater's own
 profile (busy seconds); and the collector's queue of retired versions not yet freed, as
-each pump saw it (``gc_queue_max``, ``gc_queue_mean``).
+each pump saw it (``gc_queue_max``, ``gc_queue_mean``); and the slab pool's capacity before and
+after the timed calls, with its bump pointer and use at the end (``pool``: a pool that grew
+took fresh slabs while frees were pending).
 """
 
 from __future__ import annotations
@@ -153,6 +155,7 @@ def main() -> int:
     rest = stream.slice(len(warm), len(stream))
     instrument()
     before = sub.updater_seconds(eng)
+    slabs_before = eng._nslabs
     calls = []
     total = 0.0
     positive = 0
@@ -173,6 +176,9 @@ def main() -> int:
             "kernel_batches": batches(tl["taken"], tail0, opts.get("batch_cap", 4096)),
         })  # fmt: skip
     spent = sub.updater_spent(before, eng)
+    d = eng._dstat[0]
+    pool = {"pool_slabs_before": slabs_before, "pool_slabs_after": eng._nslabs,
+            "slab_bump": int(d["slab_bump"]), "slabs_in_use": int(d["slabs_in_use"])}  # fmt: skip
     eng.close()
     n = len(rest)
     out = {
@@ -183,7 +189,7 @@ def main() -> int:
         "host_ns_per_update": {k: round(v / n * 1e9, 1) for k, v in SPENT.items()},
         "host_calls": dict(CALLS), "calls": calls, "updater": spent,
         "gc_queue_max": GC_QUEUE["max"],
-        "gc_queue_mean": round(GC_QUEUE["sum"] / max(1, GC_QUEUE["looks"])),
+        "gc_queue_mean": round(GC_QUEUE["sum"] / max(1, GC_QUEUE["looks"])), "pool": pool,
     }  # fmt: skip
     print(json.dumps(out, indent=1))
     if args.out:
