@@ -95,7 +95,7 @@ def instrument() -> None:
         flush(self)
         word = int(self._hctl["in_tail"][0])
         if word != before:
-            PUBLISHED.append((time.time(), word >> 24))  # records the kernel may read now
+            PUBLISHED.append((time.time(), word >> input_ring._MIRROR_BITS))  # records published
 
     InputRing.flush = logged_flush  # type: ignore[method-assign]
 
