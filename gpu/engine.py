@@ -180,6 +180,7 @@ class GpuEngine(Engine):
         self._fixed_batch = fixed_batch
         self._auto_slabs, self._auto_versions = pool_slabs <= 0, max_versions <= 0
         self._hub_slabs = 0  # slabs of the largest arrays a piece may copy (_reserves)
+        self._compactions = 0  # of the slab pool (_compact_slabs)
         pool_slabs = pool_slabs if pool_slabs > 0 else pools.MIN_SLABS
         max_versions = max_versions if max_versions > 0 else pools.MIN_VERSIONS
         if pool_slabs > pools.MAX_SLABS:
@@ -423,8 +424,9 @@ class GpuEngine(Engine):
         """Grow a self-sized pool that is filling up (:mod:`.pools`). When the collector's
         last snapshot and the reserves (:meth:`_reserves`: all the host may have sent ahead
         of the kernel included) are above the high-water mark, wait until every update sent
-        has completed and been collected, and grow the pool if what is then live is still
-        above the live-water mark, or its bump region above the high-water mark."""
+        has completed and been collected, compact the slab pool if freed runs of the wrong
+        size classes hold much of it, and grow a pool if what is then live is still above
+        the live-water mark, or its bump region above the high-water mark."""
         s = self._dstat[0]
         rv, rs = self._reserves()
         slabs_seen = max(int(s["slabs_in_use"]), int(s["slab_bump"]))
@@ -438,6 +440,8 @@ class GpuEngine(Engine):
         now = self.wait_collected()
         rv, rs = self._reserves()
         slabs, versions = now["slabs_in_use"], now["versions_in_use"]
+        if self._auto_slabs and pools.worth_compacting(now["slab_bump"], slabs, self._nslabs):
+            now["slab_bump"] = self._compact_slabs()
         grow_slabs = self._auto_slabs and (
             pools.must_grow(slabs, self._nslabs, rs)
             or pools.worth_a_look(now["slab_bump"], self._nslabs, rs)
@@ -449,6 +453,26 @@ class GpuEngine(Engine):
             if self._auto_versions and pools.must_grow(versions, self._maxver, rv) else 0,
         )  # fmt: skip
         self._launch()
+
+    def _compact_slabs(self) -> int:
+        """Pack the slab pool's owned runs at its front (:func:`.pools.compact_slab_pool`),
+        with the kernel stopped; returns the new bump pointer. Short of device memory for
+        the move's index arrays, the pool stays as it was (growth then decides)."""
+        self.stop()
+        st = self._get_state()
+        before = int(st["slab_bump"][0])
+        try:
+            with self._side:
+                pools.compact_slab_pool(self._cp, self._d, st[0])
+        except self._cp.cuda.memory.OutOfMemoryError:
+            log.warning("too little device memory to compact the slab pool; left as it was")
+            return before
+        self._put_state(st)  # synchronizes the side stream, which moved the runs
+        self._dstat["slab_bump"] = st["slab_bump"][0]
+        self._compactions += 1
+        log.info("compacted the slab pool: bump pointer %d -> %d of %d slabs", before,
+                 int(st["slab_bump"][0]), self._nslabs)  # fmt: skip
+        return int(st["slab_bump"][0])
 
     def load_graph(self, graph: Graph) -> None:
         if self._loaded or self._next_tau > 1:
@@ -654,6 +678,7 @@ class GpuEngine(Engine):
             "gc_queue": int(s["gc_queue"]),
             "donated": int(s["donated"]),
             "pool_slabs": self._nslabs,
+            "pool_compactions": self._compactions,
             "max_versions": self._maxver,
             "max_vertices": self._maxv,
         }

@@ -7,7 +7,10 @@ the settings, the pool and the version table are sized from the graph being load
 exactly (a stream that outgrows it fails with an error naming the setting). The vertex
 tables always grow, by doubling.
 
-Nothing changes size while the persistent kernel runs. The engine stops it (every update
+The slab pool is also compacted (its owned runs moved to the front) when freed runs of
+the wrong size classes hold much of it.
+
+Nothing changes size, or moves, while the persistent kernel runs. The engine stops it (every update
 sent so far applied, every result read), and the functions below allocate the larger
 buffers, copy what is live to the same indices, and lay the free rings out again for their
 new capacity; the next apply relaunches the kernel. A ring's slot for its k-th element is
@@ -50,8 +53,14 @@ import numpy as np
 # back to the free ring of its own size class, so a growing array that needs a larger class
 # than any free run takes fresh slabs from the bump region, and once that is spent the pool
 # is full whatever the other classes hold.
+#
+# So before it decides on growth, the engine compacts a pool whose bump pointer stands more
+# than COMPACT_SHARE of its capacity above what is in use (compact_slab_pool): the owned
+# runs packed at the front, the rest bump region again. Growth then answers only to what
+# is live, and a stream that grows arrays keeps the pool within 2x of it.
 HIGH_WATER = 0.85
 LIVE_WATER = 0.65
+COMPACT_SHARE = 0.2
 GROWTH = 1.3
 HEADROOM = 1.6
 MIN_SLABS = 1 << 16  # 32 MiB of entries
@@ -82,6 +91,10 @@ def worth_a_look(in_use: int, cap: int, reserve: int = 0) -> bool:
 
 def must_grow(live: int, cap: int, reserve: int = 0) -> bool:
     return live + reserve > LIVE_WATER * cap
+
+
+def worth_compacting(bump: int, in_use: int, cap: int) -> bool:
+    return bump - in_use > COMPACT_SHARE * cap
 
 
 def largest_runs(xp: Any, cls: Any, k: int) -> int:
@@ -169,6 +182,57 @@ def grow_slab_pool(xp: Any, d: dict[str, Any], st: np.void, old: int, new: int,
         move_ring(xp, d["slab_free"], class_base(old, c), old >> c, free, class_base(new, c),
                   new >> c, int(st["free_head"][c]), int(st["free_tail"][c]))  # fmt: skip
     d.update(entries=entries, slab_owner=owner, slab_free=free)
+
+
+def compact_slab_pool(xp: Any, d: dict[str, Any], st: np.void, chunk: int = 1 << 18) -> int:
+    """Move every run a version owns to the front of the pool, in pool order, and empty the
+    free rings: the whole rest becomes bump region again. Returns the slabs in use (the new
+    bump pointer); ``st`` (the kernel's State, stopped) gets the new bump and ring heads.
+
+    A freed run goes back to its own class's ring, so after a stream that grew arrays
+    (each growth frees a smaller run and takes a larger one) the bump pointer stands far
+    above what is live. Owned runs are those of every version not in ver_free: the live
+    ones and the retired ones still in the GC queue. A run only moves down (runs are
+    taken in pool order and packed), so they move ``chunk`` slabs at a time, in order,
+    through a buffer of that size: no slice overwrites a slab a later one reads."""
+    nver = int(st["ver_bump"])
+    vers = d["vers"]
+    owned = xp.ones(nver, bool)
+    h, t = int(st["ver_free_head"]), int(st["ver_free_tail"])
+    if t > h:
+        k = xp.arange(h, t, dtype=np.int64)
+        owned[d["ver_free"][k % d["ver_free"].shape[0]]] = False
+    v = xp.flatnonzero(owned)
+    slab = vers[v, 0].astype(np.int64)
+    order = xp.argsort(slab, kind="stable")
+    v, slab = v[order], slab[order]
+    size = xp.int64(1) << vers[v, 2].astype(np.int64)
+    end = xp.cumsum(size)
+    total = int(end[-1]) if len(v) else 0
+    if total != int(st["slabs_in_use"]):
+        raise RuntimeError(
+            f"owned runs hold {total} slabs but the pool counts {int(st['slabs_in_use'])} "
+            "in use: not compacting a pool whose books do not balance"
+        )
+    if len(v) and bool((slab[1:] < slab[:-1] + size[:-1]).any()):
+        raise RuntimeError("two owned slab runs overlap: not compacting")
+    new = end - size
+    # Slab i of the packed pool comes from slab src[i] of the old one.
+    i = xp.arange(total, dtype=np.int64)
+    which = xp.searchsorted(end, i, side="right")  # the run packed slab i belongs to
+    src = slab[which] + (i - new[which])
+    ent = d["entries"].reshape(-1, 32, d["entries"].shape[1])
+    buf = xp.empty((min(chunk, total), *ent.shape[1:]), ent.dtype)  # nothing allocated below
+    for a in range(0, total, chunk):
+        b = min(total, a + chunk)
+        xp.take(ent, src[a:b], axis=0, out=buf[: b - a])
+        ent[a:b] = buf[: b - a]
+    vers[v, 0] = new.astype(np.int32)
+    d["slab_owner"][:] = -1
+    d["slab_owner"][new] = v.astype(np.int32)
+    st["slab_bump"] = total
+    st["free_head"][:] = st["free_tail"]
+    return total
 
 
 def grow_version_table(xp: Any, d: dict[str, Any], st: np.void, old: int, new: int) -> None:

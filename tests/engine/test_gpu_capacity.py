@@ -63,7 +63,9 @@ class SlabPoolModel:
         self.n = nslabs
         self.rng = rng
         st = np.zeros(1, [("slab_bump", np.uint64), ("free_head", np.uint64, NCLASS),
-                          ("free_tail", np.uint64, NCLASS)])  # fmt: skip
+                          ("free_tail", np.uint64, NCLASS), ("slabs_in_use", np.uint64),
+                          ("ver_bump", np.uint64), ("ver_free_head", np.uint64),
+                          ("ver_free_tail", np.uint64)])  # fmt: skip
         self.st = st[0]
         self.d = {
             "entries": np.zeros((nslabs * 32, 4), np.int32),
@@ -71,6 +73,7 @@ class SlabPoolModel:
             "slab_free": np.zeros(pools.ring_words(nslabs, NCLASS), np.int32),
         }
         self.live: dict[int, tuple[int, int]] = {}  # run start -> (class, owner)
+        self.taken: dict[int, tuple[int, int]] = {}  # owner -> (run start, class), ever
 
     def take(self, cls: int, owner: int) -> int:
         h, t = int(self.st["free_head"][cls]), int(self.st["free_tail"][cls])
@@ -84,6 +87,7 @@ class SlabPoolModel:
         self.d["slab_owner"][slab] = owner
         self.d["entries"][slab * 32 : (slab + (1 << cls)) * 32] = owner
         self.live[slab] = (cls, owner)
+        self.taken[owner] = (slab, cls)
         return slab
 
     def give_back(self, slab: int) -> None:
@@ -126,6 +130,62 @@ def test_a_grown_slab_pool_holds_every_live_run_and_every_free_one_in_ring_order
     assert (pool.d["slab_owner"][256:] == -1).all()
     pool.churn(300, first_owner=1000)  # and it goes on working at its new size
     pool.check_live()
+
+
+def versions_of(m: SlabPoolModel, maxver: int, head: int) -> tuple[np.ndarray, np.ndarray]:
+    """The kernel's version table and ver_free ring for the model's versions: every version
+    ever taken holds its run and class; the freed ones sit in the ring from ``head`` on, and
+    the ring's other slots hold live ids (stale slots that must not count)."""
+    vers = np.zeros((maxver, 8), np.int32)
+    for owner, (slab, cls) in m.taken.items():
+        vers[owner, 0], vers[owner, 2] = slab, cls
+    live = {owner for _cls, owner in m.live.values()}
+    freed = [o for o in m.taken if o not in live]
+    ring = np.full(maxver, min(live), np.int32)
+    for k, o in enumerate(freed):
+        ring[(head + k) % maxver] = o
+    m.st["ver_bump"] = len(m.taken)
+    m.st["ver_free_head"], m.st["ver_free_tail"] = head, head + len(freed)
+    m.st["slabs_in_use"] = sum(1 << cls for cls, _o in m.live.values())
+    return vers, ring
+
+
+def test_compaction_packs_every_owned_run_at_the_front_in_pool_order() -> None:
+    """After a churn of runs of every class, the bump pointer stands far above what is
+    live; compaction moves each owned run (entries, its version's slab, its owner word) to
+    the front in pool order, and every free ring is empty: the rest is bump region."""
+    m = SlabPoolModel(1024, np.random.default_rng(6))
+    m.churn(400, first_owner=0)
+    m.take(3, 400)  # a run from the bump region: the live runs span the pool
+    vers, ring = versions_of(m, maxver=512, head=700)
+    m.d.update(vers=vers, ver_free=ring)
+    before = vers.copy()
+    assert int(m.st["slab_bump"]) > 2 * int(m.st["slabs_in_use"])
+    total = pools.compact_slab_pool(np, m.d, m.st, chunk=5)  # chunks cut through runs
+    assert total == int(m.st["slabs_in_use"]) == int(m.st["slab_bump"])
+    assert (m.st["free_head"] == m.st["free_tail"]).all()
+    at = 0
+    for _old, (cls, owner) in sorted(m.live.items()):
+        assert vers[owner, 0] == at and m.d["slab_owner"][at] == owner
+        assert (m.d["entries"][at * 32 : (at + (1 << cls)) * 32] == owner).all()
+        at += 1 << cls
+    assert at == total
+    assert (m.d["slab_owner"][total:] == -1).all()
+    live = {owner for _cls, owner in m.live.values()}
+    freed = [o for o in m.taken if o not in live]
+    assert freed and (vers[freed] == before[freed]).all()  # a free version's row stays
+
+
+def test_compaction_refuses_a_pool_whose_books_do_not_balance() -> None:
+    m = SlabPoolModel(256, np.random.default_rng(7))
+    m.churn(100, first_owner=0)
+    vers, ring = versions_of(m, maxver=256, head=3)
+    m.d.update(vers=vers, ver_free=ring)
+    m.st["slabs_in_use"] += 1
+    entries = m.d["entries"].copy()
+    with pytest.raises(RuntimeError, match="do not balance"):
+        pools.compact_slab_pool(np, m.d, m.st)
+    assert (m.d["entries"] == entries).all()
 
 
 def test_a_grown_version_table_keeps_versions_free_ring_and_gc_queue() -> None:

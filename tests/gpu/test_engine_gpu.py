@@ -285,6 +285,34 @@ def test_self_sized_pools_grow_with_the_stream(monkeypatch: pytest.MonkeyPatch) 
     assert s["slabs_in_use"] > 1024 and s["versions_in_use"] > 1024, s  # past the floors
 
 
+def test_compacting_at_every_look_keeps_every_delta(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The slab pool compacted whenever the engine looks at its pools (COMPACT_SHARE 0):
+    owned runs move to the front while a stream grows arrays and retires versions, with
+    self-checks on (each run's owner checked when it is taken and freed); every delta and
+    the final graph as the CPU's."""
+    monkeypatch.setattr(pools, "MIN_SLABS", 1024)
+    monkeypatch.setattr(pools, "MIN_VERSIONS", 1024)
+    monkeypatch.setattr(pools, "COMPACT_SHARE", 0.0)
+    monkeypatch.setattr(gpu_engine, "_PIECE", 256)
+    g, stream = growing_workload(seed=16)
+    want = cpu_run(g, stream, [TRIANGLE], False)
+    eng = GpuEngine(batch_cap=64, maxu=128, in_cap=256, max_vertices=1 << 12, out_cap=1 << 20,
+                    check=True)  # fmt: skip
+    seen: list[tuple[dict[str, int], set[tuple[int, int]]]] = []
+
+    def look(e: GpuEngine) -> None:
+        seen.append((e.stats(), edge_set(e.export_graph())))
+
+    got = run(eng, g, stream, [TRIANGLE], False, 8000, before_close=look)  # type: ignore[arg-type]
+    assert_same(got, want)
+    stats, edges = seen[0]
+    assert stats["pool_compactions"] > 0, stats
+    cpu = CpuEngine()
+    cpu.load_graph(g)
+    cpu.apply(stream)
+    assert edges == edge_set(cpu.export_graph())
+
+
 def test_update_slots_wait_for_the_collector() -> None:
     """An update slot (tau mod maxu) is taken again only once the collector has passed its
     previous occupant: with a ring of 256 slots and batches of 64, the collector lags more
