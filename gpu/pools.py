@@ -120,10 +120,11 @@ def live_classes(xp: Any, head: Any, vers: Any) -> Any:
 
 
 def warm_up(xp: Any, d: dict[str, Any], state: np.void, nclass: int) -> None:
-    """Run every table growth and the hub measure once on tiny tables shaped like ``d``'s
-    (and a state record like ``state``), so that each CuPy kernel they launch is compiled
-    and loaded before the persistent kernel runs: a growth in the middle of a stream
-    otherwise stops it for seconds of NVRTC (3 s at the first growth of a 43M insertion)."""
+    """Run every table growth, a compaction and the hub measure once on tiny tables shaped
+    like ``d``'s (and a state record like ``state``), so that each CuPy kernel they launch
+    is compiled and loaded before the persistent kernel runs: a growth or compaction in the
+    middle of a stream otherwise stops it for seconds of NVRTC (3 s at the first growth of
+    a 43M insertion)."""
     n = 64
     tiny = {name: xp.full(n, fill, d[name].dtype) for name, fill in VERTEX_TABLES.items()}
     tiny["head"][:8] = xp.arange(8, dtype=tiny["head"].dtype)
@@ -142,6 +143,8 @@ def warm_up(xp: Any, d: dict[str, Any], state: np.void, nclass: int) -> None:
     grow_slab_pool(xp, tiny, st, n, 2 * n, nclass)
     grow_version_table(xp, tiny, st, n, 2 * n)
     grow_vertex_tables(xp, tiny, 2 * n)
+    st["ver_free_head"], st["slabs_in_use"] = st["ver_free_tail"], 1  # version 0: slab 0
+    compact_slab_pool(xp, tiny, st)
     hub_reserve(xp, live_classes(xp, tiny["head"], tiny["vers"]), 4)  # 8 runs: a partition
 
 

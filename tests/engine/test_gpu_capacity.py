@@ -215,3 +215,26 @@ def test_grown_vertex_tables_keep_their_rows_and_fill_the_rest() -> None:
     pools.grow_vertex_tables(np, d, 10)
     for name, fill in pools.VERTEX_TABLES.items():
         assert d[name].tolist() == [0, 1, 2, 3] + [fill] * 6
+
+
+def test_the_warm_up_runs_every_growth_and_a_compaction_on_tiny_tables(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What the engine runs at construction so that no CuPy kernel compiles mid-stream."""
+    from dcsm.gpu.layout import KernelConfig, state_dtype
+
+    ran: list[str] = []
+    for name in ("grow_slab_pool", "grow_version_table", "grow_vertex_tables",
+                 "compact_slab_pool"):  # fmt: skip
+        real = getattr(pools, name)
+        monkeypatch.setattr(
+            pools, name, lambda *a, _r=real, _n=name, **k: (ran.append(_n), _r(*a, **k))[1]
+        )
+    cfg = KernelConfig()
+    d = {name: np.zeros(4, np.int32) for name in pools.VERTEX_TABLES}
+    d.update(entries=np.zeros((64, 4), np.int32), slab_owner=np.zeros(2, np.int32),
+             slab_free=np.zeros(8, np.int32), vers=np.zeros((2, 8), np.int32),
+             ver_free=np.zeros(2, np.int32), gcq=np.zeros(2, np.int32))  # fmt: skip
+    pools.warm_up(np, d, np.zeros(1, state_dtype(cfg))[0], cfg.nclass)
+    assert ran == ["grow_slab_pool", "grow_version_table", "grow_vertex_tables",
+                   "compact_slab_pool"]  # fmt: skip
