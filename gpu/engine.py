@@ -143,6 +143,7 @@ class GpuEngine(Engine):
         blocks: int | None = None,
         check: bool | None = None,
         small_path: int = 1,
+        pool_compact: int = 0,
         static_beside: bool = False,
     ) -> None:
         super().__init__()
@@ -180,6 +181,7 @@ class GpuEngine(Engine):
         self._fixed_batch = fixed_batch
         self._auto_slabs, self._auto_versions = pool_slabs <= 0, max_versions <= 0
         self._hub_slabs = 0  # slabs of the largest arrays a piece may copy (_reserves)
+        self._compact = bool(pool_compact)  # compact a fragmented self-sized pool
         self._compactions = 0  # of the slab pool (_compact_slabs)
         pool_slabs = pool_slabs if pool_slabs > 0 else pools.MIN_SLABS
         max_versions = max_versions if max_versions > 0 else pools.MIN_VERSIONS
@@ -424,9 +426,10 @@ class GpuEngine(Engine):
         """Grow a self-sized pool that is filling up (:mod:`.pools`). When the collector's
         last snapshot and the reserves (:meth:`_reserves`: all the host may have sent ahead
         of the kernel included) are above the high-water mark, wait until every update sent
-        has completed and been collected, compact the slab pool if freed runs of the wrong
-        size classes hold much of it, and grow a pool if what is then live is still above
-        the live-water mark, or its bump region above the high-water mark."""
+        has completed and been collected, compact the slab pool (``pool_compact``) if freed
+        runs of the wrong size classes hold much of it, and grow a pool if what is then
+        live is still above the live-water mark, or its bump region above the high-water
+        mark."""
         s = self._dstat[0]
         rv, rs = self._reserves()
         slabs_seen = max(int(s["slabs_in_use"]), int(s["slab_bump"]))
@@ -440,7 +443,8 @@ class GpuEngine(Engine):
         now = self.wait_collected()
         rv, rs = self._reserves()
         slabs, versions = now["slabs_in_use"], now["versions_in_use"]
-        if self._auto_slabs and pools.worth_compacting(now["slab_bump"], slabs, self._nslabs):
+        compact = self._compact and self._auto_slabs
+        if compact and pools.worth_compacting(now["slab_bump"], slabs, self._nslabs):
             now["slab_bump"] = self._compact_slabs()
         grow_slabs = self._auto_slabs and (
             pools.must_grow(slabs, self._nslabs, rs)

@@ -7,8 +7,8 @@ the settings, the pool and the version table are sized from the graph being load
 exactly (a stream that outgrows it fails with an error naming the setting). The vertex
 tables always grow, by doubling.
 
-The slab pool is also compacted (its owned runs moved to the front) when freed runs of
-the wrong size classes hold much of it.
+The slab pool can also be compacted (its owned runs moved to the front) when freed runs
+of the wrong size classes hold much of it.
 
 Nothing changes size, or moves, while the persistent kernel runs. The engine stops it (every update
 sent so far applied, every result read), and the functions below allocate the larger
@@ -54,10 +54,12 @@ import numpy as np
 # than any free run takes fresh slabs from the bump region, and once that is spent the pool
 # is full whatever the other classes hold.
 #
-# So before it decides on growth, the engine compacts a pool whose bump pointer stands more
-# than COMPACT_SHARE of its capacity above what is in use (compact_slab_pool): the owned
-# runs packed at the front, the rest bump region again. Growth then answers only to what
-# is live, and a stream that grows arrays keeps the pool within 2x of it.
+# With ``pool_compact``, before it decides on growth, the engine compacts a pool whose bump
+# pointer stands more than COMPACT_SHARE of its capacity above what is in use
+# (compact_slab_pool): the owned runs packed at the front, the rest bump region again. Most
+# of that gap is the runs the last batches freed, which the next batches take again, so
+# compaction recurs: on a 43M-edge insertion at batches of 16,384, 11 times for 2.0x the
+# bytes in use instead of 2.5x, at 4.7M instead of 6.0M updates/s. Off by default.
 HIGH_WATER = 0.85
 LIVE_WATER = 0.65
 COMPACT_SHARE = 0.2

@@ -297,7 +297,7 @@ def test_compacting_at_every_look_keeps_every_delta(monkeypatch: pytest.MonkeyPa
     g, stream = growing_workload(seed=16)
     want = cpu_run(g, stream, [TRIANGLE], False)
     eng = GpuEngine(batch_cap=64, maxu=128, in_cap=256, max_vertices=1 << 12, out_cap=1 << 20,
-                    check=True)  # fmt: skip
+                    check=True, pool_compact=1)  # fmt: skip
     seen: list[tuple[dict[str, int], set[tuple[int, int]]]] = []
 
     def look(e: GpuEngine) -> None:
