@@ -228,13 +228,14 @@ def compact_slab_pool(xp: Any, d: dict[str, Any], st: np.void, chunk: int = 1 <<
     src = slab[which] + (i - new[which])
     ent = d["entries"].reshape(-1, 32, d["entries"].shape[1])
     buf = xp.empty((min(chunk, total), *ent.shape[1:]), ent.dtype)  # nothing allocated below
+    new32, v32 = new.astype(np.int32), v.astype(np.int32)
     for a in range(0, total, chunk):
         b = min(total, a + chunk)
         xp.take(ent, src[a:b], axis=0, out=buf[: b - a])
         ent[a:b] = buf[: b - a]
-    vers[v, 0] = new.astype(np.int32)
+    vers[v, 0] = new32
     d["slab_owner"][:] = -1
-    d["slab_owner"][new] = v.astype(np.int32)
+    d["slab_owner"][new] = v32
     st["slab_bump"] = total
     st["free_head"][:] = st["free_tail"]
     return total
