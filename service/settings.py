@@ -163,6 +163,7 @@ class Settings:
     gpu_batch_timeout_us: float = _gpu("batch_timeout_us")
     gpu_batch_cap: int = _gpu("batch_cap")
     gpu_small_path: int = _gpu("small_path")
+    gpu_maxu: int = _gpu("maxu")
     gpu_pool_compact: int = _gpu("pool_compact")
     max_engine_batch_updates: int = field(
         default=0,
@@ -374,6 +375,11 @@ class Settings:
             raise ConfigError(
                 f"need 1 <= gpu_batch_size <= gpu_batch_cap <= 32768, got {self.gpu_batch_size}"
                 f" and {self.gpu_batch_cap}"
+            )
+        if self.gpu_maxu & (self.gpu_maxu - 1) or self.gpu_maxu < self.gpu_batch_cap:
+            raise ConfigError(
+                f"gpu_maxu={self.gpu_maxu}: need a power of two >= gpu_batch_cap "
+                f"({self.gpu_batch_cap})"
             )
         if self.gpu_batch_timeout_us < 0:
             raise ConfigError("gpu_batch_timeout_us must not be negative")

@@ -276,9 +276,11 @@ def test_gpu_settings_reach_the_engine(capsys, workload, monkeypatch) -> None:  
     assert code == 0 and json.loads(out)["queries"][0]["matches"] > 0
     assert seen == [{"pool_slabs": 4096, "max_versions": 0, "max_vertices": 1 << 22,
                      "batch_size": 64, "batch_timeout_us": 0.0, "batch_cap": 4096,
-                     "small_path": 2, "pool_compact": 0}]  # fmt: skip
+                     "small_path": 2, "maxu": 1 << 16, "pool_compact": 0}]  # fmt: skip
     code, _, err = run(capsys, "match", *args, "--gpu-small-path", "3")
     assert code == 2 and "--gpu-small-path" in err
+    code, _, err = run(capsys, "match", *args, "--gpu-maxu", "3000")
+    assert code == 2 and "--gpu-maxu" in err and "power of two" in err
 
 
 @pytest.mark.parametrize("capacity", ["pool_slabs", "max_versions", "max_vertices"])

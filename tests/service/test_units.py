@@ -110,6 +110,8 @@ def test_settings_precedence(tmp_path) -> None:
     assert Settings.load({}, {"DCSM_STATE_DIR": ""}).state_path is None
     gpu = Settings.load({}, {"DCSM_GPU_BATCH_TIMEOUT_US": "125", "DCSM_GPU_SMALL_PATH": "0"})
     assert (gpu.gpu_batch_timeout_us, gpu.gpu_small_path, gpu.gpu_batch_cap) == (125.0, 0, 4096)
+    big = Settings.load({}, {"DCSM_GPU_BATCH_CAP": "16384", "DCSM_GPU_MAXU": "32768"})
+    assert (big.gpu_batch_cap, big.gpu_maxu, big.gpu_pool_compact) == (16384, 32768, 0)
 
 
 @pytest.mark.parametrize(
@@ -121,6 +123,9 @@ def test_settings_precedence(tmp_path) -> None:
         ({"DCSM_GPU_SMALL_PATH": "3"}, None, "gpu_small_path=3: choose 0, 1 or 2"),
         ({"DCSM_GPU_BATCH_CAP": "40000"}, None, "gpu_batch_cap <= 32768, got 64 and 40000"),
         ({"DCSM_GPU_BATCH_SIZE": "128", "DCSM_GPU_BATCH_CAP": "64"}, None, "got 128 and 64"),
+        ({"DCSM_GPU_MAXU": "3000"}, None, "gpu_maxu=3000: need a power of two >= gpu_batch_cap"),
+        ({"DCSM_GPU_BATCH_CAP": "16384", "DCSM_GPU_MAXU": "8192"}, None, "(16384)"),
+        ({"DCSM_GPU_POOL_COMPACT": "2"}, None, "gpu_pool_compact=2: choose 0 or 1"),
     ],
 )
 def test_settings_errors_name_the_key(tmp_path, env, text, fragment) -> None:
