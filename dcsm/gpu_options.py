@@ -68,8 +68,8 @@ GPU_OPTIONS: dict[str, GpuOption] = {
                   "it uses with 32,768 slots (2.5x with 65,536) at 5.6M instead of 6.1M "
                   "updates/s", _power_of_two),
         GpuOption("pool_compact", 0, "1: a self-sized slab pool is compacted (its runs moved "
-                  "to the front) instead of grown when freed runs of outgrown size classes "
-                  "hold a fifth of it: a 43M-edge insertion at batches of 16,384 then keeps "
+                  "to the front) instead of grown when free runs waiting in its rings hold "
+                  "a fifth of it: a 43M-edge insertion at batches of 16,384 then keeps "
                   "2.0x the bytes it uses instead of 2.5x, but at 4.7M updates/s instead of "
                   "6.0M; 0: grow", int, "{0,1}", (0, 1)),
     )

@@ -10,10 +10,10 @@ tables always grow, by doubling.
 The slab pool can also be compacted (its owned runs moved to the front) when freed runs
 of the wrong size classes hold much of it.
 
-Nothing changes size, or moves, while the persistent kernel runs. The engine stops it (every update
-sent so far applied, every result read), and the functions below allocate the larger
-buffers, copy what is live to the same indices, and lay the free rings out again for their
-new capacity; the next apply relaunches the kernel. A ring's slot for its k-th element is
+Nothing changes size, or moves, while the persistent kernel runs. The engine stops it
+(every update sent so far applied, every result read), and the functions below allocate the
+larger buffers, copy what is live to the same indices, and lay the free rings out again for
+their new capacity; the next apply relaunches the kernel. A ring's slot for its k-th element is
 k mod its capacity, with head and tail counters that only grow (in ``State``), so moving
 it means writing elements [head, tail) at their new positions.
 
@@ -194,9 +194,9 @@ def compact_slab_pool(xp: Any, d: dict[str, Any], st: np.void, chunk: int = 1 <<
     free rings: the whole rest becomes bump region again. Returns the slabs in use (the new
     bump pointer); ``st`` (the kernel's State, stopped) gets the new bump and ring heads.
 
-    A freed run goes back to its own class's ring, so after a stream that grew arrays
-    (each growth frees a smaller run and takes a larger one) the bump pointer stands far
-    above what is live. Owned runs are those of every version not in ver_free: the live
+    A freed run goes back to its own class's ring, where only a list of that class takes
+    it again, so the bump pointer stands above what is live by the runs those rings hold.
+    Owned runs are those of every version not in ver_free: the live
     ones and the retired ones still in the GC queue. A run only moves down (runs are
     taken in pool order and packed), so they move ``chunk`` slabs at a time, in order,
     through a buffer of that size: no slice overwrites a slab a later one reads."""

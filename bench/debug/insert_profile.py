@@ -15,10 +15,10 @@ timeline: when the updater took the first and the last update, and when the last
 finished; the kernel's batches (``batches``: how long each took to read, how far apart they
 start, and how many published records waited when each started); the updater's own
 profile (busy seconds); and the collector's queue of retired versions not yet freed, as
-each pump saw it (``gc_queue_max``, ``gc_queue_mean``); and the slab pool's capacity before and
-after the timed calls, with its bump pointer and use at the end, how often the timed calls
-compacted it and the reserve the growth rules add (``pool``: a pool that grew took fresh slabs while
-frees were pending).
+each pump saw it (``gc_queue_max``, ``gc_queue_mean``); and the slab pool's capacity before
+and after the timed calls, with its bump pointer and use at the end, how often the timed
+calls compacted it and the reserve the growth rules add (``pool``: a pool that grew took
+fresh slabs while frees were pending).
 """
 
 from __future__ import annotations
