@@ -13,7 +13,9 @@ The delta layout copies only the vertex's delta merged with the batch's entries,
 merges base and delta into a new base once the delta passes ``1 / --merge`` of the base.
 
 Reports, per batch: vertices touched, slabs of the new runs (and the share of vertices of
-degree >= ``--hub``), lists that move to a larger class, and the delta layout's slabs.
+degree >= ``--hub``), lists that move to a larger class, and the delta layout's slabs; and,
+for each ``--in-flight`` k, the most slabs of replaced runs held at once while k batches are
+in flight (the pool's need above what is live, by layout).
 """
 
 from __future__ import annotations
@@ -46,6 +48,13 @@ def main() -> int:
     ap.add_argument("--batch", type=int, default=16384, help="updates a kernel batch takes")
     ap.add_argument("--hub", type=int, default=4096, help="degree from which a vertex is a hub")
     ap.add_argument("--merge", type=int, default=8, help="delta merged at base / MERGE")
+    ap.add_argument(
+        "--in-flight",
+        type=int,
+        nargs="*",
+        default=[2, 4],
+        help="batches in flight (maxu / batch) to count held runs for",
+    )
     ap.add_argument("--out", type=Path, help="write the summary here as JSON")
     args = ap.parse_args()
 
@@ -62,17 +71,30 @@ def main() -> int:
         touched, cnt = np.unique(np.concatenate([u[lo : lo + args.batch], v[lo : lo + args.batch]]),
                                  return_counts=True)  # fmt: skip
         old = run_slabs(deg[touched])
+        old_delta, old_base = run_slabs(delta[touched]), run_slabs(base[touched])
         deg[touched] += cnt
         new = run_slabs(deg[touched])
         delta[touched] += cnt
         merge = delta[touched] * args.merge > base[touched]
         layout = np.where(merge, new, run_slabs(delta[touched]))
+        layout_freed = np.where(merge, old_base + old_delta, old_delta)
         base[touched[merge]] = deg[touched[merge]]
         delta[touched[merge]] = 0
         hub = deg[touched] >= args.hub
         rows.append((len(touched), int(new.sum()), int(new[hub].sum()), int((new > old).sum()),
-                     int(layout.sum())))  # fmt: skip
+                     int(layout.sum()), int(old.sum()), int(layout_freed.sum())))  # fmt: skip
     r = np.array(rows, np.int64)
+    # Runs a batch replaces wait for the collector until every update before the batch is
+    # done: with k batches in flight (maxu / batch), the replaced runs of the last k + 1
+    # batches are held at once (the most over the insertion).
+    held = {
+        f"held_slabs_{k}_in_flight": {
+            name: int(np.convolve(r[:, col], np.ones(k + 1, np.int64), "valid").max())
+            for name, col in (("whole_lists", 5), ("delta_layout", 6))
+        }
+        for k in args.in_flight
+        if k + 1 <= len(r)
+    }
     out = {
         "graph": args.graph, "batch": args.batch, "batches": len(rows), "updates": len(u),
         "live_slabs_before": live_before, "live_slabs_after": int(run_slabs(deg).sum()),
@@ -84,6 +106,7 @@ def main() -> int:
         "delta_layout_slabs_per_batch": round(float(r[:, 4].mean())),
         "new_run_slabs_total": int(r[:, 1].sum()),
         "delta_layout_slabs_total": int(r[:, 4].sum()),
+        **held,
     }  # fmt: skip
     text = json.dumps(out, indent=1)
     print(text)

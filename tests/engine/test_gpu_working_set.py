@@ -33,3 +33,7 @@ def test_working_set_counts_every_batch_and_the_final_lists(tmp_path: Path) -> N
     # A batch writes at least one slab a vertex it touches; the delta layout never more.
     assert got["new_run_slabs_total"] >= got["batches"] * (got["touched_per_batch"] - 1)
     assert 0 < got["delta_layout_slabs_total"] <= got["new_run_slabs_total"]
+    # Runs held while batches are in flight: more with more in flight, fewer with deltas.
+    two, four = got["held_slabs_2_in_flight"], got["held_slabs_4_in_flight"]
+    assert 0 < two["whole_lists"] <= four["whole_lists"] <= got["new_run_slabs_total"]
+    assert two["delta_layout"] <= two["whole_lists"] and four["delta_layout"] <= four["whole_lists"]
