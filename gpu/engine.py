@@ -181,7 +181,7 @@ class GpuEngine(Engine):
         self._fixed_batch = fixed_batch
         self._auto_slabs, self._auto_versions = pool_slabs <= 0, max_versions <= 0
         self._hub_slabs = 0  # slabs of the largest arrays a piece may copy (_reserves)
-        self._compact = bool(pool_compact)  # compact a fragmented self-sized pool
+        self._compact = bool(pool_compact) and self._auto_slabs  # (self-sized pools only)
         self._compactions = 0  # of the slab pool (_compact_slabs)
         pool_slabs = pool_slabs if pool_slabs > 0 else pools.MIN_SLABS
         max_versions = max_versions if max_versions > 0 else pools.MIN_VERSIONS
@@ -443,8 +443,7 @@ class GpuEngine(Engine):
         now = self.wait_collected()
         rv, rs = self._reserves()
         slabs, versions = now["slabs_in_use"], now["versions_in_use"]
-        compact = self._compact and self._auto_slabs
-        if compact and pools.worth_compacting(now["slab_bump"], slabs, self._nslabs):
+        if self._compact and pools.worth_compacting(now["slab_bump"], slabs, self._nslabs):
             now["slab_bump"] = self._compact_slabs()
         grow_slabs = self._auto_slabs and (
             pools.must_grow(slabs, self._nslabs, rs)
@@ -472,11 +471,12 @@ class GpuEngine(Engine):
             log.warning("too little device memory to compact the slab pool; left as it was")
             return before
         self._put_state(st)  # synchronizes the side stream, which moved the runs
-        self._dstat["slab_bump"] = st["slab_bump"][0]
+        after = int(st["slab_bump"][0])
+        self._dstat["slab_bump"] = after
         self._compactions += 1
-        log.info("compacted the slab pool: bump pointer %d -> %d of %d slabs", before,
-                 int(st["slab_bump"][0]), self._nslabs)  # fmt: skip
-        return int(st["slab_bump"][0])
+        log.info("compacted the slab pool: bump pointer %d -> %d of %d slabs", before, after,
+                 self._nslabs)  # fmt: skip
+        return after
 
     def load_graph(self, graph: Graph) -> None:
         if self._loaded or self._next_tau > 1:

@@ -177,10 +177,10 @@ def main() -> int:
             "kernel_batches": batches(tl["taken"], tail0, opts.get("batch_cap", 4096)),
         })  # fmt: skip
     spent = sub.updater_spent(before, eng)
-    d = eng._dstat[0]
-    pool = {"pool_slabs_before": slabs_before, "pool_slabs_after": eng._nslabs,
-            "slab_bump": int(d["slab_bump"]), "slabs_in_use": int(d["slabs_in_use"]),
-            "compactions": eng.stats().get("pool_compactions", 0) - compactions_before,
+    s = eng.stats()
+    pool = {"pool_slabs_before": slabs_before, "pool_slabs_after": s["pool_slabs"],
+            "slab_bump": s["slab_bump"], "slabs_in_use": s["slabs_in_use"],
+            "compactions": s.get("pool_compactions", 0) - compactions_before,
             "reserve_slabs": eng._reserves()[1]}  # fmt: skip
     eng.close()
     n = len(rest)

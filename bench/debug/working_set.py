@@ -30,14 +30,14 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import scale_up_bench as sub  # noqa: E402
 
+from dcsm.gpu.mvg import ceil_log2  # noqa: E402
 from dcsm.graphio import read_graph  # noqa: E402
 
 
 def run_slabs(deg: np.ndarray) -> np.ndarray:
     """Slabs of the run a list of ``deg`` entries takes: 2^c, c the smallest class with
-    2^c * 32 >= deg (gpu/mvg.py build_image); 0 for an empty list."""
-    need = np.maximum(1, (deg + 31) // 32)
-    return np.where(deg > 0, np.int64(1) << np.ceil(np.log2(need)).astype(np.int64), 0)
+    2^c * 32 >= deg (the rule of gpu/mvg.py build_image); 0 for an empty list."""
+    return np.where(deg > 0, np.int64(1) << ceil_log2((deg + 31) // 32).astype(np.int64), 0)
 
 
 def main() -> int:
