@@ -16,7 +16,8 @@ __device__ __forceinline__ u64 class_base(const Ctx& C, int cls) {
 
 // One round of the collector: of the n (<= 32 * GC_ROUND) retired versions waiting at gcq[h..],
 // the leading run that no live update can read (dt_max < g) goes back to the free
-// rings: their slab runs to their size class's ring, their ids to ver_free. Entry 32k + lane
+// rings: their slab runs to their size class's ring (not a `kept` version's: its run is its
+// successor's), their ids to ver_free. Entry 32k + lane
 // is lane's k-th; all loads are issued before any is used. ftail (shared memory, NCLASS)
 // holds each class's free-ring tail as the collector, its only writer, last published it.
 // Returns how many it freed.
@@ -35,7 +36,7 @@ __device__ u64 free_round(const Ctx& C, u64 h, u64 n, u64 g, int lane, u64* ftai
         if (v[k] >= 0) {
             const Version ver = load_version(C.vers + v[k]);
             ok = (u64)ver.dt_max < g;
-            slab[k] = ver.slab; cls[k] = ver.cls;
+            if (!ver.kept) { slab[k] = ver.slab; cls[k] = ver.cls; }
         }
         const unsigned m = __ballot_sync(0xffffffffu, ok);
         if (open) take += m == 0xffffffffu ? 32 : __ffs(~m) - 1;
@@ -51,18 +52,20 @@ __device__ u64 free_round(const Ctx& C, u64 h, u64 n, u64 g, int lane, u64* ftai
         const unsigned peers = __match_any_sync(0xffffffffu, c);
         if (CHECK && mine) {
             const Version ver = load_version(C.vers + v[k]);
-            int owner = atomicExch(&C.slab_owner[ver.slab], -1);
-            if (owner != v[k]) check_fail(C, CHK_SLAB_OWNER, v[k], ver.slab, owner);
+            int owner = ver.kept ? __ldcg(&C.slab_owner[ver.slab]) : atomicExch(&C.slab_owner[ver.slab], -1);
+            if ((owner == v[k]) == (bool)ver.kept) check_fail(C, CHK_SLAB_OWNER, v[k], ver.slab, owner);
             if (__ldcg(C.head + ver.x) == v[k]) check_fail(C, CHK_FREE_CURRENT, v[k], ver.x, ver.dt_max);
         }
         if (mine) {
             const int rank = __popc(peers & lanemask_lt());
-            C.slab_free[class_base(C, c) + (ftail[c] + rank) % (C.nslabs >> c)] = slab[k];
+            if (c >= 0) {
+                C.slab_free[class_base(C, c) + (ftail[c] + rank) % (C.nslabs >> c)] = slab[k];
+                slab_units += 1ULL << c;
+            }
             C.ver_free[(C.st->ver_free_tail + 32 * k + lane) % C.maxver] = v[k];
-            slab_units += 1ULL << c;
         }
         warp_join();  // every lane has read ftail before its class's leader moves it
-        if (mine && lane == __ffs(peers) - 1) ftail[c] += __popc(peers);
+        if (mine && c >= 0 && lane == __ffs(peers) - 1) ftail[c] += __popc(peers);
         warp_join();
     }
     for (int d = 16; d > 0; d >>= 1) slab_units += __shfl_down_sync(0xffffffffu, slab_units, d);

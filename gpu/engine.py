@@ -65,7 +65,7 @@ from .call_result import CallResult, concat_results
 from .device_snapshot import DeviceSnapshot
 from .input_ring import InputRing
 from .loader import KernelConfig, field_offsets, load_kernel
-from .mvg import build_image, fill_entries, live_edges
+from .mvg import V_BLEN, V_LEN, V_TOFF, VERSION_INTS, build_image, fill_entries, live_edges
 from .query_slots import QuerySlots
 from .rings import MatchRows, drain_done, encode_updates
 from .static_match import DeviceCsr, StaticMatcher
@@ -198,7 +198,7 @@ class GpuEngine(Engine):
             "vmark": z(max_vertices, np.int32),
             "vseg": z(max_vertices, np.int32),
             "entries": z((pool_slabs * 32, 4), np.int32),
-            "vers": z((max_versions, 8), np.int32),
+            "vers": z((max_versions, VERSION_INTS), np.int32),
             "slab_free": z(pools.ring_words(pool_slabs, cfg.nclass), np.int32),
             "ver_free": z(max_versions, np.int32),
             "gcq": z(max_versions, np.int32),
@@ -280,7 +280,7 @@ class GpuEngine(Engine):
         pools.warm_up(cp, self._d, state, self.cfg.nclass)
         with self._side:  # load_graph's image fill, two versions of one entry each
             versions = cp.zeros((2, self._d["vers"].shape[1]), np.int32)
-            versions[:, 1] = 1
+            versions[:, V_LEN] = versions[:, V_BLEN] = versions[:, V_TOFF] = 1
             versions[1, 0] = 1
             fill_entries(cp, cp.zeros((64, 4), np.int32), versions, cp.zeros(2, np.int32),
                          cp.zeros(2, np.int32))  # fmt: skip

@@ -8,8 +8,7 @@
 // Executor
 
 struct Level {
-    i64 off;          // entries scanned at this level: [off, off + len)
-    int len;
+    Adj a;            // the list scanned at this level: positions [0, a.len)
     int pos, end;     // current window start, end of the scan
     unsigned mask;    // candidates of the current window not yet taken
     int best;         // which backward neighbour's list is scanned
@@ -19,12 +18,12 @@ struct Level {
 // Evaluate the window starting at lv.pos of level i: bit l set when entry pos+l is a valid
 // candidate for step i.
 __device__ unsigned eval_window(const Ctx& C, const int* pl, int i, const Level& lv, const int* m,
-                                const i64* moff, const int* mlen, int tau, int lane) {
+                                const Adj* madj, int tau, int lane) {
     int t = lv.pos + lane;
     bool ok = t < lv.end;
     int c = -1;
     if (ok) {
-        Entry e = load_entry(C.entries + lv.off + t);
+        Entry e = load_entry(C.entries + adj_at(lv.a, t));
         c = e.nbr;
         int nb = __ldcg(pl + PL_BNCNT + i);
         int want_base = __ldcg(pl + PL_BNELAB + i * KMAX + lv.best);
@@ -43,7 +42,7 @@ __device__ unsigned eval_window(const Ctx& C, const int* pl, int i, const Level&
         for (int k = 0; ok && k < nb; ++k) {
             if (k == lv.best) continue;
             int j = __ldcg(pl + PL_BNPOS + i * KMAX + k);
-            ok = has_edge(C, moff[j], mlen[j], c, tau, __ldcg(pl + PL_BNELAB + i * KMAX + k));
+            ok = has_edge(C, madj[j], c, tau, __ldcg(pl + PL_BNELAB + i * KMAX + k));
         }
     }
     return __ballot_sync(0xffffffffu, ok);
@@ -54,32 +53,29 @@ __device__ unsigned eval_window(const Ctx& C, const int* pl, int i, const Level&
 // leaves in *longs the candidates with longer scans, for run_item to walk one at a time (their
 // windows are full, and they can be donated). Walking each candidate alone gives its last
 // level windows of its own, mostly idle lanes when lists are short. Lane l takes candidate
-// l: its own m, moff, mlen[n-2] (nothing reads that step again before run_item sets it) and
+// l: its own m, madj[n-2] (nothing reads that step again before run_item sets it) and
 // its last level's scan (pick_base); the warp walks the concatenation of the short scans 32
 // entries a round, entry g going to lane g % 32, which finds the candidate owning it by a
 // binary search over the lanes' prefix sums and makes eval_window's checks against that
 // owner's m[n-2]. gpu/static_match.cu's count_last_pairs is the static twin.
 __device__ u64 count_last_pairs(const Ctx& C, const int* pl, int n, const Level& lv, int* m,
-                                i64* moff, int* mlen, int tau, unsigned mask, unsigned* longs,
-                                int lane) {
+                                Adj* madj, int tau, unsigned mask, unsigned* longs, int lane) {
     const int i = n - 2, L = n - 1;
     int len = 0, cand = -1, best = 0;
-    i64 boff = 0;
+    Adj b = {0, 0, 0, 0};  // this lane's candidate's last-level scan
     if ((mask >> lane) & 1) {
-        cand = __ldcg(&C.entries[lv.off + lv.pos + lane].nbr);
+        cand = __ldcg(&C.entries[adj_at(lv.a, lv.pos + lane)].nbr);
         m[i] = cand;
-        find_version(C, cand, tau, moff[i], mlen[i]);
-        best = pick_base(pl, L, mlen);
-        int jb = __ldcg(pl + PL_BNPOS + L * KMAX + best);
-        boff = moff[jb];
-        len = mlen[jb];
+        find_version(C, cand, tau, madj[i]);
+        best = pick_base(pl, L, madj);
+        b = madj[__ldcg(pl + PL_BNPOS + L * KMAX + best)];
+        len = b.len;
     }
     *longs = __ballot_sync(0xffffffffu, len > PAIRS_MAX_LIST);
     if (len > PAIRS_MAX_LIST) len = 0;
     const int incl = warp_inclusive_sum(len, lane);  // at most 32 * PAIRS_MAX_LIST
     const int total = __shfl_sync(0xffffffffu, incl, 31), excl = incl - len;
-    const i64 coff = moff[i];
-    const int clen = mlen[i];
+    const Adj ca = madj[i];
     const int nb = __ldcg(pl + PL_BNCNT + L), vl = __ldcg(pl + PL_VLABEL + L);
     const int lt = __ldcg(pl + PL_SYMLT + L), gt = __ldcg(pl + PL_SYMGT + L);
     u64 found = 0;
@@ -88,9 +84,9 @@ __device__ u64 count_last_pairs(const Ctx& C, const int* pl, int n, const Level&
         const int o = owning_lane(incl, g);
         const int oc = __shfl_sync(0xffffffffu, cand, o);
         const int ob = __shfl_sync(0xffffffffu, best, o);
-        const i64 at = __shfl_sync(0xffffffffu, boff, o) + (g - __shfl_sync(0xffffffffu, excl, o));
-        const i64 ooff = __shfl_sync(0xffffffffu, coff, o);
-        const int olen = __shfl_sync(0xffffffffu, clen, o);
+        const Adj ob_a = shfl_adj(b, o);
+        const i64 at = adj_at(ob_a, g - __shfl_sync(0xffffffffu, excl, o));
+        const Adj oa = shfl_adj(ca, o);
         bool ok = g < total;
         if (ok) {
             Entry e = load_entry(C.entries + at);
@@ -112,8 +108,7 @@ __device__ u64 count_last_pairs(const Ctx& C, const int* pl, int n, const Level&
                 if (k == ob) continue;
                 const int j = __ldcg(pl + PL_BNPOS + L * KMAX + k);
                 const int want = __ldcg(pl + PL_BNELAB + L * KMAX + k);
-                ok = j == i ? has_edge(C, ooff, olen, c, tau, want)
-                            : has_edge(C, moff[j], mlen[j], c, tau, want);
+                ok = has_edge(C, j == i ? oa : madj[j], c, tau, want);
             }
         }
         found += __popc(__ballot_sync(0xffffffffu, ok));
@@ -131,7 +126,7 @@ __device__ void emit_window(const Ctx& C, const int* pl, int n, int slot, int ta
     base = __shfl_sync(0xffffffffu, base, 0);
     if ((mask >> lane) & 1) {
         u64 at = base + (u64)__popc(mask & lanemask_lt()) * rec;
-        int c = __ldcg(&C.entries[lv.off + lv.pos + lane].nbr);
+        int c = __ldcg(&C.entries[adj_at(lv.a, lv.pos + lane)].nbr);
         m[n - 1] = c;
         C.out[(at + 1) % C.out_cap] = tau;
         C.out[(at + 2) % C.out_cap] = slot;
@@ -192,12 +187,12 @@ __device__ __noinline__ u64 run_item(const Ctx& C, const Item& it, volatile Bloc
     const int* pl = plan_ptr(C, slot, p);
     int n = __ldcg(pl + PL_N);
     bool emit = vload(&C.st->q_count[slot]) == 0;
-    int m[KMAX], mlen[KMAX];
-    i64 moff[KMAX];
+    int m[KMAX];
+    Adj madj[KMAX];
     m[0] = __ldcg(&u->a); m[1] = __ldcg(&u->b);
     int s = it.level;
     for (int j = 2; j < s; ++j) m[j] = it.pre[j - 2];
-    for (int j = 0; j < s; ++j) find_version(C, m[j], tau, moff[j], mlen[j]);
+    for (int j = 0; j < s; ++j) find_version(C, m[j], tau, madj[j]);
     if (n == 2) {
         if (emit) {
             // A two-vertex pattern: the match is the edge itself.
@@ -219,12 +214,11 @@ __device__ __noinline__ u64 run_item(const Ctx& C, const Item& it, volatile Bloc
     int i = s;
     {
         Level& lv = L[s];
-        lv.best = pick_base(pl, s, mlen);
-        int jb = __ldcg(pl + PL_BNPOS + s * KMAX + lv.best);
-        lv.off = moff[jb]; lv.len = mlen[jb];
+        lv.best = pick_base(pl, s, madj);
+        lv.a = madj[__ldcg(pl + PL_BNPOS + s * KMAX + lv.best)];
         lv.pos = it.pos;
-        lv.end = it.end < 0 ? min(lv.len, it.pos + CHUNK) : min(lv.len, it.end);
-        lv.mask = lv.pos < lv.end ? eval_window(C, pl, s, lv, m, moff, mlen, tau, lane) : 0u;
+        lv.end = it.end < 0 ? min(lv.a.len, it.pos + CHUNK) : min(lv.a.len, it.end);
+        lv.mask = lv.pos < lv.end ? eval_window(C, pl, s, lv, m, madj, tau, lane) : 0u;
         lv.paired = -1;
     }
     int steps = 0;
@@ -249,14 +243,14 @@ __device__ __noinline__ u64 run_item(const Ctx& C, const Item& it, volatile Bloc
                     }
                 }
             }
-            lv.mask = eval_window(C, pl, i, lv, m, moff, mlen, tau, lane);
+            lv.mask = eval_window(C, pl, i, lv, m, madj, tau, lane);
             continue;
         }
         if (!emit && i == n - 2 && lv.paired != lv.pos && PAIRS_MAX_LIST > 0 &&
             (lv.mask & (lv.mask - 1u))) {  // two candidates or more
             // The window's candidates with short last levels at once; the rest below.
             unsigned longs;
-            total += count_last_pairs(C, pl, n, lv, m, moff, mlen, tau, lv.mask, &longs, lane);
+            total += count_last_pairs(C, pl, n, lv, m, madj, tau, lv.mask, &longs, lane);
             lv.paired = lv.pos;
             lv.mask = longs;
             continue;
@@ -269,25 +263,23 @@ __device__ __noinline__ u64 run_item(const Ctx& C, const Item& it, volatile Bloc
         }
         int j = __ffs(lv.mask) - 1;
         lv.mask &= lv.mask - 1;
-        m[i] = __ldcg(&C.entries[lv.off + lv.pos + j].nbr);
-        find_version(C, m[i], tau, moff[i], mlen[i]);
+        m[i] = __ldcg(&C.entries[adj_at(lv.a, lv.pos + j)].nbr);
+        find_version(C, m[i], tau, madj[i]);
         ++i;
         // Scan the shortest backward-neighbour list of the new level.
         Level& nx = L[i];
-        nx.best = pick_base(pl, i, mlen);
-        int jb = __ldcg(pl + PL_BNPOS + i * KMAX + nx.best);
-        nx.off = moff[jb]; nx.len = mlen[jb];
-        nx.pos = 0; nx.end = nx.len;
-        nx.mask = nx.end > 0 ? eval_window(C, pl, i, nx, m, moff, mlen, tau, lane) : 0u;
+        nx.best = pick_base(pl, i, madj);
+        nx.a = madj[__ldcg(pl + PL_BNPOS + i * KMAX + nx.best)];
+        nx.pos = 0; nx.end = nx.a.len;
+        nx.mask = nx.end > 0 ? eval_window(C, pl, i, nx, m, madj, tau, lane) : 0u;
         nx.paired = -1;
     }
     if (CHECK && lane == 0) {
         // The versions the item started from must still be the ones tau reads.
         for (int j = 0; j < s; ++j) {
-            i64 off;
-            int len;
-            find_version(C, m[j], tau, off, len);
-            if (off != moff[j] || len != mlen[j]) check_fail(C, CHK_MOVED, tau, m[j], j);
+            Adj now;
+            find_version(C, m[j], tau, now);
+            if (!same_adj(now, madj[j])) check_fail(C, CHK_MOVED, tau, m[j], j);
         }
     }
     return total;

@@ -13,8 +13,16 @@
 //                              dt}; a version owns a run of 2^cls consecutive slabs, entries
 //                              sorted by (nbr, ct). Updater jobs write new runs and dt edits;
 //                              executors read through L2 (__ldcg: L1 is not coherent).
-//   vers   Version[maxver]     {slab, len, cls, ct_min, dt_max, prev, ndead, x}; updater
-//                              jobs write, executors and GC read.
+//   vers   Version[maxver]     {slab, len, cls, ct_min, dt_max, prev, ndead, x, blen, toff,
+//                              kept, pad}; updater jobs write, executors and GC read. A
+//                              version's list is two sorted runs in its slab run: the base,
+//                              entries [0, blen), and the tail, entries [toff, toff + len -
+//                              blen) (docs/delta-lists.md). A batch that adds few entries to
+//                              a long list writes a new tail after the old one in the same
+//                              run and keeps the base (the old version is then `kept`: its
+//                              run belongs to its successor, and the collector frees only
+//                              its id); otherwise it merges base, tail and insertions into a
+//                              new run, whose tail is empty (toff = blen = len).
 //   slab_owner int32[nslabs]   version owning the slab run that starts there, -1 if free;
 //                              written only with CHECK=1 (J_ALLOC claims, GC releases).
 //   task_mark u64[MAXCHUNK]    CHECK=1 only: job seq of the last run of each task index;
@@ -154,6 +162,12 @@
 #ifndef PAIRS_MAX_LIST
 #define PAIRS_MAX_LIST 128
 #endif
+// Tails (docs/delta-lists.md): a batch appends a new tail in the vertex's run, keeping its
+// base, while the tail stays within the run and at most blen / TAIL_DIV entries; else it
+// merges. 0: always merge (every version one run, as before tails).
+#ifndef TAIL_DIV
+#define TAIL_DIV 8
+#endif
 // Retired versions the collector examines a lane per round (32 * GC_ROUND a round, with one
 // fence and one publication of the free rings' tails): at 32 a round, with two fences, the
 // collector freed too slowly for a large insertion, and the updater waited for update slots
@@ -217,9 +231,14 @@ typedef unsigned long long u64;
 typedef long long i64;
 
 struct Entry { int nbr; int elab; int ct; int dt; };
-// ndead counts the version's dead entries (dt != INF): a copy of a version without any skips
-// the compaction scan. x is the vertex whose neighbour array it is (self-checks read it).
-struct Version { int slab; int len; int cls; int ct_min; int dt_max; int prev; int ndead; int x; };
+// ndead bounds the version's dead entries (dt != INF) from above: a copy of a version with
+// none skips the compaction scan. x is the vertex whose neighbour array it is (self-checks
+// read it). blen, toff: the base and tail runs (above); kept: 1 once a successor shares the
+// slab run (the collector then frees the id only).
+struct Version {
+    int slab; int len; int cls; int ct_min; int dt_max; int prev; int ndead; int x;
+    int blen; int toff; int kept; int pad;
+};
 
 struct InRec {
     int kind;      // REC_*
@@ -313,6 +332,9 @@ struct State {
     u64 small_batches, small_updates, small_probe;
     u64 model_update_ps, model_chunk_ps, model_bulk_ns;
     u64 small_ns[NSMALL];  // w0 lane 0: %globaltimer ns per short-path step, summed
+    // J_ALLOC (bulk path): new versions that appended a tail in their vertex's run, and those
+    // that took a new run (a merge, or a vertex's first list).
+    u64 appends, new_runs;
     // w0 lane 0: %globaltimer ns per updater step, summed over batches (index: JobKind, or
     // STEP_* below for the steps between jobs).
     u64 step_ns[NSTEP];
@@ -352,7 +374,12 @@ struct Batch {
     int seg_x[HMAX], seg_cnt[HMAX], seg_h0[HMAX], seg_cur[HMAX], seg_new[HMAX];
     int seg_first_ins[HMAX];    // position in half[] of the first applied insertion, -1 if none
     int seg_nins[HMAX], seg_oldlen[HMAX], seg_dead[HMAX];
-    i64 seg_off[HMAX], seg_noff[HMAX];  // entry offsets of the current and the new version
+    // The old entries a segment's new version merges, as positions [0, seg_oldlen): a base
+    // run [0, seg_blen) at entry seg_off, then a tail run whose position p is entry
+    // seg_off2 + p (a merge: the current version's base and tail; an append, seg_app = 1:
+    // its tail alone, seg_blen = 0); and where the new run's entries go, seg_noff.
+    i64 seg_off[HMAX], seg_off2[HMAX], seg_noff[HMAX];
+    int seg_blen[HMAX], seg_app[HMAX];
     int seg_cls[HMAX], seg_chunk0[HMAX], seg_live[HMAX], seg_ins0[HMAX];
     int seg_crank[HMAX], seg_vrank[HMAX];
     int ins_y[HMAX], ins_i[HMAX], ins_seg[HMAX];  // applied insertions by segment, (y, i) order

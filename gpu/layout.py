@@ -86,6 +86,8 @@ def state_dtype(cfg: KernelConfig) -> np.dtype:
         ("model_chunk_ps", np.uint64),
         ("model_bulk_ns", np.uint64),
         ("small_ns", np.uint64, len(SMALL_STEPS)),
+        ("appends", np.uint64),
+        ("new_runs", np.uint64),
         ("step_ns", np.uint64, len(UPDATER_STEPS)),
         ("check_count", np.uint64, 32),
         ("check_first", np.int64, (32, 3)),

@@ -20,6 +20,17 @@ from .layout import INF_TS
 
 PIECE_ENTRIES = 1 << 24  # list entries built and sent to the device at a time (128 MiB)
 
+# Columns of the version table (gpu/layout.cuh's Version): a list is a base run, entries
+# [slab * 32, + blen), and a tail run, entries [slab * 32 + toff, + len - blen); kept: the
+# run belongs to the next version.
+VERSION_FIELDS = (
+    "slab", "len", "cls", "ct_min", "dt_max", "prev", "ndead", "x", "blen", "toff", "kept", "pad",
+)  # fmt: skip
+VERSION_INTS = len(VERSION_FIELDS)
+V_SLAB, V_LEN, V_BLEN, V_TOFF, V_KEPT = (
+    VERSION_FIELDS.index(f) for f in ("slab", "len", "blen", "toff", "kept")
+)
+
 
 @dataclass(frozen=True)
 class BulkImage:
@@ -30,7 +41,7 @@ class BulkImage:
     :meth:`lists` builds a piece at a time (bounding the host memory of a load);
     ``entries`` builds the image on the host for tests."""
 
-    versions: np.ndarray  # int32 (nver, 8): slab, len, cls, ct_min, dt_max, prev, ndead, x
+    versions: np.ndarray  # int32 (nver, VERSION_INTS), one run each (no tails)
     head: np.ndarray  # int32 (nv,)
     used_slabs: int
     slabs_by_class: np.ndarray  # int64 (nclass,) runs of each class (for pool stats)
@@ -104,9 +115,9 @@ def build_image(
     vid = np.cumsum(has) - 1
     head = np.where(has, vid, -1).astype(np.int32)
     nver = int(has.sum())
-    versions = np.zeros((nver, 8), np.int32)
+    versions = np.zeros((nver, VERSION_INTS), np.int32)
     versions[:, 0] = slab0[has]
-    versions[:, 1] = deg[has]
+    versions[:, 1] = versions[:, V_BLEN] = versions[:, V_TOFF] = deg[has]
     versions[:, 2] = cls[has]
     versions[:, 3] = 0
     versions[:, 4] = INF_TS
@@ -140,15 +151,19 @@ def live_edges(
     xp: Any, head: Any, versions: Any, entries: Any, chunk: int = 1 << 24
 ) -> tuple[Any, Any, Any]:
     """Current edges (internal ids, a < b, label): the live entries (dt == INF) of every
-    vertex's newest version, with ``xp`` numpy (arrays copied from the device) or cupy (the
-    device arrays themselves, on the current stream: no copy of the pool to the host).
-    Vectorised as :func:`fill_entries`, ``chunk`` entries at a time (a Python loop over
-    vertices cost 2.6 s at 124K vertices)."""
-    xs = xp.nonzero(head >= 0)[0]
-    newest = versions[head[xs]]
-    length = newest[:, 1].astype(xp.int64)
+    vertex's newest version (its base run and its tail run), with ``xp`` numpy (arrays copied
+    from the device) or cupy (the device arrays themselves, on the current stream: no copy of
+    the pool to the host). Vectorised as :func:`fill_entries`, ``chunk`` entries at a time (a
+    Python loop over vertices cost 2.6 s at 124K vertices)."""
+    has = xp.nonzero(head >= 0)[0]
+    newest = versions[head[has]]
+    first = newest[:, V_SLAB].astype(xp.int64) * 32
+    blen = newest[:, V_BLEN].astype(xp.int64)
+    xs = xp.concatenate([has, has])  # every vertex's base run, then every tail run
+    start = xp.concatenate([first, first + newest[:, V_TOFF]])
+    length = xp.concatenate([blen, newest[:, V_LEN] - blen])
     end = xp.cumsum(length)
-    base = newest[:, 0].astype(xp.int64) * 32 - (end - length)  # slot of entry j: base + j
+    base = start - (end - length)  # slot of entry j: base + j
     total = int(end[-1]) if len(end) else 0
     parts = []
     for c0 in range(0, total, chunk):

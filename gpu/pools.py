@@ -23,7 +23,7 @@ Layout of what moves (gpu/layout.cuh), each buffer a key of the engine's device 
     slab_owner int32 (nslabs,)          by slab; -1 where no version owns the run
     slab_free  int32 (ring_words)       one ring per size class c, nslabs >> c slots, at
                                         class_base(nslabs, c); State.free_head/tail[c]
-    vers       int32 (maxver, 8)        by version id; [0, ver_bump) in use
+    vers       int32 (maxver, VERSION_INTS)  by version id; [0, ver_bump) in use
     ver_free   int32 (maxver,)          ring; State.ver_free_head/tail
     gcq        int32 (maxver,)          ring of retired versions; State.gcq_head/tail
     vlab, ext, head, vmark, vseg        by vertex
@@ -37,6 +37,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
+from .mvg import V_KEPT
 
 # A pool whose GC snapshot shows more than HIGH_WATER of it in use (garbage included) is
 # looked at: the engine drains, lets the collector catch up, and grows it when what is then
@@ -196,18 +198,20 @@ def compact_slab_pool(xp: Any, d: dict[str, Any], st: np.void, chunk: int = 1 <<
 
     A freed run goes back to its own class's ring, where only a list of that class takes
     it again, so the bump pointer stands above what is live by the runs those rings hold.
-    Owned runs are those of every version not in ver_free: the live
-    ones and the retired ones still in the GC queue. A run only moves down (runs are
-    taken in pool order and packed), so they move ``chunk`` slabs at a time, in order,
-    through a buffer of that size: no slice overwrites a slab a later one reads."""
+    Versions in use are those not in ver_free: the live ones and the retired ones still in
+    the GC queue; each owns its run unless it is ``kept`` (its run then belongs to a later
+    version, and moves with it). A run only moves down (runs are taken in pool order and
+    packed), so they move ``chunk`` slabs at a time, in order, through a buffer of that
+    size: no slice overwrites a slab a later one reads."""
     nver = int(st["ver_bump"])
     vers = d["vers"]
-    owned = xp.ones(nver, bool)
+    in_use = xp.ones(nver, bool)
     h, t = int(st["ver_free_head"]), int(st["ver_free_tail"])
     if t > h:
         k = xp.arange(h, t, dtype=np.int64)
-        owned[d["ver_free"][k % d["ver_free"].shape[0]]] = False
-    v = xp.flatnonzero(owned)
+        in_use[d["ver_free"][k % d["ver_free"].shape[0]]] = False
+    sharers = xp.flatnonzero(in_use & (vers[:nver, V_KEPT] != 0))
+    v = xp.flatnonzero(in_use & (vers[:nver, V_KEPT] == 0))
     slab = vers[v, 0].astype(np.int64)
     order = xp.argsort(slab, kind="stable")
     v, slab = v[order], slab[order]
@@ -233,6 +237,12 @@ def compact_slab_pool(xp: Any, d: dict[str, Any], st: np.void, chunk: int = 1 <<
         b = min(total, a + chunk)
         xp.take(ent, src[a:b], axis=0, out=buf[: b - a])
         ent[a:b] = buf[: b - a]
+    # A kept version's run is an owner's: it moves with it.
+    shared = vers[sharers, 0].astype(np.int64)
+    at = xp.searchsorted(slab, shared).clip(0, max(len(slab) - 1, 0))
+    if len(sharers) and (not len(v) or bool((slab[at] != shared).any())):
+        raise RuntimeError("a kept version's run has no owner: not compacting")
+    vers[sharers, 0] = new32[at]
     vers[v, 0] = new32
     d["slab_owner"][:] = -1
     d["slab_owner"][new] = v32

@@ -60,6 +60,20 @@ __device__ __forceinline__ void time_step(const Ctx& C, int k, u64 t0) {
 // and place their insertions warp-wide (J_SEGEDIT).
 #define SEG_COOP 32
 
+// CHECK=1: both runs of a version's list are sorted by (neighbour, ct), with at most one live
+// entry per neighbour (version v of vertex x; one lane).
+__device__ void check_list_sorted(const Ctx& C, const Adj& a, int v, int x) {
+    for (int k = 1; k < a.len; ++k) {
+        if (k == a.blen) continue;  // the first of the tail
+        Entry p = load_entry(C.entries + adj_at(a, k - 1));
+        Entry q = load_entry(C.entries + adj_at(a, k));
+        if (p.nbr > q.nbr || (p.nbr == q.nbr && (p.ct > q.ct || (p.dt == INF_TS && q.dt == INF_TS)))) {
+            check_fail(C, CHK_UNSORTED, v, x, k);
+            break;
+        }
+    }
+}
+
 // Live entries of segment g's current version before index j (from the chunk masks and
 // offsets of J_MASK and J_SCAN; every entry is live when the version has no dead entry).
 __device__ __forceinline__ int live_before(const Ctx& C, const Batch& B, int g, int j) {
@@ -80,6 +94,35 @@ __device__ __forceinline__ int ins_below(const Batch& B, int g, int y) {
     return lo - base;
 }
 
+// Entry index of old position j of segment g (its base run, then its tail run).
+__device__ __forceinline__ i64 old_at(const Batch& B, int g, int j) {
+    return ld(j < ld(B.seg_blen[g]) ? B.seg_off[g] : B.seg_off2[g]) + j;
+}
+
+// Live old entries of segment g that go before neighbour y in the merge: the base's with a
+// neighbour <= y (they are older than anything else of y), and the tail's below y, or <= y
+// when `upper_tail` (an insertion is younger than the tail too).
+__device__ __forceinline__ int live_base_upto(const Ctx& C, const Batch& B, int g, int y) {
+    return live_before(C, B, g, lower_nbr(C, ld(B.seg_off[g]), ld(B.seg_blen[g]), y, true));
+}
+__device__ __forceinline__ int live_tail_below(const Ctx& C, const Batch& B, int g, int y, bool upper_tail) {
+    const int bl = ld(B.seg_blen[g]), n = ld(B.seg_oldlen[g]);
+    if (bl >= n) return 0;
+    const int k = lower_nbr(C, ld(B.seg_off2[g]) + bl, n - bl, y, upper_tail);
+    return live_before(C, B, g, bl + k) - live_before(C, B, g, bl);
+}
+
+// New position of segment g's live old entry at old position j with neighbour y: the live
+// entries before it in its own run, the other run's that go before it, the insertions below
+// it (J_COPY: base and tail are each sorted, and y's tail entries are younger than its base
+// entries).
+__device__ __forceinline__ int merged_pos(const Ctx& C, const Batch& B, int g, int j, int y) {
+    const int bl = ld(B.seg_blen[g]);
+    const int own = j < bl ? live_before(C, B, g, j) : live_before(C, B, g, j) - live_before(C, B, g, bl);
+    const int other = j < bl ? live_tail_below(C, B, g, y, false) : live_base_upto(C, B, g, y);
+    return own + other + ins_below(B, g, y);
+}
+
 __device__ void task_copy_chunks(const Ctx& C, const Batch& B, int t, int lane) {
     int nchunks = ld(B.ctl.nchunks);
     Entry e[COPY_UNROLL];
@@ -92,12 +135,12 @@ __device__ void task_copy_chunks(const Ctx& C, const Batch& B, int t, int lane) 
         g[u] = valid[u] ? ld(C.chunkseg[c]) : 0;
         j[u] = valid[u] ? (c - ld(B.seg_chunk0[g[u]])) * 32 + lane : 0;
         valid[u] = valid[u] && j[u] < ld(B.seg_oldlen[g[u]]);
-        if (valid[u]) e[u] = load_entry(C.entries + ld(B.seg_off[g[u]]) + j[u]);
+        if (valid[u]) e[u] = load_entry(C.entries + old_at(B, g[u], j[u]));
     }
 #pragma unroll
     for (int u = 0; u < COPY_UNROLL; ++u) {
         if (!valid[u] || e[u].dt != INF_TS) continue;
-        int pos = live_before(C, B, g[u], j[u]) + ins_below(B, g[u], e[u].nbr);
+        int pos = merged_pos(C, B, g[u], j[u], e[u].nbr);
         *reinterpret_cast<int4*>(C.entries + ld(B.seg_noff[g[u]]) + pos) =
             make_int4(e[u].nbr, e[u].elab, e[u].ct, e[u].dt);
     }
@@ -130,10 +173,10 @@ __device__ int chunks_of(const Ctx& C, int qp, int tau, int a, int b, int elab, 
 // Work items of applied update e (tau); records the version lengths of its endpoints.
 __device__ int count_items(const Ctx& C, Batch& B, int e, int tau) {
     int a = ld(B.rec[e].a), b = ld(B.rec[e].b), elab = ld(B.elab[e]);
-    i64 off;
-    int mlen[2];
-    find_version(C, a, tau, off, mlen[0]);
-    find_version(C, b, tau, off, mlen[1]);
+    Adj aa, ab;
+    find_version(C, a, tau, aa);
+    find_version(C, b, tau, ab);
+    int mlen[2] = {aa.len, ab.len};
     B.len_a[e] = mlen[0];
     B.len_b[e] = mlen[1];
     int nqp = ld(B.ctl.nqp), items = 0;
@@ -275,7 +318,8 @@ __device__ __forceinline__ void task_seginfo(const Ctx& C, Batch& B, int nb, int
     int ns = ld(B.ctl.nseg);
     bool on = e < ns;
     int first_ins = -1, nins = 0, ndel = 0, oldlen = 0, dead = 0, cur = -1, cls = -1;
-    i64 off = 0;
+    int blen = 0, app = 0;
+    i64 off = 0, off2 = 0, noff = 0;
     const int h0 = on ? ld(B.seg_h0[e]) : 0, cnt = on ? ld(B.seg_cnt[e]) : 0;
     // The segment's applied insertions, the first of them, and the applied deletions before
     // it: a lane walks a small segment, the whole warp a large one (a hub's), 32 at a time.
@@ -316,30 +360,37 @@ __device__ __forceinline__ void task_seginfo(const Ctx& C, Batch& B, int nb, int
         if (cur >= 0) {
             Version ver = load_version(C.vers + cur);
             if (CHECK && ver.x != x) check_fail(C, CHK_WRONG_VERTEX, tau0, x, cur);
-            for (int k = 1; CHECK && k < ver.len; ++k) {
-                Entry p = load_entry(C.entries + (i64)ver.slab * 32 + k - 1);
-                Entry q = load_entry(C.entries + (i64)ver.slab * 32 + k);
-                if (p.nbr > q.nbr || (p.nbr == q.nbr && (p.ct > q.ct || (p.dt == INF_TS && q.dt == INF_TS)))) {
-                    check_fail(C, CHK_UNSORTED, cur, x, k);
-                    break;
-                }
-            }
-            oldlen = ver.len; off = (i64)ver.slab * 32;
+            if (CHECK) check_list_sorted(C, adj_of(ver), cur, x);
+            const int tlen = ver.len - ver.blen, hw = ver.toff + tlen;
+            off = (i64)ver.slab * 32;
             dead = ver.ndead + ndel;
             // Dead-entry count (the in-place deletions of J_SEGEDIT count here).
             if (ndel) C.vers[cur].ndead = dead;
+            // Few insertions into a long list: a new tail (the old tail's live entries and the
+            // insertions) after the old one in the same run; the base stays.
+            app = first_ins >= 0 && TAIL_DIV > 0 && tlen + nins <= (32 << ver.cls) - hw &&
+                  (tlen + nins) * TAIL_DIV <= ver.blen;
+            if (app) {
+                oldlen = tlen; off2 = off + ver.toff; noff = off + hw; cls = ver.cls;
+            } else {
+                oldlen = ver.len; blen = ver.blen; off2 = off + ver.toff - ver.blen;
+            }
         }
-        cls = first_ins >= 0 ? ceil_log2((unsigned)((oldlen + nins + 31) / 32)) : -1;
+        if (!app) cls = first_ins >= 0 ? ceil_log2((unsigned)((oldlen + nins + 31) / 32)) : -1;
         B.seg_cur[e] = cur;
         B.seg_first_ins[e] = first_ins;
         B.seg_nins[e] = nins;
         B.seg_oldlen[e] = oldlen;
         B.seg_dead[e] = dead;
         B.seg_off[e] = off;
+        B.seg_off2[e] = off2;
+        B.seg_blen[e] = blen;
+        B.seg_app[e] = app;
+        B.seg_noff[e] = noff;
         B.seg_cls[e] = cls;
         B.seg_new[e] = -1;
     }
-    bool fresh = cls >= 0;
+    bool fresh = cls >= 0, run = fresh && !app;  // a new version; a new slab run
     int vr = warp_claim(&B.ctl.nver, (int)fresh, lane);
     int ch = warp_claim(&B.ctl.nchunks, fresh ? (oldlen + 31) / 32 : 0, lane);
     int i0 = warp_claim(&B.ctl.nins, fresh ? nins : 0, lane);
@@ -349,7 +400,9 @@ __device__ __forceinline__ void task_seginfo(const Ctx& C, Batch& B, int nb, int
         B.seg_vrank[e] = vr;
         B.seg_chunk0[e] = ch;
         B.seg_ins0[e] = i0;
-        // Rank among the batch's new versions of the same size class.
+    }
+    if (run) {
+        // Rank among the batch's new runs of the same size class.
         unsigned peers = __match_any_sync(__activemask(), cls);
         int leader = __ffs(peers) - 1, base = 0;
         if (lane == leader) base = atomicAdd(&B.ctl.class_cnt[cls], __popc(peers));
@@ -452,19 +505,26 @@ __device__ __forceinline__ void task_alloc(const Ctx& C, Batch& B, int nb, int t
     const int cls = e < ld(B.ctl.nseg) ? ld(B.seg_cls[e]) : -1;
     int c0 = 0, nch = 0;
     if (cls >= 0) {
-        int r = ld(B.seg_crank[e]), rn = ld(B.ctl.ring_n[cls]);
-        int slab = r < rn
-            ? ld(C.slab_free[class_base(C, cls) + (ld(B.ctl.ring_h[cls]) + r) % (C.nslabs >> cls)])
-            : (int)(ld(B.ctl.bump0[cls]) + (u64)(r - rn) * (1ULL << cls));
+        const bool app = ld(B.seg_app[e]);
+        int cur = ld(B.seg_cur[e]);
+        int slab;
+        if (app) {
+            slab = ld(C.vers[cur].slab);  // the tail goes into the current version's run
+        } else {
+            int r = ld(B.seg_crank[e]), rn = ld(B.ctl.ring_n[cls]);
+            slab = r < rn
+                ? ld(C.slab_free[class_base(C, cls) + (ld(B.ctl.ring_h[cls]) + r) % (C.nslabs >> cls)])
+                : (int)(ld(B.ctl.bump0[cls]) + (u64)(r - rn) * (1ULL << cls));
+        }
         int vr = ld(B.seg_vrank[e]), vn = ld(B.ctl.ver_ring_n);
         int v = vr < vn ? ld(C.ver_free[(ld(B.ctl.ver_ring_h) + vr) % C.maxver])
                         : (int)(ld(B.ctl.ver_bump0) + vr - vn);
-        int cur = ld(B.seg_cur[e]);
         int first_tau = tau0 + half_i(ld(B.half[ld(B.seg_first_ins[e])]));
         int x = ld(B.seg_x[e]);
+        const i64 noff = app ? ld(B.seg_noff[e]) : (i64)slab * 32;
         if (CHECK) {
             int owner = atomicExch(&C.slab_owner[slab], v);
-            if (owner != -1) check_fail(C, CHK_SLAB_TWICE, slab, owner, v);
+            if (owner != (app ? cur : -1)) check_fail(C, CHK_SLAB_TWICE, slab, owner, v);
             Version pv = load_version(C.vers + v);
             if (vr < vn && (pv.dt_max == INF_TS || __ldcg(C.head + pv.x) == v))
                 check_fail(C, CHK_VERSION_LIVE, v, pv.x, pv.dt_max);
@@ -472,20 +532,27 @@ __device__ __forceinline__ void task_alloc(const Ctx& C, Batch& B, int nb, int t
         if (CHECK) {
             int n = ld(B.seg_oldlen[e]) + ld(B.seg_nins[e]);
             for (int k = 0; k < n; ++k)
-                *reinterpret_cast<int4*>(C.entries + (i64)slab * 32 + k) =
-                    make_int4(CHECK_SENTINEL, 0, 0, 0);
+                *reinterpret_cast<int4*>(C.entries + noff + k) = make_int4(CHECK_SENTINEL, 0, 0, 0);
         }
+        // An append keeps the base (and its dead entries: ndead stays an upper bound) and
+        // puts the tail at noff; J_SCAN sets the length (and a merge's base).
         int4* nv = reinterpret_cast<int4*>(C.vers + v);
         nv[0] = make_int4(slab, 0, cls, first_tau);
-        nv[1] = make_int4(INF_TS, cur, 0, x);
+        nv[1] = make_int4(INF_TS, cur, app ? ld(B.seg_dead[e]) : 0, x);
+        nv[2] = make_int4(app ? ld(C.vers[cur].blen) : 0, (int)(noff - (i64)slab * 32), 0, 0);
         if (cur >= 0) C.vers[cur].dt_max = first_tau - 1;
+        if (app) C.vers[cur].kept = 1;  // its run is now the new version's
         B.seg_new[e] = v;
-        B.seg_noff[e] = (i64)slab * 32;
+        B.seg_noff[e] = noff;
         c0 = ld(B.seg_chunk0[e]);
         nch = (ld(B.seg_oldlen[e]) + 31) / 32;
         if (nch <= ALLOC_OWN_CHUNKS)
             for (int k = 0; k < nch; ++k) C.chunkseg[c0 + k] = e;
     }
+    const unsigned apps = __ballot_sync(0xffffffffu, cls >= 0 && ld(B.seg_app[e]));
+    const unsigned runs = __ballot_sync(0xffffffffu, cls >= 0) & ~apps;
+    if (lane == 0 && apps) atomicAdd(&C.st->appends, (u64)__popc(apps));
+    if (lane == 0 && runs) atomicAdd(&C.st->new_runs, (u64)__popc(runs));
     for (unsigned m = __ballot_sync(0xffffffffu, nch > ALLOC_OWN_CHUNKS); m; m &= m - 1) {
         const int src = __ffs(m) - 1;
         const int g = t * 32 + src, g0 = __shfl_sync(0xffffffffu, c0, src);
@@ -504,8 +571,7 @@ __device__ __forceinline__ void task_mask(const Ctx& C, Batch& B, int nb, int ta
         int g = ld(C.chunkseg[c]);
         if (ld(B.seg_dead[g]) == 0) continue;
         int j = (c - ld(B.seg_chunk0[g])) * 32 + lane;
-        bool live = j < ld(B.seg_oldlen[g]) &&
-                    __ldcg(&C.entries[ld(B.seg_off[g]) + j].dt) == INF_TS;
+        bool live = j < ld(B.seg_oldlen[g]) && __ldcg(&C.entries[old_at(B, g, j)].dt) == INF_TS;
         unsigned mask = __ballot_sync(0xffffffffu, live);
         if (lane == 0) C.chunkmask[c] = mask;
     }
@@ -547,7 +613,13 @@ __device__ __forceinline__ void task_scan(const Ctx& C, Batch& B, int nb, int ta
     }
     if (mine) {
         B.seg_live[e] = live;
-        C.vers[ld(B.seg_new[e])].len = live + ld(B.seg_nins[e]);
+        Version* nv = C.vers + ld(B.seg_new[e]);
+        const int n = live + ld(B.seg_nins[e]);
+        if (ld(B.seg_app[e])) {
+            nv->len = ld(nv->blen) + n;
+        } else {
+            nv->len = n; nv->blen = n; nv->toff = n;
+        }
     }
 }
 
@@ -560,8 +632,7 @@ __device__ __forceinline__ void task_copy(const Ctx& C, Batch& B, int nb, int ta
     int k = (t - nct) * 32 + lane;
     if (k >= ld(B.ctl.nins)) return;
     int g = ld(B.ins_seg[k]), y = ld(B.ins_y[k]), i = ld(B.ins_i[k]);
-    int above = lower_nbr(C, ld(B.seg_off[g]), ld(B.seg_oldlen[g]), y, true);
-    int pos = (k - ld(B.seg_ins0[g])) + live_before(C, B, g, above);
+    int pos = (k - ld(B.seg_ins0[g])) + live_base_upto(C, B, g, y) + live_tail_below(C, B, g, y, true);
     *reinterpret_cast<int4*>(C.entries + ld(B.seg_noff[g]) + pos) =
         make_int4(y, ld(B.rec[i].label), tau0 + i, INF_TS);
 }
@@ -581,9 +652,10 @@ __device__ __forceinline__ void task_publish(const Ctx& C, Batch& B, int nb, int
         int first_ins = ld(B.seg_first_ins[g]);
         if (first_ins < 0 || e < first_ins) return;
         int v = ld(B.seg_new[g]);
-        i64 ent = find_at(C, ld(B.seg_noff[g]), ld(C.vers[v].len), half_y(B, key), tau0 + i);
+        const Version ver = load_version(C.vers + v);
+        i64 ent = find_at(C, adj_of(ver), half_y(B, key), tau0 + i);
         if (CHECK) {
-            int len = ld(C.vers[v].len);
+            int len = ver.len - (ld(B.seg_app[g]) ? ver.blen : 0);  // the new run's
             if (len != ld(B.seg_live[g]) + ld(B.seg_nins[g]))
                 check_fail(C, CHK_LEN, tau0 + i, half_x(key), len);
             int x = half_x(key), y = half_y(B, key);
@@ -672,13 +744,24 @@ __device__ void check_version_whole(const Ctx& C, i64 off, int len, int tau0, i6
 __device__ __forceinline__ void task_verify(const Ctx& C, Batch& B, int nb, int tau0, int t, int lane) {
     const int e = t * 32 + lane;  // element of an element job
     if (e >= ld(B.ctl.nseg) || ld(B.seg_new[e]) < 0) return;
-    int v = ld(B.seg_new[e]), len = ld(C.vers[v].len);
+    // The run the batch wrote: a merge's whole list, or an append's tail.
+    const Version ver = load_version(C.vers + ld(B.seg_new[e]));
+    const bool app = ld(B.seg_app[e]);
+    const int len = ver.len - (app ? ver.blen : 0);
     i64 off = ld(B.seg_noff[e]);
     i64 x = ld(B.seg_x[e]);
     // Where: the batch's first tau, the vertex, and k + 1000 * old length + 1e6 * insertions.
     i64 shape = 1000LL * ld(B.seg_oldlen[e]) + 1000000LL * ld(B.seg_nins[e]);
     if (len != ld(B.seg_live[e]) + ld(B.seg_nins[e]))
         check_fail(C, CHK_LEN, tau0, x, len + shape);
+    // A tail's live neighbours are not live in the base too.
+    for (int k = 0; app && k < len; ++k) {
+        const Entry q = load_entry(C.entries + off + k);
+        if (q.dt == INF_TS && run_find_live(C, (i64)ver.slab * 32, ver.blen, q.nbr) >= 0) {
+            check_fail(C, CHK_TWO_LIVE, tau0, x, k + shape);
+            break;
+        }
+    }
     for (int k = ld(B.seg_ins0[e]), k1 = k + ld(B.seg_nins[e]); k < k1; ++k) {
         int y = ld(B.ins_y[k]), ct = tau0 + ld(B.ins_i[k]);
         bool found = false;

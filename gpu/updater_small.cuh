@@ -73,15 +73,17 @@ struct SmallShared {
     int x[2 * SMALL_MAX];        // the vertex
     int cur[2 * SMALL_MAX];      // its current version (-1: none)
     int first[2 * SMALL_MAX];    // update index of its first applied insertion (32: none)
-    i64 off[2 * SMALL_MAX];      // the current version's entries: [off, off + len)
-    int len[2 * SMALL_MAX];
+    i64 off[2 * SMALL_MAX];      // the current version's list: positions [0, len), base
+    i64 off2[2 * SMALL_MAX];     //   entries off + p for p < blen, tail entries off2 + p
+    int len[2 * SMALL_MAX], blen[2 * SMALL_MAX];
     int nins[2 * SMALL_MAX];     // applied insertions
     int cls[2 * SMALL_MAX];      // size class of its new version (-1: no new version)
     int rank[2 * SMALL_MAX];     // rank among the new versions of its class
     int vrank[2 * SMALL_MAX];    // rank among all new versions
     int v[2 * SMALL_MAX], slab[2 * SMALL_MAX];  // the new version and its slab run
     int live[2 * SMALL_MAX];     // old live entries merged into it
-    int ndead[2 * SMALL_MAX];    // its entries ended by deletions after the first insertion
+    int ndead[2 * SMALL_MAX];    // its dead entries, at most: those merge_tail kept, and those
+                                 //   ended by deletions after the first insertion
     int nv, nver;
     int cnt[NCLASS];             // new versions per class
     u64 ring_h[NCLASS], bump0[NCLASS];
@@ -194,6 +196,32 @@ __device__ int merge_small(const Ctx& C, const SmallShared& S, int j, unsigned m
     return carry;
 }
 
+// merge_small for a vertex whose list has a tail: base, tail and insertions into one run
+// (whole warp), dead entries kept (a later bulk merge drops them), so that an entry's place
+// is its index in its own run plus the other run's entries before it (a base entry goes
+// before the tail's entries of its neighbour, they before the insertions'). An insertion
+// goes after the old entries [0, above) of the base and [0, above_tail) of the tail.
+// Returns the old entries (all of them).
+__device__ int merge_small_tail(const Ctx& C, const SmallShared& S, int j, unsigned mins, int y, int tau,
+                                int label, int rank, int above, int above_tail, int lane) {
+    const i64 off = S.off[j], off2 = S.off2[j], noff = (i64)S.slab[j] * 32;
+    const int n = S.len[j], bl = S.blen[j];
+    for (int p0 = 0; p0 < n; p0 += 32) {
+        const int p = p0 + lane;
+        const Entry e = p < n ? load_entry(C.entries + (p < bl ? off : off2) + p) : Entry{0x7fffffff, 0, 0, 0};
+        int below = 0;  // insertions with a smaller neighbour
+        for (unsigned m = mins; m; m &= m - 1) below += __shfl_sync(0xffffffffu, y, __ffs(m) - 1) < e.nbr;
+        if (p < n) {
+            const int other = p < bl ? lower_nbr(C, off2 + bl, n - bl, e.nbr) : lower_nbr(C, off, bl, e.nbr, true);
+            *reinterpret_cast<int4*>(C.entries + noff + (p < bl ? p : p - bl) + other + below) =
+                make_int4(e.nbr, e.elab, e.ct, e.dt);
+        }
+    }
+    if ((mins >> lane) & 1u)
+        *reinterpret_cast<int4*>(C.entries + noff + above + above_tail + rank) = make_int4(y, label, tau, INF_TS);
+    return n;
+}
+
 // Labels, external ids, the update's count row (as J_HALVES) and its outcome: the pair's
 // updates of the batch replayed in order from its state in the graph (as J_CLASSIFY), every
 // lane before any edit.
@@ -285,7 +313,9 @@ __device__ void prepare_vertex(const Ctx& C, SmallShared& S, const SmallLane& u,
     if (ndel && cur >= 0) C.vers[cur].ndead = ov.ndead + ndel;
     const int cls = nins ? ceil_log2((unsigned)((ov.len + nins + 31) / 32)) : -1;
     S.cur[j] = cur; S.first[j] = first; S.off[j] = (i64)ov.slab * 32; S.len[j] = ov.len;
-    S.nins[j] = nins; S.cls[j] = cls; S.ndead[j] = 0;
+    S.blen[j] = ov.blen; S.off2[j] = S.off[j] + ov.toff - ov.blen;
+    // merge_small_tail keeps the dead entries of a list with a tail.
+    S.nins[j] = nins; S.cls[j] = cls; S.ndead[j] = ov.len > ov.blen ? ov.ndead + ndel : 0;
     if (cls >= 0) {
         S.rank[j] = atomicAdd(&S.cnt[cls], 1);
         S.vrank[j] = atomicAdd(&S.nver, 1);
@@ -316,13 +346,14 @@ __device__ bool apply_small(const Ctx& C, Batch& B, SmallShared& S, int nb, int 
     // their entry in place (as J_SEGEDIT); an insertion's rank among its vertex's insertions
     // by (neighbour, update), and the old entries at or below its neighbour. Both sides'
     // searches run together.
-    int rank[2] = {0, 0}, above[2] = {0, 0}, lo[2], hi[2];
+    // The searches run in the base; a list's tail, if any, is searched after.
+    int rank[2] = {0, 0}, above[2] = {0, 0}, above_tail[2] = {0, 0}, lo[2], hi[2];
     bool del[2];
     for (int s = 0; s < 2; ++s) {
         const int j = u.vi[s];
         del[s] = u.applied && !u.ins && lane < S.first[j];
         lo[s] = 0;
-        hi[s] = del[s] || (u.applied && u.ins) ? S.len[j] : 0;
+        hi[s] = del[s] || (u.applied && u.ins) ? S.blen[j] : 0;
     }
     while (lo[0] < hi[0] || lo[1] < hi[1]) {
         int mid[2], nbr[2];
@@ -340,15 +371,19 @@ __device__ bool apply_small(const Ctx& C, Batch& B, SmallShared& S, int nb, int 
         const int x = u.end(s), y = u.other(s), j = u.vi[s];
         if (del[s]) {
             i64 ent = -1;
-            for (int k = lo[s]; k < S.len[j] && ent < 0; ++k) {
+            for (int k = lo[s]; k < S.blen[j] && ent < 0; ++k) {
                 const Entry e = load_entry(C.entries + S.off[j] + k);
                 if (e.nbr != y) break;
                 if (e.dt == INF_TS) ent = S.off[j] + k;
             }
+            if (ent < 0) ent = run_find_live(C, S.off2[j] + S.blen[j], S.len[j] - S.blen[j], y);
             if (ent >= 0) C.entries[ent].dt = u.tau;
             else if (CHECK) check_fail(C, CHK_DELETE_MISSING, u.tau, x, y);
         }
-        if (u.applied && u.ins) above[s] = lo[s];
+        if (u.applied && u.ins) {
+            above[s] = lo[s];
+            above_tail[s] = lower_nbr(C, S.off2[j] + S.blen[j], S.len[j] - S.blen[j], y, true);
+        }
         for (int k = 0; k < nb; ++k) {
             const int ka = __shfl_sync(0xffffffffu, u.a, k), kb = __shfl_sync(0xffffffffu, u.b, k);
             const bool kin = __shfl_sync(0xffffffffu, (int)(u.applied && u.ins), k) != 0;
@@ -370,7 +405,9 @@ __device__ bool apply_small(const Ctx& C, Batch& B, SmallShared& S, int nb, int 
             for (int k = lane; k < S.len[j] + S.nins[j]; k += 32)
                 *reinterpret_cast<int4*>(C.entries + (i64)S.slab[j] * 32 + k) = make_int4(CHECK_SENTINEL, 0, 0, 0);
         warp_join();
-        const int live = merge_small(C, S, j, mins, u.other(s), u.tau, u.label, rank[s], above[s], lane);
+        const int live = S.blen[j] == S.len[j]
+            ? merge_small(C, S, j, mins, u.other(s), u.tau, u.label, rank[s], above[s], lane)
+            : merge_small_tail(C, S, j, mins, u.other(s), u.tau, u.label, rank[s], above[s], above_tail[s], lane);
         if (lane == 0) { S.live[j] = live; cost.chunks += (S.len[j] + 31) / 32; }
     }
     warp_join();
@@ -381,7 +418,7 @@ __device__ bool apply_small(const Ctx& C, Batch& B, SmallShared& S, int nb, int 
         const int j = u.vi[s];
         if (!u.applied || u.ins || lane <= S.first[j]) continue;
         const i64 noff = (i64)S.slab[j] * 32;
-        const i64 ent = find_at(C, noff, S.live[j] + S.nins[j], u.other(s), u.tau);
+        const i64 ent = run_find_at(C, noff, S.live[j] + S.nins[j], u.other(s), u.tau);
         if (CHECK && (ent < 0 || ld(C.entries[ent].dt) != INF_TS))
             check_fail(C, ent < 0 ? CHK_DELETE_MISSING : CHK_DELETE_DEAD, u.tau, u.end(s), u.other(s));
         if (ent >= 0) C.entries[ent].dt = u.tau;
@@ -399,6 +436,7 @@ __device__ bool apply_small(const Ctx& C, Batch& B, SmallShared& S, int nb, int 
         int4* nv4 = reinterpret_cast<int4*>(C.vers + S.v[j]);
         nv4[0] = make_int4(S.slab[j], len, S.cls[j], first_tau);
         nv4[1] = make_int4(INF_TS, cur, S.ndead[j], S.x[j]);
+        nv4[2] = make_int4(len, len, 0, 0);  // one run: no tail
         if (cur >= 0) C.vers[cur].dt_max = first_tau - 1;
         if (CHECK)
             check_version_whole(C, (i64)S.slab[j] * 32, len, tau0, S.x[j],

@@ -37,8 +37,9 @@ __device__ __forceinline__ Entry load_entry(const Entry* e) {
 __device__ __forceinline__ Version load_version(const Version* v) {
     int4 a = __ldcg(reinterpret_cast<const int4*>(v));
     int4 b = __ldcg(reinterpret_cast<const int4*>(v) + 1);
+    int4 c = __ldcg(reinterpret_cast<const int4*>(v) + 2);
     Version r; r.slab = a.x; r.len = a.y; r.cls = a.z; r.ct_min = a.w; r.dt_max = b.x; r.prev = b.y;
-    r.ndead = b.z; r.x = b.w;
+    r.ndead = b.z; r.x = b.w; r.blen = c.x; r.toff = c.y; r.kept = c.z; r.pad = c.w;
     return r;
 }
 

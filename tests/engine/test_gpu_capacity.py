@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from dcsm.gpu import pools
+from dcsm.gpu.mvg import V_KEPT, VERSION_INTS
 
 NCLASS = 4
 
@@ -136,7 +137,7 @@ def versions_of(m: SlabPoolModel, maxver: int, head: int) -> tuple[np.ndarray, n
     """The kernel's version table and ver_free ring for the model's versions: every version
     ever taken holds its run and class; the freed ones sit in the ring from ``head`` on, and
     the ring's other slots hold live ids (stale slots that must not count)."""
-    vers = np.zeros((maxver, 8), np.int32)
+    vers = np.zeros((maxver, VERSION_INTS), np.int32)
     for owner, (slab, cls) in m.taken.items():
         vers[owner, 0], vers[owner, 2] = slab, cls
     live = {owner for _cls, owner in m.live.values()}
@@ -174,6 +175,26 @@ def test_compaction_packs_every_owned_run_at_the_front_in_pool_order() -> None:
     live = {owner for _cls, owner in m.live.values()}
     freed = [o for o in m.taken if o not in live]
     assert freed and (vers[freed] == before[freed]).all()  # a free version's row stays
+
+
+def test_compaction_moves_a_kept_version_with_the_run_it_shares() -> None:
+    """A retired version whose successor appended a tail in its run (``kept``) owns no run:
+    it is not counted, and it moves with the run it shares; one whose owner is gone stops
+    the compaction."""
+    m = SlabPoolModel(512, np.random.default_rng(8))
+    m.churn(200, first_owner=0)
+    vers, ring = versions_of(m, maxver=512, head=300)
+    owner = sorted(o for _c, o in m.live.values())[-1]
+    kept = len(m.taken)  # a version id past every model version
+    vers[kept] = vers[owner]
+    vers[kept, V_KEPT] = 1
+    m.st["ver_bump"] = kept + 1
+    m.d.update(vers=vers, ver_free=ring)
+    pools.compact_slab_pool(np, m.d, m.st)
+    assert vers[kept, 0] == vers[owner, 0] and m.d["slab_owner"][vers[owner, 0]] == owner
+    vers[kept, 0] = int(m.st["slab_bump"]) + 1  # no owner there
+    with pytest.raises(RuntimeError, match="no owner"):
+        pools.compact_slab_pool(np, m.d, m.st)
 
 
 def test_compaction_refuses_a_pool_whose_books_do_not_balance() -> None:
@@ -233,7 +254,7 @@ def test_the_warm_up_runs_every_growth_and_a_compaction_on_tiny_tables(
     cfg = KernelConfig()
     d = {name: np.zeros(4, np.int32) for name in pools.VERTEX_TABLES}
     d.update(entries=np.zeros((64, 4), np.int32), slab_owner=np.zeros(2, np.int32),
-             slab_free=np.zeros(8, np.int32), vers=np.zeros((2, 8), np.int32),
+             slab_free=np.zeros(8, np.int32), vers=np.zeros((2, VERSION_INTS), np.int32),
              ver_free=np.zeros(2, np.int32), gcq=np.zeros(2, np.int32))  # fmt: skip
     pools.warm_up(np, d, np.zeros(1, state_dtype(cfg))[0], cfg.nclass)
     assert ran == ["grow_slab_pool", "grow_version_table", "grow_vertex_tables",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from dcsm.gpu.layout import INF_TS
-from dcsm.gpu.mvg import build_image, live_edges
+from dcsm.gpu.mvg import VERSION_INTS, build_image, live_edges
 
 
 def edges(a: np.ndarray, b: np.ndarray, lab: np.ndarray) -> set[tuple[int, int, int]]:
@@ -42,18 +42,37 @@ def test_newest_version_and_deleted_entries() -> None:
     lab = np.array([5, 6, 7, 8], np.int32)
     img = build_image(5, lo, hi, lab, nclass=4)
     entries = np.concatenate([img.entries, np.zeros((64, 4), np.int32)])
-    versions = np.concatenate([img.versions, np.zeros((2, 8), np.int32)])
+    versions = np.concatenate([img.versions, np.zeros((2, VERSION_INTS), np.int32)])
     head = img.head.copy()
     # vertex 0: a newer version in a fresh slab; edge 0-1 deleted there, 0-4 inserted
     new0 = img.used_slabs
     entries[new0 * 32 : new0 * 32 + 3] = [[1, 5, 0, 9], [2, 6, 0, INF_TS], [4, 9, 9, INF_TS]]
-    versions[len(img.versions)] = [new0, 3, 0, 0, INF_TS, head[0], 1, 0]
+    versions[len(img.versions)] = [new0, 3, 0, 0, INF_TS, head[0], 1, 0, 3, 3, 0, 0]
     head[0] = len(img.versions)
     # vertex 3: newest version empty (its only edge, 2-3, is seen from vertex 2)
-    versions[len(img.versions) + 1] = [new0 + 1, 0, 0, 0, INF_TS, head[3], 0, 3]
+    versions[len(img.versions) + 1] = [new0 + 1, 0, 0, 0, INF_TS, head[3], 0, 3, 0, 0, 0, 0]
     head[3] = len(img.versions) + 1
     got = edges(*live_edges(np, head, versions, entries))
     assert got == {(0, 2, 6), (0, 4, 9), (1, 2, 7), (2, 3, 8)}
+
+
+def test_a_list_with_a_tail() -> None:
+    """A version whose list is a base run and, further on in the same slab run, a tail run
+    (the kernel's append): both are exported, the stale tail between them is not."""
+    lo = np.array([0, 0, 1], np.int32)
+    hi = np.array([1, 2, 2], np.int32)
+    lab = np.array([5, 6, 7], np.int32)
+    img = build_image(6, lo, hi, lab, nclass=4)
+    entries, versions, head = img.entries.copy(), img.versions.copy(), img.head.copy()
+    run = versions[head[0], 0] * 32  # vertex 0's run: base [1, 2]
+    entries[run + 2] = [3, 9, 4, INF_TS]  # an older tail (3), no version's any more
+    entries[run + 3 : run + 5] = [[3, 9, 4, INF_TS], [4, 8, 5, INF_TS]]  # the newest tail
+    entries[run, 3] = 6  # 0-1 deleted in place in the base
+    versions = np.concatenate([versions, np.zeros((1, VERSION_INTS), np.int32)])
+    versions[-1] = [versions[head[0], 0], 4, 0, 4, INF_TS, head[0], 1, 0, 2, 3, 0, 0]
+    head[0] = len(versions) - 1
+    got = edges(*live_edges(np, head, versions, entries))
+    assert got == {(0, 2, 6), (0, 3, 9), (0, 4, 8), (1, 2, 7)}
 
 
 def test_empty_graph() -> None:

@@ -313,6 +313,41 @@ def test_compacting_at_every_look_keeps_every_delta(monkeypatch: pytest.MonkeyPa
     assert edges == edge_set(cpu.export_graph())
 
 
+@pytest.mark.parametrize("tail_div", [0, 1, 8])
+def test_tails_appended_and_merged(tail_div: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lists as a base plus a tail (docs/delta-lists.md): with TAIL_DIV 1 most batches
+    append, with 8 (the default) long lists do, with 0 none does. A random stream on a
+    dense graph (embeddings) and one on a hub (counts), the short path and the job
+    pipeline interleaved (SMALL_PROBE=2: the short path merges lists that have tails),
+    deletions in bases and in tails, self-checks on (a kept run's owner moves to its
+    successor): every delta, and the final graph, as the CPU engine's; the profile counts
+    the appends."""
+    monkeypatch.setenv("DCSM_KERNEL_DEFINES", f"-DTAIL_DIV={tail_div} -DSMALL_PROBE=2")
+    rng = np.random.default_rng(41)
+    dense = random_graph(rng, nv=50, ne=700)
+    cases = [
+        (dense, random_stream(rng, dense, 2000), 64, 200, False),
+        (_hub_graph(rng, 20_000), _hub_stream(rng, 20_000, 1500, 0.4), 16, 300, True),
+    ]
+    seen: list[tuple[dict[str, float], set[tuple[int, int]]]] = []
+
+    def look(e: GpuEngine) -> None:
+        seen.append((e.updater_profile(), edge_set(e.export_graph())))
+
+    for g, stream, cap, chunk, count_only in cases:
+        want = cpu_run(g, stream, PATTERNS, count_only)
+        eng = GpuEngine(batch_cap=cap, check=True, **SMALL)
+        got = run(eng, g, stream, PATTERNS, count_only, chunk, before_close=look)  # type: ignore[arg-type]
+        assert_same(got, want)
+        cpu = CpuEngine()
+        cpu.load_graph(g)
+        cpu.apply(stream)
+        prof, edges = seen[-1]
+        assert edges == edge_set(cpu.export_graph())
+        assert prof["new_runs"] > 0 and prof["small_batches"] > 0, prof
+        assert (prof["appends"] > 0) == (tail_div > 0), prof
+
+
 def test_update_slots_wait_for_the_collector() -> None:
     """An update slot (tau mod maxu) is taken again only once the collector has passed its
     previous occupant: with a ring of 256 slots and batches of 64, the collector lags more
