@@ -326,8 +326,8 @@ def test_tails_appended_and_merged(tail_div: int, monkeypatch: pytest.MonkeyPatc
     rng = np.random.default_rng(41)
     dense = random_graph(rng, nv=50, ne=700)
     cases = [
-        (dense, random_stream(rng, dense, 2000), 64, 200, False),
-        (_hub_graph(rng, 20_000), _hub_stream(rng, 20_000, 1500, 0.4), 16, 300, True),
+        (dense, random_stream(rng, dense, 1500), 24, 200, False),
+        (_hub_graph(rng, 20_000), _hub_stream(rng, 20_000, 900, 0.4), 16, 300, True),
     ]
     seen: list[tuple[dict[str, float], set[tuple[int, int]]]] = []
 
