@@ -381,7 +381,7 @@ __device__ __forceinline__ void task_seginfo(const Ctx& C, Batch& B, int nb, int
         B.seg_first_ins[e] = first_ins;
         B.seg_nins[e] = nins;
         B.seg_oldlen[e] = oldlen;
-        B.seg_dead[e] = dead;
+        B.seg_dead[e] = oldlen > 0 ? dead : 0;  // dead entries among those merged, at most
         B.seg_off[e] = off;
         B.seg_off2[e] = off2;
         B.seg_blen[e] = blen;
@@ -395,7 +395,7 @@ __device__ __forceinline__ void task_seginfo(const Ctx& C, Batch& B, int nb, int
     int ch = warp_claim(&B.ctl.nchunks, fresh ? (oldlen + 31) / 32 : 0, lane);
     int i0 = warp_claim(&B.ctl.nins, fresh ? nins : 0, lane);
     warp_claim(&B.ctl.npush, (int)(fresh && cur >= 0), lane);
-    warp_claim(&B.ctl.ncompact, (int)(fresh && dead > 0), lane);
+    warp_claim(&B.ctl.ncompact, (int)(fresh && oldlen > 0 && dead > 0), lane);
     if (fresh) {
         B.seg_vrank[e] = vr;
         B.seg_chunk0[e] = ch;
@@ -538,7 +538,7 @@ __device__ __forceinline__ void task_alloc(const Ctx& C, Batch& B, int nb, int t
         // puts the tail at noff; J_SCAN sets the length (and a merge's base).
         int4* nv = reinterpret_cast<int4*>(C.vers + v);
         nv[0] = make_int4(slab, 0, cls, first_tau);
-        nv[1] = make_int4(INF_TS, cur, app ? ld(B.seg_dead[e]) : 0, x);
+        nv[1] = make_int4(INF_TS, cur, app ? ld(C.vers[cur].ndead) : 0, x);
         nv[2] = make_int4(app ? ld(C.vers[cur].blen) : 0, (int)(noff - (i64)slab * 32), 0, 0);
         if (cur >= 0) C.vers[cur].dt_max = first_tau - 1;
         if (app) C.vers[cur].kept = 1;  // its run is now the new version's
@@ -583,7 +583,7 @@ __device__ __forceinline__ void task_scan(const Ctx& C, Batch& B, int nb, int ta
     int ns = ld(B.ctl.nseg);
     bool mine = e < ns && ld(B.seg_cls[e]) >= 0;
     int oldlen = mine ? ld(B.seg_oldlen[e]) : 0;
-    bool dead = mine && ld(B.seg_dead[e]) > 0;
+    bool dead = mine && oldlen > 0 && ld(B.seg_dead[e]) > 0;
     int live = oldlen;
     if (dead && oldlen <= 32) {
         int c0 = ld(B.seg_chunk0[e]);
