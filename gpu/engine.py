@@ -116,6 +116,10 @@ class GpuEngine(Engine):
         small_path: batches of at most 32 updates applied by one updater warp without the
             job pipeline: 0 never, 1 when the kernel's measured cost models say it is
             cheaper (default), 2 always.
+        tail_div: a batch that inserts into a list appends a sorted tail after the list's
+            current one in its slab run, keeping its base, while the tail holds at most
+            1/tail_div of the base; else it merges base, tail and insertions into a new run.
+            0: always merge (docs/delta-lists.md has the trade).
         static_beside: leave one block slot an SM free (unless ``blocks`` is given) and keep
             a second static matcher, so that :meth:`static_snapshot` gives a device snapshot
             that backfills match on while the persistent kernel runs (a static block starts
@@ -143,6 +147,7 @@ class GpuEngine(Engine):
         blocks: int | None = None,
         check: bool | None = None,
         small_path: int = 1,
+        tail_div: int = 8,
         pool_compact: int = 0,
         static_beside: bool = False,
     ) -> None:
@@ -160,6 +165,7 @@ class GpuEngine(Engine):
             batch_timeout_ns=int(batch_timeout_us * 1000),
             check=int(os.environ.get("DCSM_GPU_CHECK") == "1" if check is None else check),
             small_path=small_path,
+            tail_div=tail_div,
             extra=KernelConfig.extra_from_env(),
         )
         self.cfg = cfg

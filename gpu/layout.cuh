@@ -164,7 +164,8 @@
 #endif
 // Tails (docs/delta-lists.md): a batch appends a new tail in the vertex's run, keeping its
 // base, while the tail stays within the run and at most blen / TAIL_DIV entries; else it
-// merges. 0: always merge (every version one run, as before tails).
+// merges. 0: always merge (every version one run, as before tails). GpuEngine(tail_div=N),
+// --gpu-tail-div and the gpu_tail_div setting set it.
 #ifndef TAIL_DIV
 #define TAIL_DIV 8
 #endif

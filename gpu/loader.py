@@ -47,6 +47,9 @@ class KernelConfig:
     # Batches of at most 32 updates on updater warp 0 alone (updater_small.cuh): 0 never,
     # 1 where the measured cost models say it is cheaper, 2 always.
     small_path: int = 1
+    # Lists as a base plus a tail (docs/delta-lists.md): a batch appends a tail while it holds
+    # at most 1/tail_div of the base; 0: every new version is a merged copy.
+    tail_div: int = 8
     # Further -D options, e.g. "-DHELP_MASK=0u -DDONATE_EVERY=1000000000" to switch a
     # mechanism off while bisecting a race (default: $DCSM_KERNEL_DEFINES).
     extra: str = ""
@@ -75,6 +78,8 @@ class KernelConfig:
             )
         if self.small_path not in (0, 1, 2):
             raise ValueError(f"small_path must be 0, 1 or 2, got {self.small_path}")
+        if self.tail_div < 0:
+            raise ValueError(f"tail_div must be >= 0, got {self.tail_div}")
         if not 1 <= self.qmax <= 32:
             raise ValueError(f"qmax must be 1..32, got {self.qmax}")
         for name in ("maxu", "maxi", "maxchunk"):

@@ -63,10 +63,13 @@ from .mvg import V_KEPT
 # compaction recurs: on a 43M-edge insertion at batches of 16,384, 11 times for 2.0x the
 # bytes in use instead of 2.5x, at 4.7M instead of 6.0M updates/s. Off by default.
 HIGH_WATER = 0.85
-LIVE_WATER = 0.65
+LIVE_WATER = 0.7  # below 1 / HEADROOM: a pool just grown is not grown again at once
 COMPACT_SHARE = 0.2
 GROWTH = 1.3
-HEADROOM = 1.6
+# 1.6 before list tails (docs/delta-lists.md): a 43M-edge insertion's pool then held about
+# four batches' replaced runs above what was live; with tails it stays within 1.1x of its
+# load (bench/results/scale-up/s10-1128/).
+HEADROOM = 1.5
 MIN_SLABS = 1 << 16  # 32 MiB of entries
 MIN_VERSIONS = 1 << 16
 # Slab indices are int32 in the kernel (Version.slab, the free rings; entry offsets are

@@ -164,6 +164,7 @@ class Settings:
     gpu_batch_cap: int = _gpu("batch_cap")
     gpu_small_path: int = _gpu("small_path")
     gpu_maxu: int = _gpu("maxu")
+    gpu_tail_div: int = _gpu("tail_div")
     gpu_pool_compact: int = _gpu("pool_compact")
     max_engine_batch_updates: int = field(
         default=0,
@@ -385,6 +386,8 @@ class Settings:
             raise ConfigError("gpu_batch_timeout_us must not be negative")
         if self.gpu_small_path not in (0, 1, 2):
             raise ConfigError(f"gpu_small_path={self.gpu_small_path}: choose 0, 1 or 2")
+        if self.gpu_tail_div < 0:
+            raise ConfigError(f"gpu_tail_div={self.gpu_tail_div}: must be >= 0")
         if self.gpu_pool_compact not in (0, 1):
             raise ConfigError(f"gpu_pool_compact={self.gpu_pool_compact}: choose 0 or 1")
         if bool(self.tls_cert) != bool(self.tls_key):

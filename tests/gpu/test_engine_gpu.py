@@ -315,14 +315,14 @@ def test_compacting_at_every_look_keeps_every_delta(monkeypatch: pytest.MonkeyPa
 
 @pytest.mark.parametrize("tail_div", [0, 1, 8])
 def test_tails_appended_and_merged(tail_div: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Lists as a base plus a tail (docs/delta-lists.md): with TAIL_DIV 1 most batches
+    """Lists as a base plus a tail (docs/delta-lists.md): with tail_div 1 most batches
     append, with 8 (the default) long lists do, with 0 none does. A random stream on a
     dense graph (embeddings) and one on a hub (counts), the short path and the job
     pipeline interleaved (SMALL_PROBE=2: the short path merges lists that have tails),
     deletions in bases and in tails, self-checks on (a kept run's owner moves to its
     successor): every delta, and the final graph, as the CPU engine's; the profile counts
     the appends."""
-    monkeypatch.setenv("DCSM_KERNEL_DEFINES", f"-DTAIL_DIV={tail_div} -DSMALL_PROBE=2")
+    monkeypatch.setenv("DCSM_KERNEL_DEFINES", "-DSMALL_PROBE=2")
     rng = np.random.default_rng(41)
     dense = random_graph(rng, nv=50, ne=700)
     cases = [
@@ -336,7 +336,8 @@ def test_tails_appended_and_merged(tail_div: int, monkeypatch: pytest.MonkeyPatc
 
     for g, stream, cap, chunk, count_only in cases:
         want = cpu_run(g, stream, PATTERNS, count_only)
-        eng = GpuEngine(batch_size=8, batch_cap=cap, check=True)  # pools sized from the graph
+        # pools sized from the graph
+        eng = GpuEngine(batch_size=8, batch_cap=cap, check=True, tail_div=tail_div)
         got = run(eng, g, stream, PATTERNS, count_only, chunk, before_close=look)  # type: ignore[arg-type]
         assert_same(got, want)
         cpu = CpuEngine()

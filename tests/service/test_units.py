@@ -112,6 +112,7 @@ def test_settings_precedence(tmp_path) -> None:
     assert (gpu.gpu_batch_timeout_us, gpu.gpu_small_path, gpu.gpu_batch_cap) == (125.0, 0, 4096)
     big = Settings.load({}, {"DCSM_GPU_BATCH_CAP": "16384", "DCSM_GPU_MAXU": "32768"})
     assert (big.gpu_batch_cap, big.gpu_maxu, big.gpu_pool_compact) == (16384, 32768, 0)
+    assert (big.gpu_tail_div, Settings.load({}, {"DCSM_GPU_TAIL_DIV": "0"}).gpu_tail_div) == (8, 0)
 
 
 @pytest.mark.parametrize(
@@ -126,6 +127,7 @@ def test_settings_precedence(tmp_path) -> None:
         ({"DCSM_GPU_MAXU": "3000"}, None, "gpu_maxu=3000: need a power of two >= gpu_batch_cap"),
         ({"DCSM_GPU_BATCH_CAP": "16384", "DCSM_GPU_MAXU": "8192"}, None, "(16384)"),
         ({"DCSM_GPU_POOL_COMPACT": "2"}, None, "gpu_pool_compact=2: choose 0 or 1"),
+        ({"DCSM_GPU_TAIL_DIV": "-1"}, None, "gpu_tail_div=-1: must be >= 0"),
     ],
 )
 def test_settings_errors_name_the_key(tmp_path, env, text, fragment) -> None:
