@@ -1,4 +1,5 @@
 """Run a bench script with module constants patched: PATCH='module:attr=value,...'."""
+
 import os
 import runpy
 import sys
