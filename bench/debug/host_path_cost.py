@@ -76,9 +76,10 @@ def run(vertices: int, updates: int, piece: int) -> dict[str, float]:
     ring_words = _words(np.zeros(RING, L.IN_REC))
     done = np.zeros(MAXU, L.DONE)
     done["tau"] = -1
-    fields = tuple(done[f] for f in ("tau", "outcome", "counted", "t_taken", "t_start", "t_finish"))
-    counts = np.zeros((MAXU, QMAX), np.uint64)
+    fields = tuple(done[f] for f in ("tau", "outcome", "nonzero", "t_taken", "t_start", "t_finish"))
+    counts = np.zeros((QMAX, MAXU), np.uint64)  # query-major, as the kernel writes them
     live = slots.live()
+    q = int(live[0])
     tail = 0
     clock = time.perf_counter
     for lo in range(0, n, piece):
@@ -124,11 +125,11 @@ def run(vertices: int, updates: int, piece: int) -> dict[str, float]:
         taus = np.arange(first, limit)
         slot = taus % MAXU
         done["outcome"][slot] = 1
-        done["counted"][slot] = 1
+        done["nonzero"][slot] = 1 << q
         done["t_taken"][slot] = 1
         done["t_start"][slot] = 2
         done["t_finish"][slot] = 3
-        counts[slot, 0] = 1
+        counts[q, slot] = 1
         done["tau"][slot] = taus
         c0 = clock()
         m, _expect, row_i, row_col, row_n = drain_done(
