@@ -15,12 +15,11 @@ __device__ __forceinline__ u64 class_base(const Ctx& C, int cls) {
 }
 
 // One round of the collector: of the n (<= 32 * GC_ROUND) retired versions waiting at gcq[h..],
-// the leading run that no live update can read (dt_max < g) goes back to the free
-// rings: their slab runs to their size class's ring (not a `kept` version's: its run is its
-// successor's), their ids to ver_free. Entry 32k + lane
-// is lane's k-th; all loads are issued before any is used. ftail (shared memory, NCLASS)
-// holds each class's free-ring tail as the collector, its only writer, last published it.
-// Returns how many it freed.
+// the leading run that no live update can read (dt_max < g) goes back to the free rings:
+// their slab runs to their size class's ring (not a `kept` version's: its run is its
+// successor's), their ids to ver_free. Entry 32k + lane is lane's k-th; all loads are
+// issued before any is used. ftail (shared memory, NCLASS) holds each class's free-ring
+// tail as the collector, its only writer, last published it. Returns how many it freed.
 __device__ u64 free_round(const Ctx& C, u64 h, u64 n, u64 g, int lane, u64* ftail) {
     int v[GC_ROUND];
 #pragma unroll
