@@ -5,8 +5,9 @@
 // few dependent reads per touched vertex. Semantics are the bulk path's exactly: the same
 // outcomes, in-place deletions before a vertex's first insertion, one new version per vertex
 // with an applied insertion (its old live entries merged with the insertions, dead ones
-// dropped), deletions after the first insertion ended in the new version, the old version
-// retired to the GC queue once the new one is published.
+// dropped; a list with a tail keeps them, merge_small_tail), deletions after the first
+// insertion ended in the new version, the old version retired to the GC queue once the new
+// one is published. The short path never appends a tail: it always merges.
 //
 // Buffers: batch rec (reads), outcome/elab/nitems/len_a/len_b (writes, each lane its own
 // update's), vlab/ext (writes), head (reads, publishes), vers and entries (new versions,
