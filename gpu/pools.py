@@ -228,6 +228,11 @@ def compact_slab_pool(xp: Any, d: dict[str, Any], st: np.void, chunk: int = 1 <<
         )
     if len(v) and bool((slab[1:] < slab[:-1] + size[:-1]).any()):
         raise RuntimeError("two owned slab runs overlap: not compacting")
+    # A kept version's run is an owner's (at[] names it): it moves with it.
+    shared = vers[sharers, 0].astype(np.int64)
+    at = xp.searchsorted(slab, shared).clip(0, max(len(slab) - 1, 0))
+    if len(sharers) and (not len(v) or bool((slab[at] != shared).any())):
+        raise RuntimeError("a kept version's run has no owner: not compacting")
     new = end - size
     # Slab i of the packed pool comes from slab src[i] of the old one.
     i = xp.arange(total, dtype=np.int64)
@@ -240,11 +245,6 @@ def compact_slab_pool(xp: Any, d: dict[str, Any], st: np.void, chunk: int = 1 <<
         b = min(total, a + chunk)
         xp.take(ent, src[a:b], axis=0, out=buf[: b - a])
         ent[a:b] = buf[: b - a]
-    # A kept version's run is an owner's: it moves with it.
-    shared = vers[sharers, 0].astype(np.int64)
-    at = xp.searchsorted(slab, shared).clip(0, max(len(slab) - 1, 0))
-    if len(sharers) and (not len(v) or bool((slab[at] != shared).any())):
-        raise RuntimeError("a kept version's run has no owner: not compacting")
     vers[sharers, 0] = new32[at]
     vers[v, 0] = new32
     d["slab_owner"][:] = -1

@@ -190,11 +190,14 @@ def test_compaction_moves_a_kept_version_with_the_run_it_shares() -> None:
     vers[kept, V_KEPT] = 1
     m.st["ver_bump"] = kept + 1
     m.d.update(vers=vers, ver_free=ring)
-    pools.compact_slab_pool(np, m.d, m.st)
-    assert vers[kept, 0] == vers[owner, 0] and m.d["slab_owner"][vers[owner, 0]] == owner
     vers[kept, 0] = int(m.st["slab_bump"]) + 1  # no owner there
+    entries = m.d["entries"].copy()
     with pytest.raises(RuntimeError, match="no owner"):
         pools.compact_slab_pool(np, m.d, m.st)
+    assert (m.d["entries"] == entries).all()  # refused before anything moved
+    vers[kept, 0] = vers[owner, 0]
+    pools.compact_slab_pool(np, m.d, m.st)
+    assert vers[kept, 0] == vers[owner, 0] and m.d["slab_owner"][vers[owner, 0]] == owner
 
 
 def test_compaction_refuses_a_pool_whose_books_do_not_balance() -> None:
