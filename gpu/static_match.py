@@ -68,6 +68,7 @@ from __future__ import annotations
 
 import functools
 import os
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -486,13 +487,21 @@ class StaticMatcher:
     Args:
         stream: CuPy stream every launch and copy goes on (default: a new non-blocking
             one, gpu-facts rule 3).
+        poll_waits: before each copy to the host, wait for the stream by polling an event
+            (sleeps of 10 us doubling to 1 ms), so that no CUDA call of this thread is in
+            flight while a launch runs. For a matcher on its own thread beside the
+            persistent kernel: a blocking copy to pageable memory waits out the whole
+            launch inside the driver, and the engine thread's own CUDA calls (the input
+            ring's copies and events) were seen waiting meanwhile (py-spy,
+            ``bench/results/backfill/README.md``).
     """
 
-    def __init__(self, stream: Any = None) -> None:
+    def __init__(self, stream: Any = None, *, poll_waits: bool = False) -> None:
         import cupy as cp
 
         self._cp = cp
         self.stream = stream if stream is not None else cp.cuda.Stream(non_blocking=True)
+        self.poll_waits = poll_waits
         with self.stream:
             self._dummy = cp.empty(2, np.uint64)  # stands for per_start / out when unused
         mod = load_module()
@@ -545,7 +554,7 @@ class StaticMatcher:
             self._prefix_sum(units)
             kernel = "static_count4" if dp.n == 4 and blob[SP_TAIL] == 4 else "static_count"
             self._launch(kernel, csr, d_plan, t0, t1, ctl, per=units)
-        got = ctl.get(stream=self.stream)  # waits for the launch (d_plan lives until then)
+        got = self._host(ctl)  # waits for the launch (d_plan lives until then)
         _raise_errors(int(got[CTL_ERROR]), kernel)
         return (int(got[CTL_TOTAL]) | int(got[CTL_TOTAL_HI]) << 64) * dp.weight
 
@@ -588,8 +597,8 @@ class StaticMatcher:
             with s:
                 ctl.data.memset_async(0, ctl.nbytes, s)
                 self._launch("static_count_starts", csr, d_plan, s0, s1, ctl, per=per)
-            counts = per[: s1 - s0].get(stream=s)
-            _raise_errors(int(ctl.get(stream=s)[CTL_ERROR]), "static_count_starts")
+            counts = self._host(per[: s1 - s0])
+            _raise_errors(int(self._host(ctl)[CTL_ERROR]), "static_count_starts")
             prefix = np.cumsum(counts, dtype=np.uint64)
             total = int(prefix[-1])
             done = 0
@@ -617,14 +626,14 @@ class StaticMatcher:
                         out=out,
                         cap=rows,
                     )
-                got = ctl.get(stream=s)
+                got = self._host(ctl)
                 _raise_errors(int(got[CTL_ERROR]), "static_emit")
                 if int(got[CTL_ROWS]) != rows:
                     raise RuntimeError(
                         f"static_emit wrote {int(got[CTL_ROWS])} rows of starts "
                         f"[{s0 + ta}, {s0 + tb}], the count said {rows}"
                     )
-                yield out[:rows].get(stream=s)
+                yield self._host(out[:rows])
                 done = end
 
     def match(
@@ -649,10 +658,22 @@ class StaticMatcher:
         """The snapshot's start edges (its entries, off[nv]: one small copy), once its
         arrays are checked."""
         csr.check()
-        m = int(csr.off[csr.nv :].get(stream=self.stream)[0])
+        m = int(self._host(csr.off[csr.nv :])[0])
         if not 0 <= m <= csr.nbr.shape[0]:
             raise ValueError(f"csr.off[nv] = {m}, but nbr has {csr.nbr.shape[0]} entries")
         return m
+
+    def _host(self, a: Any) -> np.ndarray:
+        """``a`` copied to the host once this matcher's stream has done everything before
+        the copy (see ``poll_waits``: the copy then starts on an idle stream)."""
+        if self.poll_waits:
+            done = self._cp.cuda.Event(block=False, disable_timing=True)
+            done.record(self.stream)
+            pause = 1e-5
+            while not done.done:
+                time.sleep(pause)
+                pause = min(2 * pause, 1e-3)
+        return a.get(stream=self.stream)
 
     def _upload(self, dp: DevicePlan, csr: DeviceCsr, count: bool) -> tuple[Any, Any, int]:
         """The plan for ``csr`` on the device (:meth:`DevicePlan.for_graph`): (blob, images,

@@ -151,6 +151,15 @@ def test_random_graphs_find_matches() -> None:
         assert len(found) >= len(names) - 2, (seed, found)
 
 
+def test_polled_waits_give_the_same_matches() -> None:
+    """A matcher that polls an event before each copy (the one beside the persistent
+    kernel) counts and enumerates what the CPU engine does, in chunks too."""
+    m = StaticMatcher(poll_waits=True)
+    cpu, csr, ids = random_case(1)
+    for name in ("tri", "c4", "path3"):
+        assert assert_same_matches(m, cpu, csr, ids, BY_NAME[name], chunk_rows=500) > 0
+
+
 def test_count_mode_plan_gives_the_same_count(matcher: StaticMatcher) -> None:
     cpu, csr, _ids = random_case(1)
     for p in (BY_NAME["c4"], BY_NAME["k5"], BY_NAME["tailed6"]):
