@@ -133,9 +133,13 @@ async def measure(args: argparse.Namespace) -> dict:
     at = np.array([s for s, _ in samples])
     lat = np.array([w for _, w in samples])
     during = (at >= backfill["start"]) & (at < backfill["end"])
+    settled = during & (at >= backfill["start"] + 1.0)
     phases = {
         "before": percentiles(lat[at < backfill["start"]]),
         "during": percentiles(lat[during]),
+        # The same less the first second: without the snapshot's one-time stop of the
+        # engine at registration.
+        "during_from_1s": percentiles(lat[settled]),
         "after": percentiles(lat[at >= backfill["end"]]),
     }
     return {
@@ -147,6 +151,8 @@ async def measure(args: argparse.Namespace) -> dict:
         "response_s": phases,
         "engine_s": {"before": _quantile_buckets({}, hist["start"]),
                      "during": _quantile_buckets(hist["start"], hist["end"])},
+        # every sample: (sent at s, seconds to the outcome), for plots
+        "samples": np.round(np.stack([at, lat], axis=1), 6).tolist(),
     }  # fmt: skip
 
 
