@@ -40,7 +40,7 @@ __device__ __forceinline__ bool same_adj(const Adj& a, const Adj& b) {
 __device__ __forceinline__ int find_version(const Ctx& C, int x, int tau, Adj& a) {
     int v = __ldcg(C.head + x);
     while (v >= 0) {
-        Version ver = load_version(C.vers + v);
+        const Version ver = load_version_list(C.vers + v);
         if (CHECK && ver.x != x) check_fail(C, CHK_WALK_FOREIGN, tau, x, v);
         if (ver.ct_min <= tau) {
             if (CHECK && ver.dt_max < tau) check_fail(C, CHK_WALK_EXPIRED, tau, x, v);
@@ -114,7 +114,7 @@ __device__ i64 run_find_live(const Ctx& C, i64 off, int len, int y) {
 // Live entry of neighbour y in version v (base or tail), or -1.
 __device__ i64 find_live(const Ctx& C, int v, int y) {
     if (v < 0) return -1;
-    const Adj a = adj_of(load_version(C.vers + v));
+    const Adj a = adj_of(load_version_list(C.vers + v));
     const i64 b = run_find_live(C, a.off, a.blen, y);
     return b >= 0 ? b : run_find_live(C, a.off2 + a.blen, a.len - a.blen, y);
 }
