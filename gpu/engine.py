@@ -65,7 +65,17 @@ from .call_result import CallResult, concat_results
 from .device_snapshot import DeviceSnapshot
 from .input_ring import InputRing
 from .loader import KernelConfig, field_offsets, load_kernel
-from .mvg import V_BLEN, V_LEN, V_TOFF, VERSION_INTS, build_image, fill_entries, live_edges
+from .mvg import (
+    V_BLEN,
+    V_CLS,
+    V_LEN,
+    V_SLAB,
+    V_TOFF,
+    VERSION_INTS,
+    build_image,
+    fill_entries,
+    live_edges,
+)
 from .query_slots import QuerySlots
 from .rings import MatchRows, drain_done, encode_updates
 from .static_match import DeviceCsr, StaticMatcher
@@ -182,7 +192,7 @@ class GpuEngine(Engine):
             if sizes[name] != dtype.itemsize:
                 raise EngineError(f"gpu/layout.py: {name} is {dtype.itemsize} bytes, "
                                   f"the kernel's {sizes[name]}")  # fmt: skip
-        mirrors.update({"DevStatus": L.DEV_STATUS, "HostCtl": L.HOST_CTL})
+        mirrors.update({"DevStatus": L.DEV_STATUS, "HostCtl": L.HOST_CTL, "Version": L.VERSION})
         L.check_offsets(mirrors, field_offsets(cfg, L.mirrored_fields(mirrors)))
         self._fixed_batch = fixed_batch
         self._auto_slabs, self._auto_versions = pool_slabs <= 0, max_versions <= 0
@@ -287,11 +297,11 @@ class GpuEngine(Engine):
         with self._side:  # load_graph's image fill, two versions of one entry each
             versions = cp.zeros((2, self._d["vers"].shape[1]), np.int32)
             versions[:, V_LEN] = versions[:, V_BLEN] = versions[:, V_TOFF] = 1
-            versions[1, 0] = 1
+            versions[1, V_SLAB] = 1
             fill_entries(cp, cp.zeros((64, 4), np.int32), versions, cp.zeros(2, np.int32),
                          cp.zeros(2, np.int32))  # fmt: skip
             owner = cp.full(4, -1, np.int32)
-            owner[cp.asarray(versions[:, 0])] = cp.arange(2, dtype=np.int32)
+            owner[cp.asarray(versions[:, V_SLAB])] = cp.arange(2, dtype=np.int32)
             # _snapshot's gather of the live edges (two one-entry runs: the edge 0-1 from both
             # sides; nothing empty, so that every kernel runs)
             entries = cp.zeros((64, 4), np.int32)
@@ -497,7 +507,7 @@ class GpuEngine(Engine):
             raise EngineError(too_small("versions", need_versions, "max_versions",
                                         self._maxver))  # fmt: skip
         self._room_for_vertices(nv)
-        self._hub_slabs = pools.hub_reserve(np, img.versions[:, 2], 4 * _PIECE)
+        self._hub_slabs = pools.hub_reserve(np, img.versions[:, V_CLS], 4 * _PIECE)
         rv, rs = self._reserves()
         self._resize(
             slabs=max(need_slabs, min(pools.sized(need_slabs, pools.MIN_SLABS, rs),
@@ -521,7 +531,7 @@ class GpuEngine(Engine):
         d["vers"][: len(img.versions)].set(img.versions, stream=s)
         d["head"][:nv].set(img.head, stream=s)
         with s:  # each image run is owned by its version (read by the self-checks)
-            runs = self._cp.asarray(img.versions[:, 0])
+            runs = self._cp.asarray(img.versions[:, V_SLAB])
             d["slab_owner"][runs] = self._cp.arange(len(runs), dtype=np.int32)
         d["vlab"][:nv].set(self._vlab[:nv], stream=s)
         d["ext"][:nv].set(self._ext[:nv], stream=s)

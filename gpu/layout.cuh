@@ -13,16 +13,18 @@
 //                              dt}; a version owns a run of 2^cls consecutive slabs, entries
 //                              sorted by (nbr, ct). Updater jobs write new runs and dt edits;
 //                              executors read through L2 (__ldcg: L1 is not coherent).
-//   vers   Version[maxver]     {slab, len, cls, ct_min, dt_max, prev, ndead, x, blen, toff,
-//                              kept, pad}; updater jobs write, executors and GC read. A
-//                              version's list is two sorted runs in its slab run: the base,
-//                              entries [0, blen), and the tail, entries [toff, toff + len -
-//                              blen) (docs/delta-lists.md). A batch that adds few entries to
-//                              a long list writes a new tail after the old one in the same
-//                              run and keeps the base (the old version is then `kept`: its
-//                              run belongs to its successor, and the collector frees only
-//                              its id); otherwise it merges base, tail and insertions into a
-//                              new run, whose tail is empty (toff = blen = len).
+//   vers   Version[maxver]     three 16-byte words {slab, len, blen, toff} {ct_min, dt_max,
+//                              prev, x} {cls, ndead, kept, pad}: readers load the first two
+//                              only (load_version_list). Updater jobs write, executors and
+//                              GC read. A version's list is two sorted runs in its slab
+//                              run: the base, entries [0, blen), and the tail, entries
+//                              [toff, toff + len - blen) (docs/delta-lists.md). A batch that
+//                              adds few entries to a long list writes a new tail after the
+//                              old one in the same run and keeps the base (the old version
+//                              is then `kept`: its run belongs to its successor, and the
+//                              collector frees only its id); otherwise it merges base, tail
+//                              and insertions into a new run, whose tail is empty (toff =
+//                              blen = len).
 //   slab_owner int32[nslabs]   version owning the slab run that starts there, -1 if free;
 //                              written only with CHECK=1 (J_ALLOC claims, GC releases).
 //   task_mark u64[MAXCHUNK]    CHECK=1 only: job seq of the last run of each task index;
@@ -178,8 +180,8 @@
 #endif
 // Blocks of 256 threads per SM the persistent kernel is compiled for (__launch_bounds__):
 // the register cap is 65536 / (256 * MIN_BLOCKS). nvcc 13.0 -Xptxas -v on sm_90: 3 -> 80
-// registers, 256 B of spill stores and 700 B of loads; 2 -> 128 registers, 48 B and 268 B;
-// 4 -> 64 registers, 664 B and 1,232 B. The host launches as many blocks as then fit.
+// registers, 356 B of spill stores and 800 B of loads; 2 -> 128 registers, 64 B and 296 B;
+// 4 -> 64 registers, 820 B and 1,212 B. The host launches as many blocks as then fit.
 #ifndef MIN_BLOCKS
 #define MIN_BLOCKS 3
 #endif
@@ -232,13 +234,18 @@ typedef unsigned long long u64;
 typedef long long i64;
 
 struct Entry { int nbr; int elab; int ct; int dt; };
-// ndead bounds the version's dead entries (dt != INF) from above: a copy of a version with
-// none skips the compaction scan. x is the vertex whose neighbour array it is (self-checks
-// read it). blen, toff: the base and tail runs (above); kept: 1 once a successor shares the
-// slab run (the collector then frees the id only).
-struct Version {
-    int slab; int len; int cls; int ct_min; int dt_max; int prev; int ndead; int x;
-    int blen; int toff; int kept; int pad;
+// Fields in three 16-byte words, ordered so that a reader (find_version: the list, the
+// lifetime, the chain) loads two of them: slab, len, blen, toff place the list (the base and
+// tail runs, above); [ct_min, dt_max] is the lifetime, prev the older version; x is the
+// vertex whose neighbour array it is (self-checks read it). The third word is the updater's
+// and the collector's: cls, the run's size class; ndead bounds the version's dead entries
+// (dt != INF) from above (a copy of a version with none skips the compaction scan); kept: 1
+// once a successor shares the slab run (the collector then frees the id only). gpu/layout.py
+// mirrors the order (VERSION_FIELDS; GpuEngine checks every field's offset).
+struct __align__(16) Version {
+    int slab; int len; int blen; int toff;
+    int ct_min; int dt_max; int prev; int x;
+    int cls; int ndead; int kept; int pad;
 };
 
 struct InRec {

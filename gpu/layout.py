@@ -47,6 +47,17 @@ UPD = np.dtype(
 )  # fmt: skip
 assert UPD.itemsize == 56
 
+# struct Version, int32 fields in three 16-byte words: the list, the lifetime and chain (all
+# a reader loads), then the updater's and the collector's. The version table is int32
+# (maxver, len(VERSION_FIELDS)); gpu/mvg.py names its columns V_*.
+VERSION_FIELDS = (
+    "slab", "len", "blen", "toff",
+    "ct_min", "dt_max", "prev", "x",
+    "cls", "ndead", "kept", "pad",
+)  # fmt: skip
+VERSION = np.dtype([(f, np.int32) for f in VERSION_FIELDS])
+assert VERSION.itemsize == 48
+
 HOST_CTL = np.dtype([("in_tail", np.uint64), ("out_consumed", np.uint64),
                      ("done_consumed", np.uint64), ("pad", np.uint64)])  # fmt: skip
 DEV_STATUS = np.dtype(

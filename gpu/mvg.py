@@ -16,19 +16,18 @@ import numpy as np
 
 from dcsm.engine.bulk import fill_lists, lower_counts, sort_edges
 
-from .layout import INF_TS
+from .layout import INF_TS, VERSION_FIELDS
 
 PIECE_ENTRIES = 1 << 24  # list entries built and sent to the device at a time (128 MiB)
 
-# Columns of the version table (gpu/layout.cuh's Version): a list is a base run, entries
-# [slab * 32, + blen), and a tail run, entries [slab * 32 + toff, + len - blen); kept: the
-# run belongs to the next version.
-VERSION_FIELDS = (
-    "slab", "len", "cls", "ct_min", "dt_max", "prev", "ndead", "x", "blen", "toff", "kept", "pad",
-)  # fmt: skip
+# Columns of the version table (gpu/layout.cuh's Version, in gpu/layout.py's VERSION_FIELDS
+# order): a list is a base run, entries [slab * 32, + blen), and a tail run, entries
+# [slab * 32 + toff, + len - blen); [ct_min, dt_max] is its lifetime, prev the older
+# version, x its vertex; cls the run's size class; kept: the run belongs to the next version.
 VERSION_INTS = len(VERSION_FIELDS)
-V_SLAB, V_LEN, V_BLEN, V_TOFF, V_KEPT = (
-    VERSION_FIELDS.index(f) for f in ("slab", "len", "blen", "toff", "kept")
+V_SLAB, V_LEN, V_BLEN, V_TOFF, V_CT_MIN, V_DT_MAX, V_PREV, V_X, V_CLS, V_KEPT = (
+    VERSION_FIELDS.index(f)
+    for f in ("slab", "len", "blen", "toff", "ct_min", "dt_max", "prev", "x", "cls", "kept")
 )
 
 
@@ -116,13 +115,13 @@ def build_image(
     head = np.where(has, vid, -1).astype(np.int32)
     nver = int(has.sum())
     versions = np.zeros((nver, VERSION_INTS), np.int32)
-    versions[:, 0] = slab0[has]
-    versions[:, 1] = versions[:, V_BLEN] = versions[:, V_TOFF] = deg[has]
-    versions[:, 2] = cls[has]
-    versions[:, 3] = 0
-    versions[:, 4] = INF_TS
-    versions[:, 5] = -1
-    versions[:, 7] = np.nonzero(has)[0]
+    versions[:, V_SLAB] = slab0[has]
+    versions[:, V_LEN] = versions[:, V_BLEN] = versions[:, V_TOFF] = deg[has]
+    versions[:, V_CLS] = cls[has]
+    versions[:, V_CT_MIN] = 0
+    versions[:, V_DT_MAX] = INF_TS
+    versions[:, V_PREV] = -1
+    versions[:, V_X] = np.nonzero(has)[0]
     by_class = np.bincount(cls[has], minlength=nclass).astype(np.int64)
     return BulkImage(versions, head, used, by_class, (start, lo, hi, lab, low, off))
 
@@ -132,12 +131,12 @@ def fill_entries(
 ) -> None:
     """Write an image's entries into ``entries`` (int32 (>= used_slabs * 32, 4), zero where
     nothing is written), with ``xp`` numpy or cupy (then every array is a device array and
-    this runs on the current stream). Version k's run starts at slab ``versions[k, 0]`` and
-    takes the next ``versions[k, 1]`` of ``nbr``/``elab``; each gets ct = 0, dt = INF.
-    Works ``chunk`` entries at a time (bounds the index arrays' memory)."""
-    length = versions[:, 1].astype(xp.int64)
+    this runs on the current stream). Version k's run starts at slab ``versions[k, V_SLAB]``
+    and takes the next ``versions[k, V_LEN]`` of ``nbr``/``elab``; each gets ct = 0, dt =
+    INF. Works ``chunk`` entries at a time (bounds the index arrays' memory)."""
+    length = versions[:, V_LEN].astype(xp.int64)
     end = xp.cumsum(length)
-    base = versions[:, 0].astype(xp.int64) * 32 - (end - length)  # slot of entry j: base + j
+    base = versions[:, V_SLAB].astype(xp.int64) * 32 - (end - length)  # slot of entry j: base + j
     total = int(nbr.shape[0])
     for c0 in range(0, total, chunk):
         j = xp.arange(c0, min(total, c0 + chunk), dtype=xp.int64)

@@ -40,7 +40,7 @@ __device__ __forceinline__ bool same_adj(const Adj& a, const Adj& b) {
 __device__ __forceinline__ int find_version(const Ctx& C, int x, int tau, Adj& a) {
     int v = __ldcg(C.head + x);
     while (v >= 0) {
-        Version ver = load_version(C.vers + v);
+        const Version ver = load_version_list(C.vers + v);
         if (CHECK && ver.x != x) check_fail(C, CHK_WALK_FOREIGN, tau, x, v);
         if (ver.ct_min <= tau) {
             if (CHECK && ver.dt_max < tau) check_fail(C, CHK_WALK_EXPIRED, tau, x, v);
@@ -64,29 +64,70 @@ __device__ __forceinline__ int lower_nbr(const Ctx& C, i64 off, int len, int c, 
     return lo;
 }
 
-// Is an entry with neighbour c and a label matching `want` visible to tau in the run of
-// entries [off, off+len)? Re-insertions within one batch leave several entries of one
-// neighbour, each with its own lifetime.
-__device__ __forceinline__ bool run_has_edge(const Ctx& C, i64 off, int len, int c, int tau, int want) {
-    for (int k = lower_nbr(C, off, len, c); k < len; ++k) {
-        Entry e = load_entry(C.entries + off + k);
-        if (e.nbr != c) return false;
-        if (e.ct <= tau && tau <= e.dt && (want == ANY || e.elab == want)) return true;
+// lower_nbr(c) in both runs of a list with a tail at once: kb in the base, kt in the tail.
+// The two binary searches advance in lockstep, each step issuing both runs' loads before
+// using either, so that a lookup costs about the longer search's latency, not the sum of
+// both (the tail search's steps hide under the base's). Callers take lower_nbr alone for a
+// list without a tail. The addresses are computed in each step on purpose: with the runs'
+// pointers hoisted out of the loop, ptxas (nvcc 13.0, sm_90, 80 registers at MIN_BLOCKS 3)
+// issued the tail's load only after the base's compare, one search after the other again.
+__device__ __forceinline__ void lower_nbr_both(const Ctx& C, const Adj& a, int c, int& kb, int& kt) {
+    const i64 toff = a.off2 + a.blen;
+    int lb = 0, hb = a.blen, lt = 0, ht = a.len - a.blen;
+    while (lb < hb || lt < ht) {
+        const bool ob = lb < hb, ot = lt < ht;
+        const int mb = (lb + hb) >> 1, mt = (lt + ht) >> 1;
+        const int vb = ob ? __ldcg(&C.entries[a.off + mb].nbr) : 0;
+        const int vt = ot ? __ldcg(&C.entries[toff + mt].nbr) : 0;
+        if (ob) { if (vb < c) lb = mb + 1; else hb = mb; }
+        if (ot) { if (vt < c) lt = mt + 1; else ht = mt; }
     }
+    kb = lb;
+    kt = lt;
+}
+
+// Entry k of the run [off, off+len); past its end, one whose neighbour (-1) is no vertex.
+__device__ __forceinline__ Entry run_entry(const Ctx& C, i64 off, int k, int len) {
+    return k < len ? load_entry(C.entries + off + k) : Entry{-1, 0, 0, 0};
+}
+
+// Is an entry with neighbour c (>= 0) and a label matching `want` visible to tau among the
+// entries [k, len) of the run [off, off+len), k being c's lower bound there and e entry k
+// (run_entry)? Re-insertions within one batch leave several entries of one neighbour, each
+// with its own lifetime: every one is checked.
+__device__ __forceinline__ bool scan_has_edge(const Ctx& C, i64 off, int k, int len, Entry e, int c,
+                                              int tau, int want) {
+    for (; e.nbr == c; e = run_entry(C, off, ++k, len))
+        if (e.ct <= tau && tau <= e.dt && (want == ANY || e.elab == want)) return true;
     return false;
 }
 
-// The same in a version's list, base and tail.
-__device__ __forceinline__ bool has_edge(const Ctx& C, const Adj& a, int c, int tau, int want) {
-    return run_has_edge(C, a.off, a.blen, c, tau, want) ||
-           (a.len > a.blen && run_has_edge(C, a.off2 + a.blen, a.len - a.blen, c, tau, want));
+// The same in the run [off, off+len).
+__device__ __forceinline__ bool run_has_edge(const Ctx& C, i64 off, int len, int c, int tau, int want) {
+    const int k = lower_nbr(C, off, len, c);
+    return scan_has_edge(C, off, k, len, run_entry(C, off, k, len), c, tau, want);
 }
 
-// The entry of neighbour y alive at tau (the last one with ct <= tau) in the run [off,
-// off+len), as an index into entries, or -1.
-__device__ i64 run_find_at(const Ctx& C, i64 off, int len, int y, int tau) {
+// The same in a version's list. Without a tail, one search of the one run; with one, both
+// runs' searches at once (lower_nbr_both), then both runs' first entries of c loaded
+// together.
+__device__ __forceinline__ bool has_edge(const Ctx& C, const Adj& a, int c, int tau, int want) {
+    if (a.len == a.blen) return run_has_edge(C, a.off, a.blen, c, tau, want);
+    const i64 toff = a.off2 + a.blen;
+    const int tlen = a.len - a.blen;
+    int kb, kt;
+    lower_nbr_both(C, a, c, kb, kt);
+    const Entry eb = run_entry(C, a.off, kb, a.blen), et = run_entry(C, toff, kt, tlen);
+    return scan_has_edge(C, a.off, kb, a.blen, eb, c, tau, want) ||
+           scan_has_edge(C, toff, kt, tlen, et, c, tau, want);
+}
+
+// The entry of neighbour y alive at tau (the last one with ct <= tau) among the entries
+// [k, len) of the run [off, off+len), k being y's lower bound there, as an index into
+// entries, or -1.
+__device__ i64 scan_find_at(const Ctx& C, i64 off, int k, int len, int y, int tau) {
     i64 found = -1;
-    for (int k = lower_nbr(C, off, len, y); k < len; ++k) {
+    for (; k < len; ++k) {
         Entry e = load_entry(C.entries + off + k);
         if (e.nbr != y || e.ct > tau) break;
         found = off + k;
@@ -94,16 +135,25 @@ __device__ i64 run_find_at(const Ctx& C, i64 off, int len, int y, int tau) {
     return found;
 }
 
-// The same in a version's list (the tail's entries of y are the younger): the entry a
-// deletion at tau ends.
-__device__ i64 find_at(const Ctx& C, const Adj& a, int y, int tau) {
-    const i64 t = run_find_at(C, a.off2 + a.blen, a.len - a.blen, y, tau);
-    return t >= 0 ? t : run_find_at(C, a.off, a.blen, y, tau);
+// The same in the run [off, off+len).
+__device__ i64 run_find_at(const Ctx& C, i64 off, int len, int y, int tau) {
+    return scan_find_at(C, off, lower_nbr(C, off, len, y), len, y, tau);
 }
 
-// Live entry (dt == INF) of neighbour y in the run [off, off+len), or -1.
-__device__ i64 run_find_live(const Ctx& C, i64 off, int len, int y) {
-    for (int k = lower_nbr(C, off, len, y); k < len; ++k) {
+// The same in a version's list (the tail's entries of y are the younger): the entry a
+// deletion at tau ends. With a tail, both runs' searches at once.
+__device__ i64 find_at(const Ctx& C, const Adj& a, int y, int tau) {
+    if (a.len == a.blen) return run_find_at(C, a.off, a.blen, y, tau);
+    int kb, kt;
+    lower_nbr_both(C, a, y, kb, kt);
+    const i64 t = scan_find_at(C, a.off2 + a.blen, kt, a.len - a.blen, y, tau);
+    return t >= 0 ? t : scan_find_at(C, a.off, kb, a.blen, y, tau);
+}
+
+// Live entry (dt == INF) of neighbour y among the entries [k, len) of the run [off,
+// off+len), k being y's lower bound there, or -1.
+__device__ i64 scan_find_live(const Ctx& C, i64 off, int k, int len, int y) {
+    for (; k < len; ++k) {
         Entry e = load_entry(C.entries + off + k);
         if (e.nbr != y) return -1;
         if (e.dt == INF_TS) return off + k;
@@ -111,12 +161,21 @@ __device__ i64 run_find_live(const Ctx& C, i64 off, int len, int y) {
     return -1;
 }
 
-// Live entry of neighbour y in version v (base or tail), or -1.
+// The same in the run [off, off+len).
+__device__ i64 run_find_live(const Ctx& C, i64 off, int len, int y) {
+    return scan_find_live(C, off, lower_nbr(C, off, len, y), len, y);
+}
+
+// Live entry of neighbour y in version v (base or tail), or -1. With a tail, both runs'
+// searches at once.
 __device__ i64 find_live(const Ctx& C, int v, int y) {
     if (v < 0) return -1;
-    const Adj a = adj_of(load_version(C.vers + v));
-    const i64 b = run_find_live(C, a.off, a.blen, y);
-    return b >= 0 ? b : run_find_live(C, a.off2 + a.blen, a.len - a.blen, y);
+    const Adj a = adj_of(load_version_list(C.vers + v));
+    if (a.len == a.blen) return run_find_live(C, a.off, a.blen, y);
+    int kb, kt;
+    lower_nbr_both(C, a, y, kb, kt);
+    const i64 b = scan_find_live(C, a.off, kb, a.blen, y);
+    return b >= 0 ? b : scan_find_live(C, a.off2 + a.blen, kt, a.len - a.blen, y);
 }
 
 __device__ __forceinline__ const int* plan_ptr(const Ctx& C, int slot, int p) {

@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from .mvg import V_KEPT
+from .mvg import V_CLS, V_KEPT, V_SLAB
 
 # A pool whose GC snapshot shows more than HIGH_WATER of it in use (garbage included) is
 # looked at: the engine drains, lets the collector catch up, and grows it when what is then
@@ -123,7 +123,7 @@ def hub_reserve(xp: Any, cls: Any, k: int) -> int:
 def live_classes(xp: Any, head: Any, vers: Any) -> Any:
     """Size class of every vertex's newest version (``head``: the vertices' version ids,
     -1 for none; ``vers``: the version table)."""
-    return vers[head[head >= 0], 2]
+    return vers[head[head >= 0], V_CLS]
 
 
 def warm_up(xp: Any, d: dict[str, Any], state: np.void, nclass: int) -> None:
@@ -215,10 +215,10 @@ def compact_slab_pool(xp: Any, d: dict[str, Any], st: np.void, chunk: int = 1 <<
         in_use[d["ver_free"][k % d["ver_free"].shape[0]]] = False
     sharers = xp.flatnonzero(in_use & (vers[:nver, V_KEPT] != 0))
     v = xp.flatnonzero(in_use & (vers[:nver, V_KEPT] == 0))
-    slab = vers[v, 0].astype(np.int64)
+    slab = vers[v, V_SLAB].astype(np.int64)
     order = xp.argsort(slab, kind="stable")
     v, slab = v[order], slab[order]
-    size = xp.int64(1) << vers[v, 2].astype(np.int64)
+    size = xp.int64(1) << vers[v, V_CLS].astype(np.int64)
     end = xp.cumsum(size)
     total = int(end[-1]) if len(v) else 0
     if total != int(st["slabs_in_use"]):
@@ -229,7 +229,7 @@ def compact_slab_pool(xp: Any, d: dict[str, Any], st: np.void, chunk: int = 1 <<
     if len(v) and bool((slab[1:] < slab[:-1] + size[:-1]).any()):
         raise RuntimeError("two owned slab runs overlap: not compacting")
     # A kept version's run is an owner's (at[] names it): it moves with it.
-    shared = vers[sharers, 0].astype(np.int64)
+    shared = vers[sharers, V_SLAB].astype(np.int64)
     at = xp.searchsorted(slab, shared).clip(0, max(len(slab) - 1, 0))
     if len(sharers) and (not len(v) or bool((slab[at] != shared).any())):
         raise RuntimeError("a kept version's run has no owner: not compacting")
@@ -245,8 +245,8 @@ def compact_slab_pool(xp: Any, d: dict[str, Any], st: np.void, chunk: int = 1 <<
         b = min(total, a + chunk)
         xp.take(ent, src[a:b], axis=0, out=buf[: b - a])
         ent[a:b] = buf[: b - a]
-    vers[sharers, 0] = new32[at]
-    vers[v, 0] = new32
+    vers[sharers, V_SLAB] = new32[at]
+    vers[v, V_SLAB] = new32
     d["slab_owner"][:] = -1
     d["slab_owner"][new] = v32
     st["slab_bump"] = total

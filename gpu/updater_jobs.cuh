@@ -525,7 +525,7 @@ __device__ __forceinline__ void task_alloc(const Ctx& C, Batch& B, int nb, int t
         if (CHECK) {
             int owner = atomicExch(&C.slab_owner[slab], v);
             if (owner != (app ? cur : -1)) check_fail(C, CHK_SLAB_TWICE, slab, owner, v);
-            Version pv = load_version(C.vers + v);
+            Version pv = load_version_list(C.vers + v);
             if (vr < vn && (pv.dt_max == INF_TS || __ldcg(C.head + pv.x) == v))
                 check_fail(C, CHK_VERSION_LIVE, v, pv.x, pv.dt_max);
         }
@@ -536,10 +536,10 @@ __device__ __forceinline__ void task_alloc(const Ctx& C, Batch& B, int nb, int t
         }
         // An append keeps the base (and its dead entries: ndead stays an upper bound) and
         // puts the tail at noff; J_SCAN sets the length (and a merge's base).
-        int4* nv = reinterpret_cast<int4*>(C.vers + v);
-        nv[0] = make_int4(slab, 0, cls, first_tau);
-        nv[1] = make_int4(INF_TS, cur, app ? ld(C.vers[cur].ndead) : 0, x);
-        nv[2] = make_int4(app ? ld(C.vers[cur].blen) : 0, (int)(noff - (i64)slab * 32), 0, 0);
+        int4* nv = reinterpret_cast<int4*>(C.vers + v);  // the words of struct Version
+        nv[0] = make_int4(slab, 0, app ? ld(C.vers[cur].blen) : 0, (int)(noff - (i64)slab * 32));
+        nv[1] = make_int4(first_tau, INF_TS, cur, x);
+        nv[2] = make_int4(cls, app ? ld(C.vers[cur].ndead) : 0, 0, 0);
         if (cur >= 0) C.vers[cur].dt_max = first_tau - 1;
         if (app) C.vers[cur].kept = 1;  // its run is now the new version's
         B.seg_new[e] = v;
@@ -652,7 +652,7 @@ __device__ __forceinline__ void task_publish(const Ctx& C, Batch& B, int nb, int
         int first_ins = ld(B.seg_first_ins[g]);
         if (first_ins < 0 || e < first_ins) return;
         int v = ld(B.seg_new[g]);
-        const Version ver = load_version(C.vers + v);
+        const Version ver = load_version_list(C.vers + v);
         i64 ent = find_at(C, adj_of(ver), half_y(B, key), tau0 + i);
         if (CHECK) {
             int len = ver.len - (ld(B.seg_app[g]) ? ver.blen : 0);  // the new run's
@@ -745,7 +745,7 @@ __device__ __forceinline__ void task_verify(const Ctx& C, Batch& B, int nb, int 
     const int e = t * 32 + lane;  // element of an element job
     if (e >= ld(B.ctl.nseg) || ld(B.seg_new[e]) < 0) return;
     // The run the batch wrote: a merge's whole list, or an append's tail.
-    const Version ver = load_version(C.vers + ld(B.seg_new[e]));
+    const Version ver = load_version_list(C.vers + ld(B.seg_new[e]));
     const bool app = ld(B.seg_app[e]);
     const int len = ver.len - (app ? ver.blen : 0);
     i64 off = ld(B.seg_noff[e]);

@@ -151,7 +151,7 @@ __device__ void place_run(const Ctx& C, SmallShared& S, int j) {
     if (CHECK) {
         int owner = atomicExch(&C.slab_owner[S.slab[j]], S.v[j]);
         if (owner != -1) check_fail(C, CHK_SLAB_TWICE, S.slab[j], owner, S.v[j]);
-        Version pv = load_version(C.vers + S.v[j]);
+        Version pv = load_version_list(C.vers + S.v[j]);
         if (vr < S.ver_n && (pv.dt_max == INF_TS || __ldcg(C.head + pv.x) == S.v[j]))
             check_fail(C, CHK_VERSION_LIVE, S.v[j], pv.x, pv.dt_max);
     }
@@ -298,7 +298,7 @@ __device__ void prepare_vertex(const Ctx& C, SmallShared& S, const SmallLane& u,
                                int lane) {
     const int x = on ? S.x[j] : -1;
     const int cur = on ? __ldcg(C.head + x) : -1;
-    Version ov = {0, 0, 0, 0, 0, -1, 0, x};
+    Version ov = {};  // no current version: an empty list
     if (cur >= 0) ov = load_version(C.vers + cur);
     int first = 32, nins = 0, ndel = 0;
     for (int k = 0; k < nb; ++k) {
@@ -435,9 +435,9 @@ __device__ bool apply_small(const Ctx& C, Batch& B, SmallShared& S, int nb, int 
         if (S.cls[j] < 0) continue;
         const int first_tau = tau0 + S.first[j], len = S.live[j] + S.nins[j], cur = S.cur[j];
         int4* nv4 = reinterpret_cast<int4*>(C.vers + S.v[j]);
-        nv4[0] = make_int4(S.slab[j], len, S.cls[j], first_tau);
-        nv4[1] = make_int4(INF_TS, cur, S.ndead[j], S.x[j]);
-        nv4[2] = make_int4(len, len, 0, 0);  // one run: no tail
+        nv4[0] = make_int4(S.slab[j], len, len, len);  // one run: no tail (struct Version)
+        nv4[1] = make_int4(first_tau, INF_TS, cur, S.x[j]);
+        nv4[2] = make_int4(S.cls[j], S.ndead[j], 0, 0);
         if (cur >= 0) C.vers[cur].dt_max = first_tau - 1;
         if (CHECK)
             check_version_whole(C, (i64)S.slab[j] * 32, len, tau0, S.x[j],

@@ -34,12 +34,24 @@ __device__ __forceinline__ Entry load_entry(const Entry* e) {
     return r;
 }
 
+// What a reader needs of version v, its first two 16-byte words: the list (slab, len, blen,
+// toff), the lifetime and the chain (ct_min, dt_max, prev, x). cls, ndead, kept and pad
+// are left 0.
+__device__ __forceinline__ Version load_version_list(const Version* v) {
+    const int4 a = __ldcg(reinterpret_cast<const int4*>(v));
+    const int4 b = __ldcg(reinterpret_cast<const int4*>(v) + 1);
+    Version r;
+    r.slab = a.x; r.len = a.y; r.blen = a.z; r.toff = a.w;
+    r.ct_min = b.x; r.dt_max = b.y; r.prev = b.z; r.x = b.w;
+    r.cls = r.ndead = r.kept = r.pad = 0;
+    return r;
+}
+
+// All of version v (the updater's and the collector's third word too).
 __device__ __forceinline__ Version load_version(const Version* v) {
-    int4 a = __ldcg(reinterpret_cast<const int4*>(v));
-    int4 b = __ldcg(reinterpret_cast<const int4*>(v) + 1);
-    int4 c = __ldcg(reinterpret_cast<const int4*>(v) + 2);
-    Version r; r.slab = a.x; r.len = a.y; r.cls = a.z; r.ct_min = a.w; r.dt_max = b.x; r.prev = b.y;
-    r.ndead = b.z; r.x = b.w; r.blen = c.x; r.toff = c.y; r.kept = c.z; r.pad = c.w;
+    Version r = load_version_list(v);
+    const int4 c = __ldcg(reinterpret_cast<const int4*>(v) + 2);
+    r.cls = c.x; r.ndead = c.y; r.kept = c.z; r.pad = c.w;
     return r;
 }
 

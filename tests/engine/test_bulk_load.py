@@ -12,7 +12,17 @@ from dcsm.engine.bulk import intern_graph, sort_edges
 from dcsm.engine.cpu import CpuEngine
 from dcsm.errors import EngineError
 from dcsm.gpu.layout import INF_TS
-from dcsm.gpu.mvg import build_image, fill_entries, live_edges
+from dcsm.gpu.mvg import (
+    V_CLS,
+    V_DT_MAX,
+    V_LEN,
+    V_PREV,
+    V_SLAB,
+    V_X,
+    build_image,
+    fill_entries,
+    live_edges,
+)
 from dcsm.model import Graph
 
 
@@ -199,11 +209,11 @@ def test_gpu_image_equals_the_direct_construction(sorted_input: bool) -> None:
     else:
         img = build_image(nv, lo, hi, lab, nclass=8)
     assert img.used_slabs * 32 == len(entries) and (img.entries == entries).all()
-    assert img.versions[:, 0].tolist() == slab0.tolist()
-    assert img.versions[:, 1].tolist() == deg.tolist()
-    assert img.versions[:, 2].tolist() == cls.tolist()
-    assert img.versions[:, 7].tolist() == xs.tolist()
-    assert (img.versions[:, 4] == INF_TS).all() and (img.versions[:, 5] == -1).all()
+    assert img.versions[:, V_SLAB].tolist() == slab0.tolist()
+    assert img.versions[:, V_LEN].tolist() == deg.tolist()
+    assert img.versions[:, V_CLS].tolist() == cls.tolist()
+    assert img.versions[:, V_X].tolist() == xs.tolist()
+    assert (img.versions[:, V_DT_MAX] == INF_TS).all() and (img.versions[:, V_PREV] == -1).all()
     assert img.head[xs].tolist() == list(range(len(xs))) and int(cls.max()) >= 2
     # on the device the image is written in chunks into a larger zeroed pool
     for parts in (1, 3, 50):  # on the device: a piece of the lists at a time, in chunks

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from dcsm.gpu import pools
-from dcsm.gpu.mvg import V_KEPT, VERSION_INTS
+from dcsm.gpu.mvg import V_CLS, V_KEPT, V_SLAB, VERSION_INTS
 
 NCLASS = 4
 
@@ -139,7 +139,7 @@ def versions_of(m: SlabPoolModel, maxver: int, head: int) -> tuple[np.ndarray, n
     the ring's other slots hold live ids (stale slots that must not count)."""
     vers = np.zeros((maxver, VERSION_INTS), np.int32)
     for owner, (slab, cls) in m.taken.items():
-        vers[owner, 0], vers[owner, 2] = slab, cls
+        vers[owner, V_SLAB], vers[owner, V_CLS] = slab, cls
     live = {owner for _cls, owner in m.live.values()}
     freed = [o for o in m.taken if o not in live]
     ring = np.full(maxver, min(live), np.int32)
@@ -167,7 +167,7 @@ def test_compaction_packs_every_owned_run_at_the_front_in_pool_order() -> None:
     assert (m.st["free_head"] == m.st["free_tail"]).all()
     at = 0
     for _old, (cls, owner) in sorted(m.live.items()):
-        assert vers[owner, 0] == at and m.d["slab_owner"][at] == owner
+        assert vers[owner, V_SLAB] == at and m.d["slab_owner"][at] == owner
         assert (m.d["entries"][at * 32 : (at + (1 << cls)) * 32] == owner).all()
         at += 1 << cls
     assert at == total
@@ -190,14 +190,15 @@ def test_compaction_moves_a_kept_version_with_the_run_it_shares() -> None:
     vers[kept, V_KEPT] = 1
     m.st["ver_bump"] = kept + 1
     m.d.update(vers=vers, ver_free=ring)
-    vers[kept, 0] = int(m.st["slab_bump"]) + 1  # no owner there
+    vers[kept, V_SLAB] = int(m.st["slab_bump"]) + 1  # no owner there
     entries = m.d["entries"].copy()
     with pytest.raises(RuntimeError, match="no owner"):
         pools.compact_slab_pool(np, m.d, m.st)
     assert (m.d["entries"] == entries).all()  # refused before anything moved
-    vers[kept, 0] = vers[owner, 0]
+    vers[kept, V_SLAB] = vers[owner, V_SLAB]
     pools.compact_slab_pool(np, m.d, m.st)
-    assert vers[kept, 0] == vers[owner, 0] and m.d["slab_owner"][vers[owner, 0]] == owner
+    assert vers[kept, V_SLAB] == vers[owner, V_SLAB]
+    assert m.d["slab_owner"][vers[owner, V_SLAB]] == owner
 
 
 def test_compaction_refuses_a_pool_whose_books_do_not_balance() -> None:

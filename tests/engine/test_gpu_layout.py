@@ -19,7 +19,7 @@ from dcsm.gpu.loader import KernelConfig, offset_expr, splice
 
 def mirrors(cfg: KernelConfig) -> dict[str, np.dtype]:
     return {"State": L.state_dtype(cfg), "Upd": L.UPD, "Done": L.DONE, "InRec": L.IN_REC,
-            "DevStatus": L.DEV_STATUS, "HostCtl": L.HOST_CTL}  # fmt: skip
+            "DevStatus": L.DEV_STATUS, "HostCtl": L.HOST_CTL, "Version": L.VERSION}  # fmt: skip
 
 
 def test_check_offsets_names_the_first_field_that_moved() -> None:
