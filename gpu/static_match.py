@@ -68,7 +68,6 @@ from __future__ import annotations
 
 import functools
 import os
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -487,21 +486,22 @@ class StaticMatcher:
     Args:
         stream: CuPy stream every launch and copy goes on (default: a new non-blocking
             one, gpu-facts rule 3).
-        poll_waits: before each copy to the host, wait for the stream by polling an event
-            (sleeps of 10 us doubling to 1 ms), so that no CUDA call of this thread is in
-            flight while a launch runs. For a matcher on its own thread beside the
-            persistent kernel: a blocking copy to pageable memory waits out the whole
-            launch inside the driver, and the engine thread's own CUDA calls (the input
-            ring's copies and events) were seen waiting meanwhile (py-spy,
-            ``bench/results/backfill/README.md``).
+        event_waits: before each copy to the host, wait for the stream on a blocking-sync
+            event (the thread sleeps in the driver, the GIL released), so that no copy of
+            this thread is in flight while a launch runs. For a matcher on its own thread
+            beside the persistent kernel: a blocking copy to pageable memory waits out the
+            whole launch inside the driver, and the engine thread's own CUDA calls (the
+            input ring's copies and events) were seen waiting meanwhile
+            (``bench/results/backfill/README.md``, 2026-11-28: polling an event instead
+            halved the stream's p50 while a backfill ran; the event wait did better still).
     """
 
-    def __init__(self, stream: Any = None, *, poll_waits: bool = False) -> None:
+    def __init__(self, stream: Any = None, *, event_waits: bool = False) -> None:
         import cupy as cp
 
         self._cp = cp
         self.stream = stream if stream is not None else cp.cuda.Stream(non_blocking=True)
-        self.poll_waits = poll_waits
+        self.event_waits = event_waits
         with self.stream:
             self._dummy = cp.empty(2, np.uint64)  # stands for per_start / out when unused
         mod = load_module()
@@ -665,14 +665,11 @@ class StaticMatcher:
 
     def _host(self, a: Any) -> np.ndarray:
         """``a`` copied to the host once this matcher's stream has done everything before
-        the copy (see ``poll_waits``: the copy then starts on an idle stream)."""
-        if self.poll_waits:
-            done = self._cp.cuda.Event(block=False, disable_timing=True)
+        the copy (see ``event_waits``: the copy then starts on an idle stream)."""
+        if self.event_waits:
+            done = self._cp.cuda.Event(block=True, disable_timing=True)
             done.record(self.stream)
-            pause = 1e-5
-            while not done.done:
-                time.sleep(pause)
-                pause = min(2 * pause, 1e-3)
+            done.synchronize()
         return a.get(stream=self.stream)
 
     def _upload(self, dp: DevicePlan, csr: DeviceCsr, count: bool) -> tuple[Any, Any, int]:

@@ -151,10 +151,10 @@ def test_random_graphs_find_matches() -> None:
         assert len(found) >= len(names) - 2, (seed, found)
 
 
-def test_polled_waits_give_the_same_matches() -> None:
-    """A matcher that polls an event before each copy (the one beside the persistent
+def test_event_waits_give_the_same_matches() -> None:
+    """A matcher that waits on an event before each copy (the one beside the persistent
     kernel) counts and enumerates what the CPU engine does, in chunks too."""
-    m = StaticMatcher(poll_waits=True)
+    m = StaticMatcher(event_waits=True)
     cpu, csr, ids = random_case(1)
     for name in ("tri", "c4", "path3"):
         assert assert_same_matches(m, cpu, csr, ids, BY_NAME[name], chunk_rows=500) > 0
