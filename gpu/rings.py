@@ -92,9 +92,12 @@ def drain_done(tau, outcome, nonzero, t_taken, t_start, t_finish, counts, first,
     records read, the match records the embedding slots of all m will ship, then the count
     rows: index, column in ``live``, count)."""
     maxu = tau.shape[0]
+    s0 = first % maxu  # slots advance by one and wrap: no division an update
     m = 0  # first every stamp, then the records behind them (the device writes tau last)
-    while first + m < limit and tau[(first + m) % maxu] == first + m:
+    s = s0
+    while first + m < limit and tau[s] == first + m:
         m += 1
+        s = s + 1 if s + 1 < maxu else 0
     ncount = 0
     for c in range(live.shape[0]):
         ncount += live_count[c]
@@ -103,8 +106,9 @@ def drain_done(tau, outcome, nonzero, t_taken, t_start, t_finish, counts, first,
     row_n = np.empty(m * ncount, np.int64)
     k = 0
     expect = 0
+    s = s0 - 1
     for j in range(m):
-        s = (first + j) % maxu
+        s = s + 1 if s + 1 < maxu else 0
         i = first + j - tau0
         mine = 0 <= i < nsent
         if mine:
