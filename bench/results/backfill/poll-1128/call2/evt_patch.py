@@ -1,5 +1,7 @@
 """Turn an installed copy's polled waits into a blocking-sync event wait (experiment only)."""
+
 import sys
+
 p = sys.argv[1] + "/dcsm/gpu/static_match.py"
 s = open(p).read()
 old = """            done = self._cp.cuda.Event(block=False, disable_timing=True)
