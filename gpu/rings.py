@@ -32,11 +32,14 @@ def read_records(ring, head, nverts, ext, tau0, upd, slot, match, k):  # type: i
     until an incomplete record or a full buffer. Returns (new head, new k)."""
     cap = ring.shape[0]
     width = match.shape[1]
+    # The record at head: its ring slot and the stamp it must carry, both advanced with the
+    # head record by record (no division a record).
+    at = head % cap
+    want = head % STAMP_MOD + 1
     while k < upd.shape[0]:
-        p = head % cap
-        if ring[p] != head % STAMP_MOD + 1:
+        if ring[at] != want:
             break
-        p = p + 1 if p + 1 < cap else 0
+        p = at + 1 if at + 1 < cap else 0
         tau = ring[p]
         p = p + 1 if p + 1 < cap else 0
         s = ring[p]
@@ -50,6 +53,10 @@ def read_records(ring, head, nverts, ext, tau0, upd, slot, match, k):  # type: i
         slot[k] = s
         k += 1
         head += 3 + n
+        at = p + 1 if p + 1 < cap else 0
+        want += 3 + n
+        if want > STAMP_MOD:
+            want -= STAMP_MOD
     return head, k
 
 

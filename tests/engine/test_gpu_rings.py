@@ -92,6 +92,19 @@ def test_records_wrap_around_the_ring_end() -> None:
     assert ordered(rows)[3].tolist() == [[7000, 8000, 9000]]
 
 
+def test_stamps_wrap_past_2_to_the_31() -> None:
+    """A long-running ring passes position 2^31 - 1, where stamps start again from 1: the
+    reader's running stamp wraps with them (records before, across and after the wrap)."""
+    cap = 64
+    ring = np.zeros(cap, np.int32)
+    start = pos = STAMP_MOD - 8
+    for tau in range(6):
+        pos = put(ring, pos, tau, tau % 2, [1, 2, 3][: NVERTS[tau % 2]])
+    rows = MatchRows(width=3)
+    assert rows.read(ring, start, NVERTS, EXT, 0, ALL) == (pos, 6)
+    assert [r[0] for r in ordered(rows)[3].tolist()] == [1000] * 6
+
+
 def test_rows_fill_many_chunks_in_small_reads() -> None:
     n = 1000
     ring = np.zeros(n * 5 + 8, np.int32)
