@@ -19,8 +19,9 @@ Prints, per H: the share of tests that go into lists with a bitmap and miss ther
 dependent loads of the tests now and with bitmaps (and with the entries the scans read,
 which stay), and the bitmaps' memory (one bit a vertex each). And the other design: N(m0)
 put into a shared-memory hash table once per update orientation and probed wherever N(m2) is
-the shorter list (a probe costs no global load; the table's entries are read once), and
-both together (the table where N(m2) is shorter, bitmaps elsewhere).
+the shorter list, if N(m0) has at most ``--table-max`` entries (a warp's share of shared
+memory; a probe costs no global load; the table's entries are read once), and both
+together (the table where it applies, bitmaps elsewhere).
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ def _has(nbr, lo, hi, x):  # type: ignore[no-untyped-def]
 
 
 @nb.njit(parallel=True, cache=True)
-def walk(off, nbr, ua, ub, hubs):  # type: ignore[no-untyped-def]
+def walk(off, nbr, ua, ub, hubs, tmax):  # type: ignore[no-untyped-def]
     """Per sampled update (both orientations): [tests, scan entries, matches, test loads
     now, hash: entries read building N(m0)'s table, shared-memory probes, test loads left]
     and per hub bound h: [tests into a bitmap list, of them misses, test loads with
@@ -91,7 +92,8 @@ def walk(off, nbr, ua, ub, hubs):  # type: ignore[no-untyped-def]
                 cost = _steps(plen) + 1
                 # the hash variant: N(m0) in a shared-memory table once an orientation,
                 # probed where N(m2) is the shorter list; a search as now otherwise
-                if d2 <= d0 and not built:
+                table = d2 <= d0 and d0 <= tmax  # N(m0) fits a warp's table
+                if table and not built:
                     base[t, 4] += d0
                     built = True
                 for q in range(off[s], off[s + 1]):
@@ -101,7 +103,7 @@ def walk(off, nbr, ua, ub, hubs):  # type: ignore[no-untyped-def]
                         continue
                     base[t, 0] += 1
                     base[t, 3] += cost
-                    if d2 <= d0:
+                    if table:
                         base[t, 5] += 1
                     else:
                         base[t, 6] += cost
@@ -116,7 +118,7 @@ def walk(off, nbr, ua, ub, hubs):  # type: ignore[no-untyped-def]
                         else:
                             bm = cost
                         per[t, h, 2] += bm
-                        per[t, h, 3] += 0 if d2 <= d0 else bm
+                        per[t, h, 3] += 0 if table else bm
     return base, per
 
 
@@ -127,6 +129,12 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--sample", type=int, default=4000, help="stream updates modelled")
     ap.add_argument("--hubs", default="1024,4096,16384", help="degree bounds H for a bitmap")
+    ap.add_argument(
+        "--table-max",
+        type=int,
+        default=2048,
+        help="the longest N(m0) a warp's shared-memory table holds",
+    )
     args = ap.parse_args()
     hubs = np.array([int(h) for h in args.hubs.split(",")], np.int64)
     t0 = time.perf_counter()
@@ -149,7 +157,7 @@ def main() -> None:
         f"({time.perf_counter() - t0:.1f} s to build)"
     )
     t1 = time.perf_counter()
-    base, per = walk(off, nbr, ua, ub, hubs)
+    base, per = walk(off, nbr, ua, ub, hubs, args.table_max)
     tests, scans, matches, now, built, probes, left = (int(x) for x in base.sum(axis=0))
     print(
         f"walked in {time.perf_counter() - t1:.1f} s: {tests / len(pick):,.0f} membership "
@@ -157,7 +165,8 @@ def main() -> None:
         f"matches an update (one plan each way); {now / tests:.1f} dependent loads a test"
     )
     print(
-        f"a shared-memory table of N(m0) an orientation (probed where N(m2) is shorter): "
+        f"a shared-memory table of N(m0) (at most {args.table_max:,} entries) an orientation, "
+        f"probed where N(m2) is shorter: "
         f"{built / len(pick):,.0f} entries read to build it, {probes / tests:.1%} of the tests "
         f"become shared-memory probes, test loads {now / max(left, 1):.2f}x fewer (with the "
         f"build and the scans' entries: {(now + scans) / (left + built + scans):.2f}x)"
