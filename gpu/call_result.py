@@ -12,11 +12,31 @@ from __future__ import annotations
 import time
 
 import numpy as np
+from numba import njit
 
 from dcsm.engine.interface import BatchResult, Counts, Deltas
 from dcsm.model import UpdateBatch
 
 from .rings import MatchRows
+
+
+@njit(cache=True, nogil=True)
+def count_rows_in_order(i, q, c, sent, every, seq, op, out_q, out_seq, out_sign, out_count):  # type: ignore[no-untyped-def]
+    """The Counts fields of count rows (update i[r] of the call, query q[r], count c[r]), in
+    one pass: update ``i[r]`` is batch index ``i[r]`` if ``every`` else ``sent[i[r]]``.
+    Returns False, leaving the outputs partly written, if the rows are not strictly ordered
+    by (update, query)."""
+    last_u, last_q = -1, -1
+    for r in range(i.shape[0]):
+        u = i[r] if every else sent[i[r]]
+        if u < last_u or (u == last_u and q[r] <= last_q):
+            return False
+        last_u, last_q = u, q[r]
+        out_q[r] = q[r]
+        out_seq[r] = seq[u]
+        out_sign[r] = op[u]
+        out_count[r] = c[r]
+    return True
 
 
 class CallResult:
@@ -82,19 +102,18 @@ class CallResult:
             started[self.sent] = self.started[:k]
             finished[self.sent] = self.finished[:k]
         if self.count_rows:
-            i = np.concatenate([r[0] for r in self.count_rows])
-            upd = i if every else self.sent[i]
-            q = np.concatenate([r[1] for r in self.count_rows])
-            # Rows come in tau order (so in update order), each update's by slot: sorted
-            # already unless slots and query ids disagree in order.
-            du, dq = np.diff(upd), np.diff(q)
-            in_order = bool(((du > 0) | ((du == 0) & (dq > 0))).all())
-            order = slice(None) if in_order else np.lexsort((q, upd))
-            counts = Counts(
-                query=q[order].astype(np.int32), seq=batch.seq[upd][order],
-                sign=batch.op[upd][order].astype(np.int8),
-                count=np.concatenate([r[2] for r in self.count_rows])[order],
-            )  # fmt: skip
+            i, q, c = (np.concatenate([r[j] for r in self.count_rows]) for j in range(3))
+            k = len(i)
+            out = (np.empty(k, np.int32), np.empty(k, np.int64), np.empty(k, np.int8),
+                   np.empty(k, np.int64))  # fmt: skip
+            # Rows come in tau order (so in update order), each update's by slot: in order
+            # already unless slots and query ids disagree in order, and then sorted here.
+            if not count_rows_in_order(i, q, c, self.sent, every, batch.seq, batch.op, *out):
+                upd = i if every else self.sent[i]
+                order = np.lexsort((q, upd))
+                out = (q[order].astype(np.int32), batch.seq[upd][order],
+                       batch.op[upd][order].astype(np.int8), c[order])  # fmt: skip
+            counts = Counts(*out)
         else:
             counts = Counts.empty()
         if self.rows.n:

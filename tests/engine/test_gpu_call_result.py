@@ -45,3 +45,31 @@ def test_every_update_sent_takes_the_device_arrays_as_they_are() -> None:
     out = res.result(batch, np.zeros(3, np.int8))
     assert out.outcome.tolist() == [OUTCOME_APPLIED] * 3 and out.started.tolist() == [1, 2, 3]
     assert (out.counts.seq.tolist(), out.counts.sign.tolist()) == ([9], [-1])
+
+
+def test_count_rows_in_order_or_not_come_out_as_a_stable_sort() -> None:
+    """Count rows in several parts (one per pump), in (update, query) order or shuffled,
+    with every update sent or some refused: the counts are the rows sorted by (update,
+    query) with each update's seq and sign."""
+    rng = np.random.default_rng(5)
+    n = 500
+    op = np.where(rng.random(n) < 0.7, 1, -1)
+    batch = UpdateBatch.from_arrays(op, np.arange(n), np.arange(n) + n, first_seq=1000)
+    for every, shuffled in ((True, False), (False, False), (False, True)):
+        sent = np.arange(n) if every else np.sort(rng.choice(n, 300, replace=False))
+        res = CallResult(n, tau0=1, width=2, slot_qid=np.array([3, 8, 5], np.int32))
+        res.add_sent(sent)
+        res.dev_outcome[: len(sent)] = OUTCOME_APPLIED
+        # rows: (sent index, query) pairs, each query at most once an update
+        keys = np.unique(rng.integers(0, len(sent), 800) * 3 + rng.integers(0, 3, 800))
+        i, q = keys // 3, np.array([3, 5, 8])[keys % 3].astype(np.int32)
+        c = rng.integers(1, 10**6, len(keys))
+        order = rng.permutation(len(keys)) if shuffled else np.arange(len(keys))
+        for part in np.array_split(order, 4):
+            res.count_rows.append((i[part], q[part], c[part]))
+        out = res.result(batch, np.zeros(n, np.int8)).counts
+        upd = sent[i]
+        assert out.query.tolist() == q.tolist() and out.count.tolist() == c.tolist()
+        assert out.seq.tolist() == batch.seq[upd].tolist()
+        assert out.sign.tolist() == batch.op[upd].tolist()
+        assert (out.query.dtype, out.seq.dtype, out.sign.dtype) == (np.int32, np.int64, np.int8)
