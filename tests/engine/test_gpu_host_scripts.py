@@ -1,0 +1,38 @@
+"""The GPU engine's host-side cost scripts, run as scripts without a GPU on small inputs:
+bench/debug/host_path_cost.py (every step of the host path timed; the script asserts that
+the call result holds a count for each update) and bench/debug/decode_cost.py (the
+embeddings decode; the script checks the rows against numpy across a stamp wrap and a ring
+wrap)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+STEPS = ("admit", "sent", "encode", "controls", "ring", "bookkeep", "drain", "result", "total")
+
+
+def run_script(name: str, *args: str) -> str:
+    """Standard output of bench/debug/NAME run with ``args`` (fails on a non-zero exit)."""
+    return subprocess.run(
+        [sys.executable, "-P", str(ROOT / "bench/debug" / name), *args],
+        check=True, capture_output=True, text=True, timeout=300,
+    ).stdout  # fmt: skip
+
+
+def test_host_path_cost_runs_and_times_every_step() -> None:
+    out = run_script("host_path_cost.py", "--vertices", "5000", "--updates", "20000",
+                     "--piece", "1024", "--repeat", "1")  # fmt: skip
+    timed = dict(re.findall(r"^\s+(\w+)\s+([\d.]+)", out, re.MULTILINE))
+    assert set(STEPS) <= set(timed), out
+    assert float(timed["total"]) > 0 and "updates/s on this host" in out
+
+
+def test_decode_cost_runs_and_checks_its_rows() -> None:
+    out = run_script("decode_cost.py", "--records", "3000000", "--vertices", "2",
+                     "--graph-vertices", "1000", "--repeat", "1")  # fmt: skip
+    ns = re.search(r"([\d.]+) ns a record", out)
+    assert ns is not None and float(ns.group(1)) > 0, out
