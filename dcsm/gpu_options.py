@@ -71,8 +71,9 @@ GPU_OPTIONS: dict[str, GpuOption] = {
                   "sorted tail in the list's slab run, keeping the rest, while the tail holds "
                   "at most 1/N of it; else it copies the whole list, merged. Tails copy 6x "
                   "less on a 43M-edge triangle insertion (6.9M updates/s, 1.9x the bytes it "
-                  "uses) but lookups search two runs: a 4-cycle there runs 20 percent slower "
-                  "than with 0 (always copy)", _at_least(0)),
+                  "uses) but lookups search two runs: a 4-cycle there ran 20 percent slower "
+                  "than with 0 (always copy) before both runs were searched in lockstep, "
+                  "which gave 7 percent back on a 10M-edge graph", _at_least(0)),
         GpuOption("pool_compact", 0, "1: a self-sized slab pool is compacted (its runs moved "
                   "to the front) instead of grown when free runs waiting in its rings hold "
                   "a fifth of it: with tail_div 0, a 43M-edge insertion at batches of 16,384 "
