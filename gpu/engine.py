@@ -78,7 +78,7 @@ from .mvg import (
 )
 from .query_slots import QuerySlots
 from .rings import MatchRows, drain_done, encode_updates
-from .static_match import DeviceCsr, StaticMatcher
+from .static_match import BESIDE_COUNT_MIN_BLOCKS, DeviceCsr, StaticMatcher
 
 log = logging.getLogger("dcsm.gpu")
 
@@ -185,7 +185,12 @@ class GpuEngine(Engine):
         self._static = StaticMatcher(self._side)
         # static_snapshot's matcher (its own stream) and the lock its snapshots share.
         self._beside = (
-            (StaticMatcher(event_waits=True), threading.Lock()) if static_beside else None
+            (
+                StaticMatcher(event_waits=True, count_min_blocks=BESIDE_COUNT_MIN_BLOCKS),
+                threading.Lock(),
+            )
+            if static_beside
+            else None  # fmt: skip
         )
         self._state_dtype = L.state_dtype(cfg)
         mirrors = {"State": self._state_dtype, "Upd": L.UPD, "Done": L.DONE, "InRec": L.IN_REC,

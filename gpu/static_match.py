@@ -109,15 +109,33 @@ NO_LIMIT = np.uint64(2**64 - 1)
 _MAX_GRID = 1 << 16  # blocks of the grid-stride CSR kernels
 
 
+# The count kernels' minimum of blocks an SM (COUNT_MIN_BLOCKS, capping their registers) for
+# the matcher beside the persistent kernel. ptxas gives static_count 48 registers; beside
+# the kernel's 2 blocks an SM, the 5-vertex-path backfill of bench/backfill_beside.py took
+# 29.7 s with them and 16.7 s capped at 40 (6 blocks), one H200, 2026-11-28
+# (bench/results/backfill/README.md). Alone, the uncapped build is the faster.
+BESIDE_COUNT_MIN_BLOCKS = 6
+
+
 @functools.cache
-def load_module(threads: int = THREADS):  # type: ignore[no-untyped-def]
-    """The compiled kernel module (CuPy caches it by source text and options)."""
+def load_module(threads: int = THREADS, defines: tuple[str, ...] = ()):  # type: ignore[no-untyped-def]
+    """The compiled kernel module (CuPy caches it by source text and options), with the
+    knobs at the top of the source set by ``defines`` ("-DNAME=VALUE" options)."""
     import cupy as cp
 
     # --device-int128: the counts are unsigned __int128 (NVRTC needs it asked for).
-    # $DCSM_STATIC_DEFINES: further -D options (the knobs at the top of the source), for A/B runs.
+    # $DCSM_STATIC_DEFINES: further -D options, for A/B runs; a knob named there wins.
     extra = tuple(os.environ.get("DCSM_STATIC_DEFINES", "").split())
-    options = ("-std=c++17", "--device-int128", f"-DKMAX={K}", f"-DTHREADS={threads}", *extra)
+    named = {d.split("=")[0] for d in extra}
+    ours = tuple(d for d in defines if d.split("=")[0] not in named)
+    options = (
+        "-std=c++17",
+        "--device-int128",
+        f"-DKMAX={K}",
+        f"-DTHREADS={threads}",
+        *ours,
+        *extra,
+    )
     return cp.RawModule(code=kernel_source(SOURCE), options=options)
 
 
@@ -494,9 +512,14 @@ class StaticMatcher:
             input ring's copies and events) were seen waiting meanwhile
             (``bench/results/backfill/README.md``, 2026-11-28: polling an event instead
             halved the stream's p50 while a backfill ran; the event wait did better still).
+        count_min_blocks: the count kernels' minimum of blocks an SM, capping their
+            registers (0: ptxas' own count). The matcher beside the persistent kernel takes
+            :data:`BESIDE_COUNT_MIN_BLOCKS`.
     """
 
-    def __init__(self, stream: Any = None, *, event_waits: bool = False) -> None:
+    def __init__(
+        self, stream: Any = None, *, event_waits: bool = False, count_min_blocks: int = 0
+    ) -> None:
         import cupy as cp
 
         self._cp = cp
@@ -504,7 +527,10 @@ class StaticMatcher:
         self.event_waits = event_waits
         with self.stream:
             self._dummy = cp.empty(2, np.uint64)  # stands for per_start / out when unused
-        mod = load_module()
+        if count_min_blocks < 0:
+            raise ValueError(f"count_min_blocks must be >= 0, got {count_min_blocks}")
+        caps = (f"-DCOUNT_MIN_BLOCKS={count_min_blocks}",) if count_min_blocks else ()
+        mod = load_module(defines=caps)
         self._kernels = {
             name: mod.get_function(name)
             for name in (

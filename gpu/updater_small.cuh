@@ -371,12 +371,7 @@ __device__ bool apply_small(const Ctx& C, Batch& B, SmallShared& S, int nb, int 
     for (int s = 0; s < 2; ++s) {
         const int x = u.end(s), y = u.other(s), j = u.vi[s];
         if (del[s]) {
-            i64 ent = -1;
-            for (int k = lo[s]; k < S.blen[j] && ent < 0; ++k) {
-                const Entry e = load_entry(C.entries + S.off[j] + k);
-                if (e.nbr != y) break;
-                if (e.dt == INF_TS) ent = S.off[j] + k;
-            }
+            i64 ent = scan_find_live(C, S.off[j], lo[s], S.blen[j], y);
             if (ent < 0) ent = run_find_live(C, S.off2[j] + S.blen[j], S.len[j] - S.blen[j], y);
             if (ent >= 0) C.entries[ent].dt = u.tau;
             else if (CHECK) check_fail(C, CHK_DELETE_MISSING, u.tau, x, y);

@@ -15,6 +15,7 @@ from dcsm.engine.cpu import CpuEngine
 from dcsm.engine.plan import orbit_plans, plan_query, static_plan
 from dcsm.errors import EngineError
 from dcsm.gpu.static_match import (
+    BESIDE_COUNT_MIN_BLOCKS,
     ORDER_DEGREE,
     ORDER_EXT,
     SP_INTS,
@@ -152,9 +153,10 @@ def test_random_graphs_find_matches() -> None:
 
 
 def test_event_waits_give_the_same_matches() -> None:
-    """A matcher that waits on an event before each copy (the one beside the persistent
-    kernel) counts and enumerates what the CPU engine does, in chunks too."""
-    m = StaticMatcher(event_waits=True)
+    """A matcher built as the one beside the persistent kernel (it waits on an event before
+    each copy; its count kernels capped at BESIDE_COUNT_MIN_BLOCKS blocks an SM) counts and
+    enumerates what the CPU engine does, in chunks too."""
+    m = StaticMatcher(event_waits=True, count_min_blocks=BESIDE_COUNT_MIN_BLOCKS)
     cpu, csr, ids = random_case(1)
     for name in ("tri", "c4", "path3"):
         assert assert_same_matches(m, cpu, csr, ids, BY_NAME[name], chunk_rows=500) > 0
