@@ -49,8 +49,9 @@ a small graph there, and a count uses no CuPy operation that launches a kernel o
 :func:`csr_from_edges` sorts with ``cupy.argsort`` (Thrust), warmed in the constructor on
 2^17 keys.
 
-Beside the persistent kernel. The static kernels need 8-10K registers and 2.5 KB of shared
-memory a block, which fit beside the persistent kernel's 2 blocks an SM. Measured on an
+Beside the persistent kernel. Its 2 blocks an SM leave 24,576 registers; the matcher beside
+it caps its count kernels at 32 registers (:data:`BESIDE_COUNT_MIN_BLOCKS`), so that three
+static blocks fit there, with 2.5 KB of shared memory each. Measured on an
 H200 (2026-11-27, ``bench/debug/static_beside_kernel.py``, ``bench/results/static/
 beside-1127/``): every step of a count ran at once beside the running kernel except
 ``cupy.cumsum``, which waited until the kernel stopped; the count's prefix sum is now its
@@ -110,11 +111,14 @@ _MAX_GRID = 1 << 16  # blocks of the grid-stride CSR kernels
 
 
 # The count kernels' minimum of blocks an SM (COUNT_MIN_BLOCKS, capping their registers) for
-# the matcher beside the persistent kernel. ptxas gives static_count 48 registers; beside
-# the kernel's 2 blocks an SM, the 5-vertex-path backfill of bench/backfill_beside.py took
-# 29.7 s with them and 16.7 s capped at 40 (6 blocks), one H200, 2026-11-28
-# (bench/results/backfill/README.md). Alone, the uncapped build is the faster.
-BESIDE_COUNT_MIN_BLOCKS = 6
+# the matcher beside the persistent kernel, whose 2 blocks an SM of 80 registers leave 24,576
+# of 65,536: NVRTC (CUDA 13, sm_90) gives static_count 64 registers (16,384 a block of 256),
+# so one static block an SM fitted beside it; at 40 (6 blocks) two fit, at 32 (8) three.
+# The 5-vertex-path backfill of bench/backfill_beside.py on one H200, 2026-11-28: 29.7 s
+# uncapped, 16.5 s at 6, 12.5 s at 8, the other query's p99 level
+# (bench/results/backfill/README.md). `dcsm match` and inline backfills keep the uncapped
+# build, the one the static benchmarks measured.
+BESIDE_COUNT_MIN_BLOCKS = 8
 
 
 @functools.cache
