@@ -14,8 +14,9 @@ concatenated in slice order, are the engine's own ``match_static`` rows in its o
 from __future__ import annotations
 
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Protocol
 
@@ -25,6 +26,7 @@ from ..model import Graph, Pattern
 from . import cpu_kernels as kern
 from .bulk import intern_graph
 from .plan import GraphShape, stack_plans, static_plan
+from .tree_count import counts_by_tree, range_sum, root_counts
 
 WEDGES = 2000  # wedges sampled for GraphShape.closure (seeded: the same graph, the same plan)
 SLICES_PER_THREAD = 8  # run_all: slices of equal degree sums, so that hubs spread out
@@ -73,6 +75,13 @@ class StaticSnapshot:
 
     arrays: tuple[np.ndarray, ...]
     num_vertices: int
+    # id(pattern) -> (pattern, its root counts): trees counted by dynamic programming
+    _tree_memo: dict[int, tuple[Pattern, np.ndarray | None]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    _tree_lock: threading.Lock = field(
+        default_factory=threading.Lock, init=False, repr=False, compare=False
+    )
 
     @staticmethod
     def from_graph(graph: Graph) -> StaticSnapshot:
@@ -128,6 +137,15 @@ class StaticSnapshot:
             self._plan_memo[id(pattern)] = memo
         return memo[1]
 
+    def _tree_counts(self, pattern: Pattern) -> np.ndarray | None:
+        """:func:`~dcsm.engine.tree_count.root_counts` of ``pattern``, computed once per
+        snapshot (a backfill's slices on several threads wait for the first)."""
+        with self._tree_lock:
+            if id(pattern) not in self._tree_memo:  # kept with the pattern: its id stays its own
+                counts = root_counts(self.arrays, self.num_vertices, pattern)
+                self._tree_memo[id(pattern)] = pattern, counts
+            return self._tree_memo[id(pattern)][1]
+
     def run(
         self, pattern: Pattern, lo: int, hi: int, emit: bool, limit: int | None = None
     ) -> tuple[int, np.ndarray]:
@@ -135,8 +153,16 @@ class StaticSnapshot:
         the search's first plan vertex takes; every match is found from exactly one root):
         (count, int64 (k, n) external ids if ``emit``, else an empty array). ``limit``:
         keep only the first that many rows (the count stays exact, and the rest is
-        counted without being enumerated to the last vertex)."""
+        counted without being enumerated to the last vertex). A count of a tree whose vertex
+        labels are fixed and all different is a sum of per-root counts found by dynamic
+        programming (:mod:`~dcsm.engine.tree_count`), its root being pattern vertex 0."""
         n = pattern.num_vertices
+        if not emit and counts_by_tree(pattern):
+            counts = self._tree_counts(pattern)
+            if counts is not None:
+                total, over = range_sum(counts, lo, hi)
+                if not over:
+                    return int(total), np.empty((0, n), np.int64)
         plans = self._plans(pattern)
         cand = np.zeros((kern.K, self._widest + 1), np.int32)
         out = np.empty((1024 if emit else 1, n), np.int32)
@@ -167,6 +193,8 @@ class StaticSnapshot:
         SLICES_PER_THREAD slices a thread of equal degree sums, taken as threads free up,
         their rows concatenated in slice order (the rows ``run`` gives)."""
         n = pattern.num_vertices
+        if not emit and counts_by_tree(pattern) and self._tree_counts(pattern) is not None:
+            return self.run(pattern, 0, self.num_vertices, emit)  # no search to spread
         threads = threads or _usable_cores()
         cuts, work = self.slices(threads * SLICES_PER_THREAD)
         if threads <= 1 or work[-1] < PARALLEL_ENTRIES:
