@@ -15,18 +15,20 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
 from ..model import Graph, Pattern
 from . import cpu_kernels as kern
 from .bulk import intern_graph
+from .cycle_count import counts_by_cycle, cycle_counts, cycle_rows
 from .plan import GraphShape, stack_plans, static_plan
-from .tree_count import counts_by_tree, range_sum, root_counts
+from .tree_count import checked_sum, counts_by_tree, root_counts
 
 WEDGES = 2000  # wedges sampled for GraphShape.closure (seeded: the same graph, the same plan)
 SLICES_PER_THREAD = 8  # run_all: slices of equal degree sums, so that hubs spread out
@@ -75,11 +77,12 @@ class StaticSnapshot:
 
     arrays: tuple[np.ndarray, ...]
     num_vertices: int
-    # id(pattern) -> (pattern, its root counts): trees counted by dynamic programming
-    _tree_memo: dict[int, tuple[Pattern, np.ndarray | None]] = field(
+    # id(pattern) -> (pattern, what counting it without enumerating needs: a tree's root
+    # counts, a cycle's step rows), built once for every slice
+    _counting: dict[int, tuple[Pattern, Any]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
-    _tree_lock: threading.Lock = field(
+    _counting_lock: threading.Lock = field(
         default_factory=threading.Lock, init=False, repr=False, compare=False
     )
 
@@ -137,14 +140,23 @@ class StaticSnapshot:
             self._plan_memo[id(pattern)] = memo
         return memo[1]
 
-    def _tree_counts(self, pattern: Pattern) -> np.ndarray | None:
-        """:func:`~dcsm.engine.tree_count.root_counts` of ``pattern``, computed once per
-        snapshot (a backfill's slices on several threads wait for the first)."""
-        with self._tree_lock:
-            if id(pattern) not in self._tree_memo:  # kept with the pattern: its id stays its own
-                counts = root_counts(self.arrays, self.num_vertices, pattern)
-                self._tree_memo[id(pattern)] = pattern, counts
-            return self._tree_memo[id(pattern)][1]
+    def _counting_for(self, pattern: Pattern, build: Callable[[], Any]) -> Any:
+        """``build()`` for ``pattern``, built once per snapshot (a backfill's slices on
+        several threads wait for the first)."""
+        with self._counting_lock:
+            if id(pattern) not in self._counting:  # kept with the pattern: its id stays its own
+                self._counting[id(pattern)] = pattern, build()
+            return self._counting[id(pattern)][1]
+
+    def _counted(self, pattern: Pattern, lo: int, hi: int) -> np.ndarray | None:
+        """The matches with pattern vertex 0 at each of the vertices [lo, hi) of a tree or a
+        cycle whose labels are fixed and all different, or None past 64 bits."""
+        nv = self.num_vertices
+        if counts_by_tree(pattern):
+            counts = self._counting_for(pattern, lambda: root_counts(self.arrays, nv, pattern))
+            return None if counts is None else counts[lo:hi]
+        rows = self._counting_for(pattern, lambda: cycle_rows(self.arrays, nv, pattern))
+        return cycle_counts(rows, lo, hi)
 
     def run(
         self, pattern: Pattern, lo: int, hi: int, emit: bool, limit: int | None = None
@@ -153,14 +165,16 @@ class StaticSnapshot:
         the search's first plan vertex takes; every match is found from exactly one root):
         (count, int64 (k, n) external ids if ``emit``, else an empty array). ``limit``:
         keep only the first that many rows (the count stays exact, and the rest is
-        counted without being enumerated to the last vertex). A count of a tree whose vertex
-        labels are fixed and all different is a sum of per-root counts found by dynamic
-        programming (:mod:`~dcsm.engine.tree_count`), its root being pattern vertex 0."""
+        counted without being enumerated to the last vertex). A count of a tree or a cycle
+        whose vertex labels are fixed and all different adds up per-root counts found
+        without enumerating (:mod:`~dcsm.engine.tree_count`: dynamic programming;
+        :mod:`~dcsm.engine.cycle_count`: meeting in the middle), a root being where pattern
+        vertex 0 is."""
         n = pattern.num_vertices
-        if not emit and counts_by_tree(pattern):
-            counts = self._tree_counts(pattern)
+        if not emit and (counts_by_tree(pattern) or counts_by_cycle(pattern)):
+            counts = self._counted(pattern, lo, hi)
             if counts is not None:
-                total, over = range_sum(counts, lo, hi)
+                total, over = checked_sum(counts)
                 if not over:
                     return int(total), np.empty((0, n), np.int64)
         plans = self._plans(pattern)
@@ -193,8 +207,8 @@ class StaticSnapshot:
         SLICES_PER_THREAD slices a thread of equal degree sums, taken as threads free up,
         their rows concatenated in slice order (the rows ``run`` gives)."""
         n = pattern.num_vertices
-        if not emit and counts_by_tree(pattern) and self._tree_counts(pattern) is not None:
-            return self.run(pattern, 0, self.num_vertices, emit)  # no search to spread
+        if not emit and counts_by_tree(pattern):  # one pass over the graph, nothing to spread
+            return self.run(pattern, 0, self.num_vertices, emit)
         threads = threads or _usable_cores()
         cuts, work = self.slices(threads * SLICES_PER_THREAD)
         if threads <= 1 or work[-1] < PARALLEL_ENTRIES:

@@ -29,17 +29,19 @@ from numba import njit
 from ..model import ANY_LABEL, Pattern
 
 
+def labels_all_different(pattern: Pattern) -> bool:
+    """Whether every vertex label of ``pattern`` is fixed (no wildcard) and no two are equal:
+    then no match maps two pattern vertices onto one data vertex."""
+    labels = pattern.vlabels
+    return bool((labels != ANY_LABEL).all()) and len(np.unique(labels)) == len(labels)
+
+
 def counts_by_tree(pattern: Pattern) -> bool:
     """Whether ``pattern`` is a tree whose vertex labels are fixed and pairwise different
     (then :func:`root_counts` counts it)."""
-    n, labels = pattern.num_vertices, pattern.vlabels
+    n = pattern.num_vertices
     # n - 1 edges make a tree: a pattern is connected (Pattern.build checks it)
-    return (
-        n >= 2
-        and pattern.num_edges == n - 1
-        and bool((labels != ANY_LABEL).all())
-        and (len(np.unique(labels)) == n)
-    )
+    return n >= 2 and pattern.num_edges == n - 1 and labels_all_different(pattern)
 
 
 def _order(pattern: Pattern) -> list[tuple[int, int, int]]:
@@ -83,12 +85,12 @@ def _absorb(off, deg, nbr, elab, vlab, nv, want, child_label, edge_label, child,
 
 
 @njit(cache=True, nogil=True)
-def range_sum(counts, lo, hi):
-    """(the sum of counts[lo:hi], whether it passed 2^64 - 1)."""
+def checked_sum(counts):
+    """(the sum of ``counts`` (uint64), whether it passed 2^64 - 1)."""
     s = np.uint64(0)
     over = False
-    for x in range(lo, hi):
-        t = s + counts[x]
+    for c in counts:
+        t = s + c
         over |= t < s
         s = t
     return s, over
