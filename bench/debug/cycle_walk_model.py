@@ -14,11 +14,12 @@ exact counts of partial matches, computed here with one sparse product a step (n
   label-i vertex, for the rotation that starts at label i; the cycle's matches are the
   5-edge paths whose ends are adjacent, checked one path at a time. Work: the sum of the
   levels' paths (the 5-edge ones dominate).
-* **Meeting in the middle** (not built): the cycle through labels i and i+3 is two 3-edge
-  paths from the same label-i vertex x to the same label-(i+3) vertex y, so its count is
-  sum over x of sum over y of F[x, y] * B[x, y], F and B the numbers of such paths each way
-  round; for each x both rows are accumulated (a hash or a sorted merge keyed by y), so the
-  work is the 3-edge paths from label i both ways round, never the 5-edge ones.
+* **Meeting in the middle** (the CPU engine's count now, ``dcsm/engine/cycle_count.py``):
+  the cycle through labels i and i+3 is two 3-edge paths from the same label-i vertex x to
+  the same label-(i+3) vertex y, so its count is sum over x of sum over y of F[x, y] *
+  B[x, y], F and B the numbers of such paths each way round; for each x both rows are
+  accumulated (keyed by y), so the work is at most the 3-edge paths from label i both ways
+  round, never the 5-edge ones.
 
 With ``--count-path`` it then counts ``lpath6`` exactly on the same graph as the CPU engine
 now does (:mod:`dcsm.engine.tree_count`: a tree whose vertex labels are all different is
