@@ -151,8 +151,9 @@ def main() -> None:
             + f" | enumeration {enum:.3g} | meet {meet:.3g} | ratio {enum / meet:.3g}"
         )
 
-    if args.count_path or args.count_cycle:
-        count_exactly(g, path_counts(u, v, lab, list(range(K)))[K - 1], args.count_cycle)
+    walks = path_counts(u, v, lab, list(range(K)))[K - 1]
+    for cycle in [False] * args.count_path + [True] * args.count_cycle:
+        count_exactly(g, walks, cycle)
 
 
 def count_exactly(g: Graph, walks: float, cycle: bool) -> None:

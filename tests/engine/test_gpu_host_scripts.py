@@ -1,8 +1,9 @@
 """The GPU engine's host-side cost scripts, run as scripts without a GPU on small inputs:
 bench/debug/host_path_cost.py (every step of the host path timed; the script asserts that
-the call result holds a count for each update) and bench/debug/decode_cost.py (the
+the call result holds a count for each update), bench/debug/decode_cost.py (the
 embeddings decode; the script checks the rows against numpy across a stamp wrap and a ring
-wrap)."""
+wrap), and bench/debug/cycle_walk_model.py (a labelled backfill's work by enumeration and by
+meeting in the middle, its counts checked)."""
 
 from __future__ import annotations
 
@@ -36,3 +37,14 @@ def test_decode_cost_runs_and_checks_its_rows() -> None:
                      "--graph-vertices", "1000", "--repeat", "1")  # fmt: skip
     ns = re.search(r"([\d.]+) ns a record", out)
     assert ns is not None and float(ns.group(1)) > 0, out
+
+
+def test_cycle_walk_model_runs_and_checks_its_counts() -> None:
+    """bench/debug/cycle_walk_model.py on a small graph: meeting in the middle against the
+    CPU engine's search, the path's exact count against its walks (the script stops if
+    either differs), and the cycle counted."""
+    out = run_script("cycle_walk_model.py", "--edges", "30000", "--check-edges", "5000",
+                     "--count-path", "--count-cycle")  # fmt: skip
+    assert re.search(r"check on 5,000 edges: meeting in the middle ([\d,]+), CPU engine \1", out)
+    assert "lpath6 counted exactly" in out and "lcycle6 counted exactly" in out
+    assert len(re.findall(r"start label \d: levels", out)) == 6
