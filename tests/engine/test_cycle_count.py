@@ -82,3 +82,20 @@ def test_a_root_with_no_neighbours_counts_nothing() -> None:
     vlab = np.array([0, 1, 2], np.int32)
     counts = cycle_counts(cycle_rows((off, deg, empty, empty, vlab), 3, CYCLES["c3"]), 0, 3)
     assert counts is not None and counts.tolist() == [0, 0, 0]
+
+
+def test_distinct_cycles_count_as_their_embeddings() -> None:
+    """With every vertex label different a ``distinct`` cycle's count is its embeddings',
+    and equals the search's."""
+    g = chunglu_graph(4000, 400, labels=7, edge_labels=2, seed=1)
+    snap = StaticSnapshot.from_graph(g)
+    for name in ("c5", "c5-elab"):
+        p = CYCLES[name]
+        d = Pattern(p.name, p.vlabels, p.edges, p.elabels, distinct=True)
+        want = snap.run(d, 0, snap.num_vertices, emit=True)[0]
+        assert want > 0
+        assert (
+            snap.run(d, 0, snap.num_vertices, emit=False)[0]
+            == want
+            == snap.run(p, 0, snap.num_vertices, emit=False)[0]
+        )

@@ -122,3 +122,18 @@ def test_a_count_past_64_bits_is_flagged() -> None:
     assert acc[0] == 35
     arrays = (off, deg, nbr, elab, vlab)
     assert root_counts(arrays, 3, path([0, 1])).tolist() == [2, 0, 0]
+
+
+def test_distinct_trees_count_as_their_embeddings() -> None:
+    """With every vertex label different the only automorphism is the identity: a
+    ``distinct`` tree's count is its embeddings', and equals the search's."""
+    snap = snapshot(graph(1))
+    for name in ("path6", "spider"):
+        p = TREES[name]
+        d = Pattern(p.name, p.vlabels, p.edges, p.elabels, distinct=True)
+        want = snap.run(d, 0, snap.num_vertices, emit=True)[0]
+        assert (
+            snap.run(d, 0, snap.num_vertices, emit=False)[0]
+            == want
+            == snap.run(p, 0, snap.num_vertices, emit=False)[0]
+        )
