@@ -184,14 +184,10 @@ class GpuEngine(Engine):
         self._side = cp.cuda.Stream(non_blocking=True)
         self._static = StaticMatcher(self._side)
         # static_snapshot's matcher (its own stream) and the lock its snapshots share.
-        self._beside = (
-            (
-                StaticMatcher(event_waits=True, count_min_blocks=BESIDE_COUNT_MIN_BLOCKS),
-                threading.Lock(),
-            )
-            if static_beside
-            else None  # fmt: skip
-        )
+        self._beside = None
+        if static_beside:
+            beside = StaticMatcher(event_waits=True, count_min_blocks=BESIDE_COUNT_MIN_BLOCKS)
+            self._beside = (beside, threading.Lock())
         self._state_dtype = L.state_dtype(cfg)
         mirrors = {"State": self._state_dtype, "Upd": L.UPD, "Done": L.DONE, "InRec": L.IN_REC,
                    "Item": L.ITEM}  # fmt: skip

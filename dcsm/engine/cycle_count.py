@@ -26,8 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from ..model import ANY_LABEL, Pattern
-from .tree_count import labels_all_different
+from ..model import Pattern
+from .tree_count import edge_fits, labels_all_different
 
 
 def counts_by_cycle(pattern: Pattern) -> bool:
@@ -79,7 +79,7 @@ def _count_rows(off, deg, nbr, elab, vlab, nv, src, dst, edge_label, start):
         c = 0
         if vlab[x] == src:
             for k in range(off[x], off[x] + deg[x]):
-                if vlab[nbr[k]] == dst and (edge_label == ANY_LABEL or elab[k] == edge_label):
+                if edge_fits(nbr, elab, vlab, k, dst, edge_label):
                     c += 1
         start[x + 1] = start[x] + c
 
@@ -92,7 +92,7 @@ def _fill_rows(off, deg, nbr, elab, vlab, nv, src, dst, edge_label, start, out):
             continue
         p = start[x]
         for k in range(off[x], off[x] + deg[x]):
-            if vlab[nbr[k]] == dst and (edge_label == ANY_LABEL or elab[k] == edge_label):
+            if edge_fits(nbr, elab, vlab, k, dst, edge_label):
                 out[p] = nbr[k]
                 p += 1
 

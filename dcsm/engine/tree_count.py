@@ -60,6 +60,13 @@ def _order(pattern: Pattern) -> list[tuple[int, int, int]]:
     return out
 
 
+@njit(cache=True, nogil=True, inline="always")
+def edge_fits(nbr, elab, vlab, k, want, edge_label):
+    """Whether adjacency entry k leads to a vertex labelled ``want`` by an edge matching
+    ``edge_label`` (ANY_LABEL: any)."""
+    return vlab[nbr[k]] == want and (edge_label == ANY_LABEL or elab[k] == edge_label)
+
+
 @njit(cache=True, nogil=True)
 def _absorb(off, deg, nbr, elab, vlab, nv, want, child_label, edge_label, child, acc):
     """acc[x] *= the sum of child[y] over x's neighbours y labelled ``child_label`` by an
@@ -72,10 +79,9 @@ def _absorb(off, deg, nbr, elab, vlab, nv, want, child_label, edge_label, child,
             continue
         s = np.uint64(0)
         for k in range(off[x], off[x] + deg[x]):
-            y = nbr[k]
-            if vlab[y] != child_label or (edge_label != ANY_LABEL and elab[k] != edge_label):
+            if not edge_fits(nbr, elab, vlab, k, child_label, edge_label):
                 continue
-            t = s + child[y]
+            t = s + child[nbr[k]]
             over |= t < s
             s = t
         p = a * s
