@@ -69,6 +69,7 @@ import numpy as np
 from dcsm.engine.cpu import CpuEngine
 from dcsm.engine.plan import plan_query
 from dcsm.errors import PatternError
+from dcsm.gpu.label_count import counts_by_labels
 from dcsm.graphio import read_csm_query, read_graph
 from dcsm.model import ANY_LABEL, Graph, Pattern
 
@@ -97,13 +98,28 @@ SHAPES: dict[str, list[tuple[int, int]]] = {
     "k4pair8": _clique(4) + [(a + 4, b + 4) for a, b in _clique(4)] + [(0, 4)],
     "cube8": [(0, 1), (1, 2), (2, 3), (3, 0), (4, 5), (5, 6), (6, 7), (7, 4),
               (0, 4), (1, 5), (2, 6), (3, 7)],
+    "path4": [(i, i + 1) for i in range(3)],
+    "path6": [(i, i + 1) for i in range(5)],
+    "star5": [(0, i) for i in range(1, 5)],
+    "cycle4": [(i, (i + 1) % 4) for i in range(4)],
+    "cycle5": [(i, (i + 1) % 5) for i in range(5)],
 }  # fmt: skip
 
 
 def shape(name: str, label: int = 0) -> Pattern:
-    edges = SHAPES[name]
+    """SHAPES[name] with every vertex labelled ``label``; "l" + a shape: vertex i labelled
+    i, all different (the typed chains and rings the label counter counts without a
+    search, gpu/label_count.py). Edge labels 0 (any for the labelled ones)."""
+    labelled = name not in SHAPES and name[1:] in SHAPES and name[0] == "l"
+    edges = SHAPES[name[1:] if labelled else name]
     n = 1 + max(max(e) for e in edges)
+    if labelled:
+        return Pattern.build(name, list(range(n)), [(u, v, None) for u, v in edges])
     return Pattern.build(name, [label] * n, [(u, v, 0) for u, v in edges])
+
+
+def known_shape(name: str) -> bool:
+    return name in SHAPES or (name[:1] == "l" and name[1:] in SHAPES)
 
 
 # name -> (graph file, query folder, query files, extra shapes), under --data.
@@ -522,10 +538,14 @@ def markdown(rows: list[dict], meta: dict) -> str:
         "Seconds; peers' own matching time (ms resolution); ratio = faster peer / ours GPU "
         "(> 1: ours faster). n/a: pattern outside the peer's input (see status in the JSON).",
         "",
-        "| graph | pattern | V | labelled | embeddings | Aut | ours GPU s | ours distinct s "
-        "| CPU s | gMatch s | EGSM s | faster peer | ratio | counts |",
-        "| --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- "
-        "| ---: | --- |",
+        "Counted: by the label counter (a tree or a cycle with all-different vertex labels, "
+        "gpu/label_count.py) or by the search; search s: the device search of the same "
+        "pattern (--search).",
+        "",
+        "| graph | pattern | V | labelled | embeddings | Aut | counted | ours GPU s "
+        "| ours distinct s | search s | CPU s | gMatch s | EGSM s | faster peer | ratio | counts |",
+        "| --- | --- | ---: | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: "
+        "| --- | ---: | --- |",
     ]
     for r in rows:
         checks = [r.get(f"{k}_status") for k in ("gmatch", "egsm")]
@@ -542,7 +562,9 @@ def markdown(rows: list[dict], meta: dict) -> str:
         lines.append(
             f"| {r['graph']} | {r['pattern']} | {r['vertices']} | "
             f"{'yes' if r['labelled'] else 'no'} | {r['count']:,} | {r['automorphisms']} | "
-            f"{_fmt_s(r['gpu_s'])} | {_fmt_s(r['gpu_distinct_s'])} | {_fmt_s(r['cpu_s'])} | "
+            f"{'labels' if r.get('label_counted') else 'search'} | "
+            f"{_fmt_s(r['gpu_s'])} | {_fmt_s(r['gpu_distinct_s'])} | "
+            f"{_fmt_s(r.get('gpu_search_s'))} | {_fmt_s(r['cpu_s'])} | "
             f"{_peer_cell(r, 'gmatch')} | {_peer_cell(r, 'egsm')} | "
             f"{r.get('faster_peer') or ''} | {ratio_cell} | {counts} |"
         )
@@ -568,12 +590,15 @@ def work_list(args: argparse.Namespace) -> list[tuple[str, Any, list[Pattern]]]:
 
         n, seed = args.chunglu_edges, args.chunglu_seed
         names = [s for s in args.chunglu_shapes.split(",") if s]
-        if unknown := sorted(set(names) - set(SHAPES)):
-            sys.exit(f"static_bench: unknown shapes {unknown} (known: {', '.join(SHAPES)})")
+        if unknown := sorted(s for s in names if not known_shape(s)):
+            sys.exit(f"static_bench: unknown shapes {unknown} (known: {', '.join(SHAPES)}, "
+                     "each also as l + name: vertex i labelled i)")  # fmt: skip
         pats = [shape(s) for s in names]
-        out.append(
-            (f"chung-lu {n:,} edges (seed {seed})", lambda: chunglu_graph(n, seed=seed), pats)
+        labels = args.chunglu_labels
+        gname = f"chung-lu {n:,} edges (seed {seed}" + (
+            f", {labels} labels)" if labels > 1 else ")"
         )
+        out.append((gname, lambda: chunglu_graph(n, labels=labels, seed=seed), pats))
     return out
 
 
@@ -586,6 +611,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--chunglu-edges", type=int, default=0, metavar="N",
                     help="add a Chung-Lu graph of N edges (gamma 2.3, N/9 vertices)")  # fmt: skip
     ap.add_argument("--chunglu-seed", type=int, default=0)
+    ap.add_argument("--chunglu-labels", type=int, default=1, metavar="L",
+                    help="vertex labels of the Chung-Lu graph, uniform (default 1)")  # fmt: skip
     ap.add_argument("--chunglu-shapes", default=",".join(CHUNGLU_SHAPES),
                     help="its patterns, from: " + ", ".join(SHAPES))  # fmt: skip
     ap.add_argument("--out", type=Path, required=True, help="JSON rows")
@@ -595,6 +622,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cpu-max-edges", type=int, default=5_000_000, metavar="N",
                     help="skip the CPU engine on graphs of more edges (default 5M)")  # fmt: skip
     ap.add_argument("--no-gpu", action="store_true", help="skip our GPU matcher (no CuPy)")
+    ap.add_argument("--search", action="store_true",
+                    help="also time the device search of the patterns the label counter counts "
+                         "(gpu_search_s; it may not finish on large graphs)")  # fmt: skip
     ap.add_argument("--gmatch", type=Path, help="gMatch binary reading -d text (every row)")
     ap.add_argument("--gmatch-unlabeled", type=Path,
                     help="gMatch SubgraphMatching_unlabeled (-b CSR; one-label rows)")  # fmt: skip
@@ -672,6 +702,16 @@ def main(argv: list[str] | None = None) -> int:
                         dcount, dgpu_s = best_of(args.repeat, matcher.count, csr, distinct)
                     except PatternError as exc:  # a wildcard symmetry: no distinct twin
                         print(f"{gname} {p.name}: no distinct count ({exc})", file=sys.stderr)
+                by_labels = counts_by_labels(p)
+                search_s = None
+                if matcher is not None and args.search and by_labels:
+                    t = time.perf_counter()
+                    searched = matcher.count(csr, p, by_labels=False)
+                    search_s = time.perf_counter() - t
+                    if searched != count:
+                        print(f"{gname} {p.name}: search {searched} != label count {count}",
+                              file=sys.stderr)  # fmt: skip
+                        return 1
                 if use_cpu:
                     t = time.perf_counter()
                     want = cpu.count_static(p)
@@ -695,7 +735,9 @@ def main(argv: list[str] | None = None) -> int:
                     "count": count, "automorphisms": aut, "distinct": count // aut,
                     "gpu_s": _r(gpu_s), "gpu_distinct_s": _r(dgpu_s), "cpu_s": _r(cpu_s),
                     "cpu_ratio": None if cpu_s is None or not gpu_s else round(cpu_s / gpu_s, 2),
-                    "csr_s": _r(csr_s),
+                    "csr_s": _r(csr_s), "label_counted": by_labels,
+                    "gpu_search_s": _r(search_s),
+                    "search_ratio": round(search_s / gpu_s, 1) if search_s and gpu_s else None,
                 }  # fmt: skip
                 if files is not None:
                     for peer in peers:

@@ -77,9 +77,11 @@ from typing import Any
 import numpy as np
 
 from dcsm.engine.plan import QueryPlan, plan_query, static_plan
+from dcsm.engine.snapshot import past_64_in_a_slice
 from dcsm.errors import EngineError
 from dcsm.model import ANY_LABEL, MAX_PATTERN_VERTICES, Pattern
 
+from .label_count import LabelCounter, counts_by_labels
 from .loader import kernel_source
 
 SOURCE = Path(__file__).with_name("static_match.cu")
@@ -546,6 +548,7 @@ class StaticMatcher:
             )
         }
         self._scan = [mod.get_function(name) for name in ("units_chunk_sums", "units_scan")]
+        self._labels = LabelCounter(self.stream, self._host, count_min_blocks)
         sms = int(cp.cuda.Device().attributes["MultiProcessorCount"])
         self._max_blocks = {}
         for name, fn in self._kernels.items():
@@ -561,9 +564,18 @@ class StaticMatcher:
         return csr_from_edges(nv, lo, hi, lab, vlab, ext, stream=self.stream)
 
     def count(
-        self, csr: DeviceCsr, plan: QueryPlan | Pattern, starts: tuple[int, int] | None = None
+        self,
+        csr: DeviceCsr,
+        plan: QueryPlan | Pattern,
+        starts: tuple[int, int] | None = None,
+        *,
+        by_labels: bool = True,
     ) -> int:
         """Number of matches (embeddings; subgraphs for a ``distinct`` pattern), exact.
+
+        A tree or a cycle whose vertex labels are fixed and all different is counted without
+        a search (:mod:`.label_count`) unless ``by_labels`` is off, or a count passes 2^64 -
+        1 on the way there. Otherwise:
 
         static_units gives each start edge its units of work (the windows of its level 2),
         their prefix sum is taken (:meth:`_prefix_sum`), and one static_count launch runs
@@ -575,6 +587,12 @@ class StaticMatcher:
         t0, t1 = self._starts(csr, starts)
         if t0 == t1:
             return 0
+        if by_labels and isinstance(plan, Pattern) and counts_by_labels(plan):
+            counted = self._labels.count(csr, plan, t0, t1)
+            if counted is not None:
+                return counted
+            if (t0, t1) != (0, self.start_edges(csr)):  # the search's slices are others
+                raise EngineError(past_64_in_a_slice(plan))
         blob = dp.for_graph(csr.elab_one, count=True)
         with self.stream:
             d_plan = self._upload(dp, csr, count=True)
@@ -794,4 +812,8 @@ class StaticMatcher:
             self.count(csr, pattern)
             for _ in self.enumerate(csr, pattern, chunk_rows=1000):
                 pass
+        # the label counter's kernels: a labelled tree and a labelled cycle
+        self.count(csr, Pattern.build("ltree", [1, 0], [(0, 1, None)]))
+        self.count(csr, Pattern.build("lcycle", [0, 1, 2], [(0, 1, None), (1, 2, None),
+                                                            (2, 0, None)]))  # fmt: skip
         self.stream.synchronize()

@@ -40,7 +40,7 @@ def counts_by_cycle(pattern: Pattern) -> bool:
     return bool((np.bincount(pattern.edges.ravel(), minlength=n) == 2).all())
 
 
-def _walk(pattern: Pattern) -> tuple[list[int], list[int]]:
+def cycle_walk(pattern: Pattern) -> tuple[list[int], list[int]]:
     """(the cycle's vertex labels from pattern vertex 0 on, the label of the edge from each
     to the next), going round through vertex 0's smaller neighbour first."""
     n = pattern.num_vertices
@@ -102,7 +102,7 @@ def cycle_rows(arrays: tuple[np.ndarray, ...], num_vertices: int, pattern: Patte
     the graph ``arrays`` = (off, deg, nbr, elab, vlab, ...) of the CPU kernels: two passes
     over the rows labelled as the step's start, a step."""
     off, deg, nbr, elab, vlab = arrays[:5]
-    labels, elabs = _walk(pattern)
+    labels, elabs = cycle_walk(pattern)
     k, nv = len(labels), num_vertices
     m = k // 2
     steps = [(labels[j - 1], labels[j], elabs[j - 1]) for j in range(1, m + 1)]

@@ -23,6 +23,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from ..errors import EngineError
 from ..model import Graph, Pattern
 from . import cpu_kernels as kern
 from .bulk import intern_graph
@@ -49,6 +50,17 @@ def _label_counts(vlab: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         labels = np.nonzero(counts)[0]
         return labels, counts[labels]
     return np.unique(vlab, return_counts=True)
+
+
+def past_64_in_a_slice(pattern: Pattern) -> str:
+    """The error of a slice whose count passed 2^64 - 1 at one vertex: the search would
+    count it, but its slices hold other matches than the counting's (its roots are another
+    pattern vertex's, or start edges), so only a whole-graph count may fall back to it."""
+    return (
+        f"pattern {pattern.name!r}: a count passed 2^64 - 1 at one vertex while counting a "
+        "slice of the graph without a search; count it over the whole graph (dcsm match, "
+        "or a registration whose backfill runs inline) instead"
+    )
 
 
 class MatchSnapshot(Protocol):
@@ -177,6 +189,8 @@ class StaticSnapshot:
                 total, over = checked_sum(counts)
                 if not over:
                     return int(total), np.empty((0, n), np.int64)
+            if (lo, hi) != (0, self.num_vertices):
+                raise EngineError(past_64_in_a_slice(pattern))
         plans = self._plans(pattern)
         cand = np.zeros((kern.K, self._widest + 1), np.int32)
         out = np.empty((1024 if emit else 1, n), np.int32)

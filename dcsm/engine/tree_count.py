@@ -44,7 +44,7 @@ def counts_by_tree(pattern: Pattern) -> bool:
     return n >= 2 and pattern.num_edges == n - 1 and labels_all_different(pattern)
 
 
-def _order(pattern: Pattern) -> list[tuple[int, int, int]]:
+def tree_order(pattern: Pattern) -> list[tuple[int, int, int]]:
     """(vertex, parent, label of the edge to the parent) in breadth-first order from vertex
     0 (the root's parent is -1)."""
     adj: dict[int, list[tuple[int, int]]] = {}
@@ -110,7 +110,7 @@ def root_counts(
     or None if a count passed 2^64 - 1. ``pattern`` must satisfy :func:`counts_by_tree`."""
     off, deg, nbr, elab, vlab = arrays[:5]
     nv = num_vertices
-    order = _order(pattern)
+    order = tree_order(pattern)
     labels = pattern.vlabels.tolist()
     msg = [np.where(vlab[:nv] == labels[v], np.uint64(1), np.uint64(0)) for v in range(len(labels))]
     for v, parent, lab in reversed(order[1:]):  # children before their parents

@@ -9,7 +9,7 @@ import itertools
 import numpy as np
 import pytest
 
-from dcsm.engine.cycle_count import _walk, counts_by_cycle, cycle_counts, cycle_rows
+from dcsm.engine.cycle_count import counts_by_cycle, cycle_counts, cycle_rows, cycle_walk
 from dcsm.engine.snapshot import StaticSnapshot
 from dcsm.loadgen.gen_stream import chunglu_graph
 from dcsm.model import Pattern
@@ -59,7 +59,7 @@ def test_cycle_counts_equal_the_search(seed: int, name: str) -> None:
 
 
 def test_the_walk_goes_round_from_vertex_0() -> None:
-    labels, elabs = _walk(CYCLES["c4-shuffled"])
+    labels, elabs = cycle_walk(CYCLES["c4-shuffled"])
     assert labels == [2, 0, 1, 3]
     assert elabs == [-1, -1, 0, -1]
 

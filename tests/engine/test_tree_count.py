@@ -13,6 +13,7 @@ import pytest
 from dcsm.engine.cpu import CpuEngine
 from dcsm.engine.snapshot import StaticSnapshot
 from dcsm.engine.tree_count import _absorb, counts_by_tree, root_counts
+from dcsm.errors import EngineError
 from dcsm.loadgen.gen_stream import chunglu_graph
 from dcsm.model import Graph, Pattern
 
@@ -137,3 +138,25 @@ def test_distinct_trees_count_as_their_embeddings() -> None:
             == want
             == snap.run(p, 0, snap.num_vertices, emit=False)[0]
         )
+
+
+def test_a_slice_past_64_bits_refuses_instead_of_searching_other_roots() -> None:
+    """A hub with 600 leaves of each of 7 labels: 600^7 > 2^64 matches of the labelled star
+    at one vertex. The search's slices hold other matches than the counting's (its roots
+    are another pattern vertex's), so a slice that cannot be counted raises a clear error
+    instead of adding a search's slice to the counted ones."""
+    k, d = 7, 600
+    n = 1 + k * d
+    leaves = np.arange(1, n, dtype=np.int64)
+    g = Graph(
+        vertex_ids=np.arange(n, dtype=np.int64),
+        vertex_labels=np.concatenate([[0], np.repeat(np.arange(1, k + 1), d)]).astype(np.int32),
+        src=np.zeros(n - 1, np.int64),
+        dst=leaves,
+        edge_labels=np.zeros(n - 1, np.int32),
+    )
+    star = Pattern.build("star7", list(range(k + 1)), [(0, x, None) for x in range(1, k + 1)])
+    snap = snapshot(g)
+    assert counts_by_tree(star) and root_counts(snap.arrays, n, star) is None
+    with pytest.raises(EngineError, match="passed 2\\^64 - 1 at one vertex"):
+        snap.run(star, 0, n // 2, emit=False)

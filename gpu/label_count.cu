@@ -1,0 +1,281 @@
+// label_count.cu -- counting the matches of a tree or a cycle pattern whose vertex labels are
+// fixed and pairwise different, without enumerating a partial match (the device side of
+// dcsm/engine/tree_count.py and cycle_count.py, whose docstrings give the method; those are
+// the semantics and the host oracle).
+//
+// Such a pattern cannot map two of its vertices onto one data vertex, so its embeddings are
+// its label- and edge-preserving homomorphisms. The snapshot (static_match.py, DeviceCsr)
+// numbers its vertices by label, then degree: each label's vertices are one run of ids
+// [lo, hi), and in every row the neighbours of one label are one run of entries, found by
+// two binary searches (label_run). Counts live in "compact" arrays: pattern label L's run
+// takes entries [base_L, base_L + hi_L - lo_L), one u64 a data vertex of that label.
+//
+// Trees (dynamic programming). msg holds every pattern vertex's message, all set to 1
+// (fill_ones); tree_absorb multiplies each parent vertex's message by the sum of its child's
+// messages over the child-labelled neighbours (edge label permitting), children before
+// parents; sum_range adds the root's messages over the roots asked for.
+//
+// Cycles (meeting in the middle). The cycle c_0..c_{k-1} is cut at c_0 and c_m (m = k / 2);
+// one block takes one root x (a vertex labelled c_0) at a time, heaviest first (ids rise
+// with degree within a label), and extends paths layer by layer: steps 0..m-1 forward to
+// c_m, steps m..k-2 backward from x to c_{m+1}, each adding a path's count into the count
+// of the vertex it reaches (atomicAdd; the thread that finds it at 0 appends it to the
+// block's touched list, the next layer). The last step, from c_{m+1} into c_m, multiplies
+// each arrival by the forward paths waiting there. Consecutive labels differ and all
+// labels are different, so one count array holds every layer of a root; the touched list
+// resets it (work proportional to the root's rows, never to the graph).
+//
+// Buffers (device memory; gpu/label_count.py allocates all of them on the matcher's stream):
+//   off, nbr, elab  the snapshot's CSR (static_match.cu's layout block); read only.
+//   vlab   int32[nv]       the snapshot's vertex labels, ascending; lower_bounds reads it.
+//   keys, found            lower_bounds: keys in, their lower bounds out (label runs and
+//                          the roots of a slice of start edges); host writes keys, reads
+//                          found.
+//   msg    u64[compact]    tree: fill_ones writes, tree_absorb reads a child's and
+//                          rewrites a parent's, sum_range reads the root's.
+//   steps  int32[k, 7]     cycle: per step (src_lo, src_hi, dst_lo, dst_hi, edge label,
+//                          src base, dst base); host uploads; cycle_roots reads.
+//   cnt    u64[blocks, compact]  cycle: block b's path counts; host zeroes it once, each
+//                          block returns its part to zero after every root.
+//   touched int32[blocks, compact]  cycle: block b's vertices reached for the current root.
+//   ctl    u64[4]          [claim, total, total_hi, error]: host zeroes it; cycle_roots
+//                          claims roots (claim), every kernel adds its count (128-bit, with
+//                          carry) and ORs error bits; host reads it after.
+
+typedef unsigned long long u64;
+typedef unsigned __int128 u128;
+typedef long long i64;
+
+#ifndef THREADS
+#define THREADS 256
+#endif
+// LC_MIN_BLOCKS: __launch_bounds__ minimum of blocks an SM for the counting kernels, which
+// caps their registers; the matcher beside the persistent kernel sets it (static_match.py,
+// BESIDE_COUNT_MIN_BLOCKS), so that its blocks fit beside that kernel's.
+#ifdef LC_MIN_BLOCKS
+#define LC_BOUNDS __launch_bounds__(THREADS, LC_MIN_BLOCKS)
+#else
+#define LC_BOUNDS __launch_bounds__(THREADS)
+#endif
+#define ANY_LABEL (-1)
+#define ERR_OVERFLOW 8u  // static_match.cu's ERR_COUNT_OVERFLOW: a count passed its width
+#define CTL_CLAIM 0
+#define CTL_TOTAL 1
+#define CTL_TOTAL_HI 2
+#define CTL_ERROR 3
+#define STEP_INTS 7
+#define WARPS (THREADS / 32)
+
+// The first position in a[lo, hi) (ascending) whose value is >= key.
+template <typename T>
+__device__ __forceinline__ i64 lower_bound(const T* a, i64 lo, i64 hi, T key) {
+    while (lo < hi) {
+        i64 mid = (lo + hi) >> 1;
+        if (a[mid] < key) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+// Row x's entries whose neighbour lies in the id run [lo, hi) (one label's vertices).
+__device__ __forceinline__ void label_run(const i64* off, const int* nbr, int x, int lo,
+                                          int hi, i64* k0, i64* k1) {
+    i64 a = off[x], b = off[x + 1];
+    *k0 = lower_bound(nbr, a, b, lo);
+    *k1 = lower_bound(nbr, *k0, b, hi);
+}
+
+__device__ __forceinline__ bool edge_ok(const int* elab, i64 k, int want) {
+    return want == ANY_LABEL || elab[k] == want;
+}
+
+// ctl's 128-bit total += v (one word at a time, the low word's carry into the high one).
+__device__ __forceinline__ void add_total(u64* ctl, u128 v) {
+    if (v == 0) return;
+    u64 lo = (u64)v, old = atomicAdd(&ctl[CTL_TOTAL], lo);
+    u64 hi = (u64)(v >> 64) + (old + lo < old ? 1ull : 0ull);
+    if (hi) atomicAdd(&ctl[CTL_TOTAL_HI], hi);
+}
+
+__device__ __forceinline__ u128 warp_sum(u128 v) {
+    for (int d = 16; d; d >>= 1) {
+        u64 lo = __shfl_down_sync(0xffffffffu, (u64)v, d);
+        u64 hi = __shfl_down_sync(0xffffffffu, (u64)(v >> 64), d);
+        v += ((u128)hi << 64) | lo;
+    }
+    return v;
+}
+
+// found[i] = the lower bound of keys[i] in a[0, n): label runs in vlab (int32 keys, passed
+// widened) and a slice's roots in off.
+extern "C" __global__ void lower_bounds_i32(const int* a, i64 n, const i64* keys, int nk,
+                                            i64* found) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < nk) found[i] = lower_bound(a, (i64)0, n, (int)keys[i]);
+}
+
+extern "C" __global__ void lower_bounds_i64(const i64* a, i64 n, const i64* keys, int nk,
+                                            i64* found) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < nk) found[i] = lower_bound(a, (i64)0, n, keys[i]);
+}
+
+extern "C" __global__ void fill_ones(u64* a, i64 n) {
+    for (i64 i = blockIdx.x * (i64)blockDim.x + threadIdx.x; i < n; i += (i64)gridDim.x * blockDim.x)
+        a[i] = 1;
+}
+
+// acc[x - p_lo] *= sum of child[y - c_lo] over x's neighbours y in [c_lo, c_hi) by an edge
+// labelled edge_label (ANY_LABEL: any), for every x of [p_lo, p_hi) with acc != 0; a warp
+// a parent vertex. A sum or product past 2^64 - 1 sets ERR_OVERFLOW.
+extern "C" __global__ void LC_BOUNDS tree_absorb(const i64* off, const int* nbr,
+                                                 const int* elab, int p_lo, int p_hi,
+                                                 int c_lo, int c_hi, int edge_label,
+                                                 const u64* child, u64* acc, u64* ctl) {
+    int lane = threadIdx.x & 31;
+    i64 warp = (blockIdx.x * (i64)blockDim.x + threadIdx.x) >> 5;
+    i64 warps = ((i64)gridDim.x * blockDim.x) >> 5;
+    for (i64 x = p_lo + warp; x < p_hi; x += warps) {
+        u64 a = acc[x - p_lo];
+        if (a == 0) continue;  // the same for the whole warp
+        i64 k0, k1;
+        label_run(off, nbr, (int)x, c_lo, c_hi, &k0, &k1);
+        u128 s = 0;
+        for (i64 k = k0 + lane; k < k1; k += 32)
+            if (edge_ok(elab, k, edge_label)) s += child[nbr[k] - c_lo];
+        s = warp_sum(s);
+        if (lane == 0) {
+            u64 s64 = (u64)s;
+            bool over = (s >> 64) != 0 || __umul64hi(a, s64) != 0;
+            acc[x - p_lo] = a * s64;
+            if (over) atomicOr(&ctl[CTL_ERROR], ERR_OVERFLOW);
+        }
+    }
+}
+
+// ctl's total += sum of a[lo, hi).
+extern "C" __global__ void sum_range(const u64* a, i64 lo, i64 hi, u64* ctl) {
+    u128 s = 0;
+    for (i64 i = lo + blockIdx.x * (i64)blockDim.x + threadIdx.x; i < hi;
+         i += (i64)gridDim.x * blockDim.x)
+        s += a[i];
+    s = warp_sum(s);
+    if ((threadIdx.x & 31) == 0) add_total(ctl, s);
+}
+
+struct Step {
+    int src_lo, src_hi, dst_lo, dst_hi, elab, src_base, dst_base;
+};
+
+// Extend the paths ending at layer[0, n) by step S: each adds its count into the count of
+// every vertex it reaches; a vertex reached first is appended to touched[*tail]. root >= 0:
+// the layer is that one vertex with one path (the root, outside the count array). Warps take
+// the layer's vertices in turn, or, for a layer smaller than the block's warps, the block
+// takes one vertex at a time (a hub root's row spread over every thread).
+__device__ void extend(const i64* off, const int* nbr, const int* elab, const Step& S,
+                       const int* layer, int n, int root, u64* cnt, int* touched, int* tail,
+                       u64* ctl) {
+    bool block_wide = n < WARPS;
+    int lane = block_wide ? threadIdx.x : (threadIdx.x & 31);
+    int width = block_wide ? THREADS : 32;
+    int first = block_wide ? 0 : (threadIdx.x >> 5);
+    int stride = block_wide ? 1 : WARPS;
+    for (int i = first; i < n; i += stride) {
+        int y = root >= 0 ? root : layer[i];
+        u64 c = root >= 0 ? 1ull : cnt[S.src_base + (y - S.src_lo)];
+        i64 k0, k1;
+        label_run(off, nbr, y, S.dst_lo, S.dst_hi, &k0, &k1);
+        for (i64 k = k0 + lane; k < k1; k += width) {
+            if (!edge_ok(elab, k, S.elab)) continue;
+            int z = nbr[k];
+            u64 old = atomicAdd(&cnt[S.dst_base + (z - S.dst_lo)], c);
+            if (old == 0) touched[atomicAdd(tail, 1)] = z;
+            if (old + c < old) atomicOr(&ctl[CTL_ERROR], ERR_OVERFLOW);
+        }
+    }
+}
+
+// The matches with c_0 at each root of [x0, x1), added into ctl's total; block b uses
+// cnt and touched from b * compact on. steps: k of them (layout above), m = k / 2.
+extern "C" __global__ void LC_BOUNDS cycle_roots(const i64* off, const int* nbr,
+                                                 const int* elab, const int* steps, int k,
+                                                 int m, int x0, int x1, u64* cnt_all,
+                                                 int* touched_all, i64 compact, u64* ctl) {
+    __shared__ Step st[16];
+    __shared__ int s_root, s_tail;
+    for (int i = threadIdx.x; i < k; i += THREADS) {
+        const int* p = steps + i * STEP_INTS;
+        st[i] = Step{p[0], p[1], p[2], p[3], p[4], p[5], p[6]};
+    }
+    u64* cnt = cnt_all + blockIdx.x * compact;
+    int* touched = touched_all + blockIdx.x * compact;
+    if (threadIdx.x == 0) s_tail = 0;
+    u128 mine = 0;  // this thread's arrivals times forward paths, over its block's roots
+    bool over = false;
+    __syncthreads();
+    for (;;) {
+        if (threadIdx.x == 0) s_root = (int)atomicAdd(&ctl[CTL_CLAIM], 1ull);
+        __syncthreads();
+        int r = s_root;
+        if (r >= x1 - x0) break;
+        int x = x1 - 1 - r;  // heaviest roots first
+        // forward: from the root through layers touched[a, b) labelled c_1 .. c_m
+        int a = 0, b = 0;
+        for (int s = 0; s < m && (s == 0 || a < b); ++s) {
+            extend(off, nbr, elab, st[s], touched + a, s == 0 ? 1 : b - a, s == 0 ? x : -1,
+                   cnt, touched, &s_tail, ctl);
+            __syncthreads();
+            a = b;
+            b = s_tail;
+            __syncthreads();  // read by all before the next step's appends move it
+        }
+        if (a < b) {  // paths reach c_m; backward: from the root through c_{k-1} .. c_{m+1}
+            int la = b, lb = b;
+            for (int s = m; s < k - 1 && (s == m || la < lb); ++s) {
+                extend(off, nbr, elab, st[s], touched + la, s == m ? 1 : lb - la,
+                       s == m ? x : -1, cnt, touched, &s_tail, ctl);
+                __syncthreads();
+                la = lb;
+                lb = s_tail;
+                __syncthreads();
+            }
+            if (la < lb) {  // the last step: arrivals at c_m times the forward paths there
+                const Step& S = st[k - 1];
+                int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+                for (int i = la + warp; i < lb; i += WARPS) {
+                    int y = touched[i];
+                    u64 c = cnt[S.src_base + (y - S.src_lo)];
+                    i64 k0, k1;
+                    label_run(off, nbr, y, S.dst_lo, S.dst_hi, &k0, &k1);
+                    for (i64 q = k0 + lane; q < k1; q += 32) {
+                        if (!edge_ok(elab, q, S.elab)) continue;
+                        u64 f = cnt[S.dst_base + (nbr[q] - S.dst_lo)];
+                        u128 t = mine + (u128)c * f;
+                        over |= t < mine;
+                        mine = t;
+                    }
+                }
+            }
+        }
+        __syncthreads();  // the last step has read every forward count
+        // return every count this root raised to zero, for the next root (a vertex's count
+        // sits in the run of the step that reached it)
+        int used = s_tail;
+        for (int i = threadIdx.x; i < used; i += THREADS) {
+            int z = touched[i];
+            for (int s = 0; s < k - 1; ++s)
+                if (st[s].dst_lo <= z && z < st[s].dst_hi) {
+                    cnt[st[s].dst_base + (z - st[s].dst_lo)] = 0;
+                    break;
+                }
+        }
+        __syncthreads();  // every thread has read s_tail and reset its share
+        if (threadIdx.x == 0) s_tail = 0;
+        // the next claim's __syncthreads publishes s_tail = 0 before any step adds to it
+    }
+    if (over) atomicOr(&ctl[CTL_ERROR], ERR_OVERFLOW);
+    // 128-bit warp sum, then one add a warp (a sum past 2^128 is not checked: k <= 16
+    // steps of u64 counts over at most 2^31 roots stay far below it only when they are
+    // each below 2^64, which `over` checks)
+    mine = warp_sum(mine);
+    if ((threadIdx.x & 31) == 0) add_total(ctl, mine);
+}

@@ -1,0 +1,201 @@
+"""Counting a tree or a cycle whose vertex labels are fixed and pairwise different on the
+device, without enumerating: the GPU side of :mod:`dcsm.engine.tree_count` (dynamic
+programming) and :mod:`dcsm.engine.cycle_count` (meeting in the middle), whose docstrings
+give the method and whose host code is the oracle.
+
+Such patterns are the typed rings and chains of fraud and laundering work (an account, a
+card, a merchant, a device), and the ones whose search cannot finish on large graphs: a
+6-vertex labelled path over a 43M-edge power-law graph has some 4e14 partial matches.
+:class:`StaticMatcher <dcsm.gpu.static_match.StaticMatcher>` counts them here (``dcsm match
+--count --backend gpu``, the engine's ``count_static`` and a backfill's slices on
+``DeviceSnapshot``) and falls back to its search when a count passes 2^64 - 1 on the way
+(over the whole graph only: a slice's matches are those of its roots here, of its start
+edges there, so such a slice raises
+:func:`dcsm.engine.snapshot.past_64_in_a_slice`'s error instead).
+
+A slice of start edges [t0, t1) counts the roots (data vertices taking pattern vertex 0)
+whose first entry lies in it, so slices add up to the whole graph as the search's do. The
+kernels (``label_count.cu``, beside this file, with its layout block) use no CuPy operation
+that launches a kernel of its own (allocation, memset and copies only), so they run beside
+the persistent kernel once loaded, which :class:`LabelCounter`'s constructor does.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dcsm.engine.cycle_count import counts_by_cycle, cycle_walk
+from dcsm.engine.tree_count import counts_by_tree, tree_order
+from dcsm.model import Pattern
+
+SOURCE = Path(__file__).with_name("label_count.cu")
+THREADS = 256
+STEP_INTS = 7  # the .cu's STEP_INTS: a cycle step's fields
+CTL_CLAIM, CTL_TOTAL, CTL_TOTAL_HI, CTL_ERROR = range(4)
+ERR_OVERFLOW = 8
+# The cycle's per-block count and touched arrays (12 bytes a vertex of the pattern's labels
+# but the root's) take at most this share of the device's free memory, and at most
+# SCRATCH_MAX: fewer blocks, not a failure, on a full device.
+SCRATCH_SHARE = 4
+SCRATCH_MAX = 8 << 30
+_MAX_GRID = 1 << 16
+INT32_MAX = 2**31 - 1
+
+
+def counts_by_labels(pattern: Pattern) -> bool:
+    """Whether :class:`LabelCounter` counts ``pattern``: a tree or a cycle whose vertex labels
+    are fixed and pairwise different."""
+    return counts_by_tree(pattern) or counts_by_cycle(pattern)
+
+
+@functools.cache
+def load_module(min_blocks: int = 0):  # type: ignore[no-untyped-def]
+    """The compiled module (CuPy caches it by source text and options); ``min_blocks`` caps
+    the counting kernels' registers as ``StaticMatcher(count_min_blocks=)`` does its own."""
+    import cupy as cp
+
+    caps = (f"-DLC_MIN_BLOCKS={min_blocks}",) if min_blocks else ()
+    options = ("-std=c++17", "--device-int128", f"-DTHREADS={THREADS}", *caps)
+    return cp.RawModule(code=SOURCE.read_text(), options=options)
+
+
+class LabelCounter:
+    """Counts label-injective trees and cycles on one CUDA stream (a static matcher's).
+
+    Args:
+        stream: the CuPy stream of every launch and copy.
+        host: copies a device array to the host once the stream has done everything before
+            (the matcher's, which may wait on an event instead of blocking in the driver).
+        min_blocks: the counting kernels' minimum of blocks an SM (0: ptxas' own).
+    """
+
+    def __init__(self, stream: Any, host: Callable[[Any], np.ndarray], min_blocks: int = 0) -> None:
+        import cupy as cp
+
+        self._cp, self.stream, self._host = cp, stream, host
+        mod = load_module(min_blocks)
+        names = ("lower_bounds_i32", "lower_bounds_i64", "fill_ones", "tree_absorb",
+                 "sum_range", "cycle_roots")  # fmt: skip
+        self._fn = {name: mod.get_function(name) for name in names}
+        sms = int(cp.cuda.Device().attributes["MultiProcessorCount"])
+        regs = {name: max(1, int(fn.num_regs)) for name, fn in self._fn.items()}
+        self._resident = {
+            name: sms * max(1, min(65536 // (r * THREADS), 2048 // THREADS))
+            for name, r in regs.items()
+        }
+
+    def count(self, csr: Any, pattern: Pattern, t0: int, t1: int) -> int | None:
+        """The matches of ``pattern`` (:func:`counts_by_labels` must hold) in ``csr`` (a
+        ``DeviceCsr``) whose pattern vertex 0 sits at a vertex whose first entry lies in the
+        start edges [t0, t1), or None when a count passed 2^64 - 1 on the way (the caller
+        then searches). Waits for the stream."""
+        cp = self._cp
+        labels = [int(x) for x in pattern.vlabels]
+        with self.stream:
+            # label runs in the snapshot's ids, and the roots of [t0, t1)
+            keys = np.array([*labels, *(x + 1 for x in labels), t0, t1], np.int64)
+            d_keys = cp.asarray(keys)
+            found = cp.empty(len(keys), np.int64)
+            n = 2 * len(labels)
+            self._fn["lower_bounds_i32"](
+                (1,), (max(32, n),), (csr.vlab, np.int64(csr.nv), d_keys, np.int32(n), found)
+            )
+            self._fn["lower_bounds_i64"](
+                (1,), (32,), (csr.off, np.int64(csr.nv), d_keys[n:], np.int32(2), found[n:])
+            )
+        bounds = self._host(found)
+        runs = {lab: (int(bounds[i]), int(bounds[len(labels) + i])) for i, lab in
+                enumerate(labels)}  # fmt: skip
+        for lab in labels:
+            if lab == INT32_MAX:  # no label above it: its run ends with the vertices
+                runs[lab] = (runs[lab][0], csr.nv)
+        lo0, hi0 = runs[labels[0]]
+        x0, x1 = max(lo0, int(bounds[n])), min(hi0, int(bounds[n + 1]))
+        if x0 >= x1:
+            return 0
+        with self.stream:
+            ctl = cp.empty(4, np.uint64)
+            ctl.data.memset_async(0, ctl.nbytes, self.stream)
+            if counts_by_tree(pattern):
+                self._tree(csr, pattern, runs, x0, x1, ctl)
+            else:
+                self._cycle(csr, pattern, runs, x0, x1, ctl)
+        got = self._host(ctl)
+        if int(got[CTL_ERROR]) & ERR_OVERFLOW:
+            return None
+        return int(got[CTL_TOTAL]) | int(got[CTL_TOTAL_HI]) << 64
+
+    def _grid(self, name: str, warps: int) -> tuple[int]:
+        return (max(1, min(self._resident[name], _MAX_GRID, -(-warps // (THREADS // 32)))),)
+
+    def _tree(
+        self, csr: Any, pattern: Pattern, runs: dict[int, tuple[int, int]], x0: int, x1: int,
+        ctl: Any,
+    ) -> None:  # fmt: skip
+        """Every vertex's message (fill_ones, then tree_absorb an edge, children first),
+        then the root's over [x0, x1) added into ctl (sum_range)."""
+        cp = self._cp
+        labels = [int(x) for x in pattern.vlabels]
+        sizes = [runs[lab][1] - runs[lab][0] for lab in labels]
+        base = np.concatenate([[0], np.cumsum(sizes)]).tolist()
+        msg = cp.empty(max(1, base[-1]), np.uint64)
+        self._fn["fill_ones"](self._grid("fill_ones", base[-1] // 32 + 1), (THREADS,),
+                              (msg, np.int64(base[-1])))  # fmt: skip
+
+        def part(v: int) -> Any:
+            return msg[base[v] : base[v] + sizes[v]]
+
+        for v, parent, lab in reversed(tree_order(pattern)[1:]):  # children before parents
+            p_lo, p_hi = runs[labels[parent]]
+            c_lo, c_hi = runs[labels[v]]
+            if p_lo == p_hi:
+                continue
+            self._fn["tree_absorb"](
+                self._grid("tree_absorb", p_hi - p_lo), (THREADS,),
+                (csr.off, csr.nbr, csr.elab, np.int32(p_lo), np.int32(p_hi), np.int32(c_lo),
+                 np.int32(c_hi), np.int32(lab), part(v), part(parent), ctl),
+            )  # fmt: skip
+        lo0 = runs[labels[0]][0]
+        self._fn["sum_range"](
+            self._grid("sum_range", (x1 - x0) // 32 + 1), (THREADS,),
+            (part(0), np.int64(x0 - lo0), np.int64(x1 - lo0), ctl),
+        )  # fmt: skip
+
+    def _cycle(
+        self, csr: Any, pattern: Pattern, runs: dict[int, tuple[int, int]], x0: int, x1: int,
+        ctl: Any,
+    ) -> None:  # fmt: skip
+        """cycle_roots over the roots [x0, x1): the steps (as cycle_count.cycle_rows cuts
+        the cycle) with each label's place in the blocks' compact count arrays."""
+        cp = self._cp
+        labels, elabs = cycle_walk(pattern)
+        k = len(labels)
+        m = k // 2
+        steps = [(labels[j - 1], labels[j], elabs[j - 1]) for j in range(1, m + 1)]
+        steps += [(labels[(j + 1) % k], labels[j], elabs[j]) for j in range(k - 1, m, -1)]
+        steps.append((labels[m + 1], labels[m], elabs[m]))
+        base, compact = {}, 0
+        for lab in labels[1:]:
+            base[lab] = compact
+            compact += runs[lab][1] - runs[lab][0]
+        rows = [(*runs[src], *runs[dst], lab, base.get(src, 0), base[dst])
+                for src, dst, lab in steps]  # fmt: skip
+        d_steps = cp.asarray(np.array(rows, np.int32).ravel())
+        compact = max(1, compact)
+        free, _ = cp.cuda.runtime.memGetInfo()
+        free += cp.get_default_memory_pool().free_bytes()
+        budget = min(SCRATCH_MAX, free // SCRATCH_SHARE)
+        blocks = max(1, min(self._resident["cycle_roots"], x1 - x0, budget // (12 * compact)))
+        cnt = cp.empty(blocks * compact, np.uint64)
+        cnt.data.memset_async(0, cnt.nbytes, self.stream)
+        touched = cp.empty(blocks * compact, np.int32)
+        self._fn["cycle_roots"](
+            (blocks,), (THREADS,),
+            (csr.off, csr.nbr, csr.elab, d_steps, np.int32(k), np.int32(m), np.int32(x0),
+             np.int32(x1), cnt, touched, np.int64(compact), ctl),
+        )  # fmt: skip
