@@ -54,13 +54,14 @@ def counts_by_labels(pattern: Pattern) -> bool:
 
 
 @functools.cache
-def load_module(min_blocks: int = 0):  # type: ignore[no-untyped-def]
-    """The compiled module (CuPy caches it by source text and options); ``min_blocks`` caps
-    the counting kernels' registers as ``StaticMatcher(count_min_blocks=)`` does its own."""
+def load_module(min_blocks: int = 0, threads: int = THREADS):  # type: ignore[no-untyped-def]
+    """The compiled module (CuPy caches it by source text and options) for blocks of
+    ``threads``; ``min_blocks`` caps the counting kernels' registers as
+    ``StaticMatcher(count_min_blocks=)`` does its own."""
     import cupy as cp
 
     caps = (f"-DLC_MIN_BLOCKS={min_blocks}",) if min_blocks else ()
-    options = ("-std=c++17", "--device-int128", f"-DTHREADS={THREADS}", *caps)
+    options = ("-std=c++17", "--device-int128", f"-DTHREADS={threads}", *caps)
     return cp.RawModule(code=SOURCE.read_text(), options=options)
 
 
@@ -72,20 +73,33 @@ class LabelCounter:
         host: copies a device array to the host once the stream has done everything before
             (the matcher's, which may wait on an event instead of blocking in the driver).
         min_blocks: the counting kernels' minimum of blocks an SM (0: ptxas' own).
+        threads: threads a block (a multiple of 32, at most 1,024).
+        scratch_max: most bytes of the cycle's per-block arrays (see SCRATCH_SHARE).
     """
 
-    def __init__(self, stream: Any, host: Callable[[Any], np.ndarray], min_blocks: int = 0) -> None:
+    def __init__(
+        self,
+        stream: Any,
+        host: Callable[[Any], np.ndarray],
+        min_blocks: int = 0,
+        *,
+        threads: int = THREADS,
+        scratch_max: int = SCRATCH_MAX,
+    ) -> None:
         import cupy as cp
 
+        if threads % 32 or not 32 <= threads <= 1024:
+            raise ValueError(f"threads must be a multiple of 32 in [32, 1024], got {threads}")
         self._cp, self.stream, self._host = cp, stream, host
-        mod = load_module(min_blocks)
+        self.threads, self.scratch_max = threads, scratch_max
+        mod = load_module(min_blocks, threads)
         names = ("lower_bounds_i32", "lower_bounds_i64", "fill_ones", "tree_absorb",
                  "sum_range", "cycle_roots")  # fmt: skip
         self._fn = {name: mod.get_function(name) for name in names}
         sms = int(cp.cuda.Device().attributes["MultiProcessorCount"])
         regs = {name: max(1, int(fn.num_regs)) for name, fn in self._fn.items()}
         self._resident = {
-            name: sms * max(1, min(65536 // (r * THREADS), 2048 // THREADS))
+            name: sms * max(1, min(65536 // (r * threads), 2048 // threads))
             for name, r in regs.items()
         }
 
@@ -131,7 +145,7 @@ class LabelCounter:
         return int(got[CTL_TOTAL]) | int(got[CTL_TOTAL_HI]) << 64
 
     def _grid(self, name: str, warps: int) -> tuple[int]:
-        return (max(1, min(self._resident[name], _MAX_GRID, -(-warps // (THREADS // 32)))),)
+        return (max(1, min(self._resident[name], _MAX_GRID, -(-warps // (self.threads // 32)))),)
 
     def _tree(
         self, csr: Any, pattern: Pattern, runs: dict[int, tuple[int, int]], x0: int, x1: int,
@@ -144,7 +158,7 @@ class LabelCounter:
         sizes = [runs[lab][1] - runs[lab][0] for lab in labels]
         base = np.concatenate([[0], np.cumsum(sizes)]).tolist()
         msg = cp.empty(max(1, base[-1]), np.uint64)
-        self._fn["fill_ones"](self._grid("fill_ones", base[-1] // 32 + 1), (THREADS,),
+        self._fn["fill_ones"](self._grid("fill_ones", base[-1] // 32 + 1), (self.threads,),
                               (msg, np.int64(base[-1])))  # fmt: skip
 
         def part(v: int) -> Any:
@@ -156,13 +170,13 @@ class LabelCounter:
             if p_lo == p_hi:
                 continue
             self._fn["tree_absorb"](
-                self._grid("tree_absorb", p_hi - p_lo), (THREADS,),
+                self._grid("tree_absorb", p_hi - p_lo), (self.threads,),
                 (csr.off, csr.nbr, csr.elab, np.int32(p_lo), np.int32(p_hi), np.int32(c_lo),
                  np.int32(c_hi), np.int32(lab), part(v), part(parent), ctl),
             )  # fmt: skip
         lo0 = runs[labels[0]][0]
         self._fn["sum_range"](
-            self._grid("sum_range", (x1 - x0) // 32 + 1), (THREADS,),
+            self._grid("sum_range", (x1 - x0) // 32 + 1), (self.threads,),
             (part(0), np.int64(x0 - lo0), np.int64(x1 - lo0), ctl),
         )  # fmt: skip
 
@@ -189,13 +203,13 @@ class LabelCounter:
         compact = max(1, compact)
         free, _ = cp.cuda.runtime.memGetInfo()
         free += cp.get_default_memory_pool().free_bytes()
-        budget = min(SCRATCH_MAX, free // SCRATCH_SHARE)
+        budget = min(self.scratch_max, free // SCRATCH_SHARE)
         blocks = max(1, min(self._resident["cycle_roots"], x1 - x0, budget // (12 * compact)))
         cnt = cp.empty(blocks * compact, np.uint64)
         cnt.data.memset_async(0, cnt.nbytes, self.stream)
         touched = cp.empty(blocks * compact, np.int32)
         self._fn["cycle_roots"](
-            (blocks,), (THREADS,),
+            (blocks,), (self.threads,),
             (csr.off, csr.nbr, csr.elab, d_steps, np.int32(k), np.int32(m), np.int32(x0),
              np.int32(x1), cnt, touched, np.int64(compact), ctl),
         )  # fmt: skip

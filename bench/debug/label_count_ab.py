@@ -1,0 +1,82 @@
+"""The label counter's cycle kernel under block sizes and scratch budgets (gpu/label_count.py):
+one seeded labelled Chung-Lu graph on the device, each (threads, scratch GiB) variant's
+LabelCounter counting each pattern, best of --repeat, every count checked equal.
+
+    python3 -P bench/debug/label_count_ab.py --edges 43000000 --labels 8 \
+        --variants 256:8,256:32,1024:8,1024:32 --patterns lcycle6,lcycle4 \
+        [--write-graph g43l.npz] --out ab.json
+
+A cycle root runs on one block with its count arrays in global memory (12 bytes a vertex of
+the pattern's labels); blocks in flight are min(resident, roots, budget / a block's arrays),
+so the budget bounds how many warps wait on memory at once, and the block size trades warps
+a root against roots in flight. ``--write-graph`` saves the graph (``dcsm gen-graph``'s
+format) for the service runs that follow in the same call.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from static_bench import shape  # noqa: E402
+
+from dcsm.gpu.label_count import LabelCounter  # noqa: E402
+from dcsm.gpu.static_match import StaticMatcher  # noqa: E402
+from dcsm.graphio import write_graph  # noqa: E402
+from dcsm.loadgen.gen_stream import chunglu_graph  # noqa: E402
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "))
+    ap.add_argument("--edges", type=int, default=1_000_000)
+    ap.add_argument("--labels", type=int, default=8)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--variants", default="256:8,1024:8", help="THREADS:GiB,...")
+    ap.add_argument("--patterns", default="lcycle6,lcycle4")
+    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--write-graph", type=Path, default=None)
+    ap.add_argument("--out", type=Path, required=True)
+    args = ap.parse_args()
+    t = time.perf_counter()
+    g = chunglu_graph(args.edges, labels=args.labels, seed=args.seed)
+    print(f"graph: {args.edges:,} edges in {time.perf_counter() - t:.1f} s", flush=True)
+    if args.write_graph:
+        write_graph(args.write_graph, g)
+    matcher = StaticMatcher()
+    sorter = np.argsort(g.vertex_ids, kind="stable")
+    a = sorter[np.searchsorted(g.vertex_ids, g.src, sorter=sorter)]
+    b = sorter[np.searchsorted(g.vertex_ids, g.dst, sorter=sorter)]
+    csr = matcher.csr_from_edges(len(g.vertex_ids), np.minimum(a, b), np.maximum(a, b),
+                                 g.edge_labels, g.vertex_labels, g.vertex_ids)  # fmt: skip
+    m = matcher.start_edges(csr)
+    rows, want = [], {}
+    for spec in args.variants.split(","):
+        threads, gib = (int(x) for x in spec.split(":"))
+        counter = LabelCounter(matcher.stream, matcher._host, threads=threads,
+                               scratch_max=gib << 30)  # fmt: skip
+        for name in args.patterns.split(","):
+            p = shape(name)
+            best, got = float("inf"), None
+            for _ in range(args.repeat):
+                t = time.perf_counter()
+                got = counter.count(csr, p, 0, m)
+                best = min(best, time.perf_counter() - t)
+            if want.setdefault(name, got) != got:
+                print(f"{name} at {spec}: {got} != {want[name]}", file=sys.stderr)
+                return 1
+            row = {"pattern": name, "threads": threads, "scratch_gib": gib, "count": got,
+                   "seconds": round(best, 4)}  # fmt: skip
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+            args.out.write_text(json.dumps({"edges": args.edges, "rows": rows}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
