@@ -589,7 +589,13 @@ class GpuEngine(Engine):
             return None
         csr = self._snapshot()
         matcher, lock = self._beside
-        return DeviceSnapshot(matcher, lock, csr, self._ext[: csr.nv].copy())
+        snapshot = DeviceSnapshot(matcher, lock, csr, self._ext[: csr.nv].copy())
+        # Back up before the backfill's first launch: a static grid that reached the SMs
+        # first would hold the slots the kernel's blocks need until it drained (a labelled
+        # 6-path's short counting kernels, back to back, held the stream for the whole
+        # 0.73 s backfill at 43M edges; bench/results/static/labels-1128/).
+        self._launch()
+        return snapshot
 
     def count_static(self, pattern: Pattern) -> int:
         return self._static.count(self._snapshot(), pattern)

@@ -34,7 +34,12 @@ from dcsm.engine.tree_count import counts_by_tree, tree_order
 from dcsm.model import Pattern
 
 SOURCE = Path(__file__).with_name("label_count.cu")
-THREADS = 256
+# Threads a block: 512 with the device to itself (the 43M-edge labelled 6-cycle: 2.52 s at
+# 512 against 2.64-3.46 s at 256 and 2.72 s at 1,024, bench/results/static/labels-1128/);
+# 256 beside the persistent kernel, whose blocks leave 24,576 registers an SM: three blocks
+# of 256 threads at 32 registers fit there, one of 512.
+THREADS = 512
+BESIDE_THREADS = 256
 STEP_INTS = 7  # the .cu's STEP_INTS: a cycle step's fields
 CTL_CLAIM, CTL_TOTAL, CTL_TOTAL_HI, CTL_ERROR = range(4)
 ERR_OVERFLOW = 8
@@ -42,7 +47,7 @@ ERR_OVERFLOW = 8
 # but the root's) take at most this share of the device's free memory, and at most
 # SCRATCH_MAX: fewer blocks, not a failure, on a full device.
 SCRATCH_SHARE = 4
-SCRATCH_MAX = 8 << 30
+SCRATCH_MAX = 16 << 30  # 8 GiB: 238 blocks at 43M, 3.46 s; 16 GiB: 2.52 s (512 threads)
 _MAX_GRID = 1 << 16
 INT32_MAX = 2**31 - 1
 

@@ -81,7 +81,8 @@ from dcsm.engine.snapshot import past_64_in_a_slice
 from dcsm.errors import EngineError
 from dcsm.model import ANY_LABEL, MAX_PATTERN_VERTICES, Pattern
 
-from .label_count import LabelCounter, counts_by_labels
+from .label_count import BESIDE_THREADS, LabelCounter, counts_by_labels
+from .label_count import THREADS as LABEL_THREADS
 from .loader import kernel_source
 
 SOURCE = Path(__file__).with_name("static_match.cu")
@@ -548,7 +549,9 @@ class StaticMatcher:
             )
         }
         self._scan = [mod.get_function(name) for name in ("units_chunk_sums", "units_scan")]
-        self._labels = LabelCounter(self.stream, self._host, count_min_blocks)
+        label_threads = BESIDE_THREADS if count_min_blocks else LABEL_THREADS
+        self._labels = LabelCounter(self.stream, self._host, count_min_blocks,
+                                    threads=label_threads)  # fmt: skip
         sms = int(cp.cuda.Device().attributes["MultiProcessorCount"])
         self._max_blocks = {}
         for name, fn in self._kernels.items():
