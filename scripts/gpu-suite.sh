@@ -6,11 +6,21 @@
 #   bash scripts/gpu-suite.sh            # tests + benchmark
 #   bash scripts/gpu-suite.sh --tests    # tests only
 #   bash scripts/gpu-suite.sh --bench    # benchmark only
+#   bash scripts/gpu-suite.sh --tests tests/gpu/test_engine_gpu.py   # some of the tests
+#
+# Tests after --tests (paths or pytest options) replace tests/gpu. The whole suite took 512 s
+# of its 540 s limit on an H200 on 2026-11-28 (208 tests; 170 took 377 s the run before), so
+# it may need two device calls, each with its own $DCSM_RESULTS:
+#   bash scripts/gpu-suite.sh --tests tests/gpu/test_engine_gpu.py               # 437 s
+#   bash scripts/gpu-suite.sh --tests tests/gpu --ignore=tests/gpu/test_engine_gpu.py
 #
 # Reference data: $DCSM_SHARED_DATA, else ../shared/data (tests that need it skip otherwise).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
+shift $(( $# > 0 ? 1 : 0 ))
+tests=("$@")
+[ ${#tests[@]} -gt 0 ] || tests=(tests/gpu)
 export DCSM_RESULTS=${DCSM_RESULTS:-bench/results/gpu}
 mkdir -p "$DCSM_RESULTS"
 export PYTHONUNBUFFERED=1
@@ -23,9 +33,9 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | 
 status=0
 if [ "$what" = all ] || [ "$what" = --tests ]; then
     # -P: never import the source folder in place of the installed package.
-    # 170 tests took 377 s on an H200 (2026-11-28): the limit leaves room under a device
-    # call's 600 s for the setup; --durations names what to trim when it gets close.
-    timeout -k 10 540 python3 -P -m pytest tests/gpu -x -q -p no:cacheprovider --confcutdir=tests/gpu \
+    # The limit leaves room under a device call's 600 s for the setup; --durations names
+    # what to trim or split off when the suite gets close to it (above).
+    timeout -k 10 540 python3 -P -m pytest "${tests[@]}" -x -q -p no:cacheprovider --confcutdir=tests/gpu \
         --timeout 240 --durations 15 --junitxml="$DCSM_RESULTS/gpu-tests.xml" 2>&1 \
         | tee "$DCSM_RESULTS/gpu-tests.log"
     status=${PIPESTATUS[0]}
