@@ -14,7 +14,14 @@ array       dtype        meaning
 ``nbr``     int32 (S,)   pool of neighbour ids; each list sorted ascending
 ``elab``    int32 (S,)   edge label beside each pool entry
 ``meta``    int64 (2,)   [number of vertices, pool tail]
+``shared``  uint8 (V,)   1: x's list is also read by a snapshot (``static_snapshot``), so
+                         the first change to it moves it to the pool tail first
 ==========  ===========  ==========================================================
+
+A snapshot (:meth:`dcsm.engine.cpu.CpuEngine.static_snapshot`) copies ``off`` and ``deg``
+and keeps reading the pool where the lists were: no kernel writes an entry of a list while
+its ``shared`` flag is set (:func:`_insert_half` and :func:`_delete_half` move it first),
+lists only move to the tail, and a repacked pool (:func:`compact`) is a new array.
 
 Enumeration is depth-first over a plan (see :mod:`dcsm.engine.plan`): step i's candidates
 are the neighbours of the backward neighbour with the smallest degree that pass the label,
@@ -54,19 +61,38 @@ def _find(nbr, start, length, x):
     return -(lo - start) - 1
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _relocate(a, newcap, off, deg, cap, nbr, elab, meta, shared):
+    """Move a's list to the pool tail with room for ``newcap`` entries (it is full, or a
+    snapshot still reads it where it is); the caller checked the pool has the room."""
+    d = deg[a]
+    t = meta[1]
+    for k in range(d):
+        nbr[t + k] = nbr[off[a] + k]
+        elab[t + k] = elab[off[a] + k]
+    off[a] = t
+    cap[a] = newcap
+    meta[1] = t + newcap
+    shared[a] = 0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _room(a, growing, deg, cap, shared):
+    """Pool entries a change to a's list may take at the tail: a full list growing moves
+    doubled; a list a snapshot reads moves as it is."""
+    if growing and deg[a] == cap[a]:
+        return max(4, 2 * cap[a])
+    return cap[a] if shared[a] else 0
+
+
 @njit(cache=True, nogil=True)
-def _insert_half(a, b, lab, off, deg, cap, nbr, elab, meta):
+def _insert_half(a, b, lab, off, deg, cap, nbr, elab, meta, shared):
     """Insert b into a's sorted list (the caller checked it is absent and the pool has room)."""
     d = deg[a]
     if d == cap[a]:
-        newcap = 4 if cap[a] == 0 else 2 * cap[a]
-        t = meta[1]
-        for k in range(d):
-            nbr[t + k] = nbr[off[a] + k]
-            elab[t + k] = elab[off[a] + k]
-        off[a] = t
-        cap[a] = newcap
-        meta[1] = t + newcap
+        _relocate(a, 4 if cap[a] == 0 else 2 * cap[a], off, deg, cap, nbr, elab, meta, shared)
+    elif shared[a]:
+        _relocate(a, cap[a], off, deg, cap, nbr, elab, meta, shared)
     s = off[a]
     r = _find(nbr, s, d, b)
     ins = -r - 1
@@ -81,7 +107,11 @@ def _insert_half(a, b, lab, off, deg, cap, nbr, elab, meta):
 
 
 @njit(cache=True, nogil=True)
-def _delete_half(a, b, off, deg, nbr, elab):
+def _delete_half(a, b, off, deg, cap, nbr, elab, meta, shared):
+    """Remove b from a's sorted list (the caller checked it is there and the pool has room
+    for a list a snapshot reads)."""
+    if shared[a]:
+        _relocate(a, cap[a], off, deg, cap, nbr, elab, meta, shared)
     s = off[a]
     d = deg[a]
     i = _find(nbr, s, d, b)
@@ -276,8 +306,8 @@ def _start_ok(p, a, b, lab, G, P):
 
 @njit(cache=True, nogil=True)
 def apply_updates(
-    start, op, a_int, b_int, label, seq, G, cap, meta, P, first, nverts, q_from, q_until,
-    q_count, q_cap, cand, outcome, out_m, out_tag, nout, cnt_tag, cnt_val, ncnt,
+    start, op, a_int, b_int, label, seq, G, cap, meta, shared, P, first, nverts, q_from,
+    q_until, q_count, q_cap, cand, outcome, out_m, out_tag, nout, cnt_tag, cnt_val, ncnt,
 ):  # fmt: skip
     """Apply the admitted updates of [start:] in order (see :func:`dcsm.engine.intern.admit`,
     which set outcome and the internal ids a_int/b_int), matching each against live queries.
@@ -288,8 +318,8 @@ def apply_updates(
     (``q_cap[q] >= 0``) emits at most that many matches per update and reports how many it
     did not emit in cnt_tag/cnt_val too (a slot is either count-mode or embedding-mode, so
     the caller tells the two apart by ``q_count``; each (update, query) has at most one
-    row, so n * Q rows always fit). Stops early when the pool has no room
-    for the next insertion, returning its index so the caller can grow the pool and call
+    row, so n * Q rows always fit). Stops early when the pool has no room for the lists the
+    next update may move, returning its index so the caller can repack the pool and call
     again; otherwise returns len(op). Also returns the possibly regrown output buffers and
     their fill levels.
     """
@@ -302,20 +332,16 @@ def apply_updates(
             continue
         a = a_int[i]
         b = b_int[i]
+        # Worst-case pool need: both lists move (doubled when full and growing).
+        need = _room(a, op[i] > 0, deg, cap, shared) + _room(b, op[i] > 0, deg, cap, shared)
+        if meta[1] + need > nbr.shape[0]:
+            return i, out_m, out_tag, nout, ncnt
         if op[i] > 0:
-            # Worst-case pool need: both lists relocate, doubled.
-            need = 0
-            if deg[a] == cap[a]:
-                need += max(4, 2 * cap[a])
-            if deg[b] == cap[b]:
-                need += max(4, 2 * cap[b])
-            if meta[1] + need > nbr.shape[0]:
-                return i, out_m, out_tag, nout, ncnt
             if _find(nbr, off[a], deg[a], b) >= 0:
                 outcome[i] = NOOP
                 continue
-            _insert_half(a, b, label[i], off, deg, cap, nbr, elab, meta)
-            _insert_half(b, a, label[i], off, deg, cap, nbr, elab, meta)
+            _insert_half(a, b, label[i], off, deg, cap, nbr, elab, meta, shared)
+            _insert_half(b, a, label[i], off, deg, cap, nbr, elab, meta, shared)
             elab_ab = label[i]
         else:
             r = _find(nbr, off[a], deg[a], b)
@@ -346,8 +372,8 @@ def apply_updates(
                 cnt_val[ncnt] = total
                 ncnt += 1
         if op[i] < 0:
-            _delete_half(a, b, off, deg, nbr, elab)
-            _delete_half(b, a, off, deg, nbr, elab)
+            _delete_half(a, b, off, deg, cap, nbr, elab, meta, shared)
+            _delete_half(b, a, off, deg, cap, nbr, elab, meta, shared)
     return op.shape[0], out_m, out_tag, nout, ncnt
 
 

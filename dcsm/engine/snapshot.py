@@ -1,5 +1,5 @@
-"""A frozen copy of a graph that static matching runs on away from the engine: what a
-backfill runs on beside the stream (``dcsm.service.backfill``).
+"""A frozen graph that static matching runs on away from the engine: what a backfill runs
+on beside the stream (``dcsm.service.backfill``).
 
 The CPU kernels release the GIL, so slices of root vertices (:meth:`StaticSnapshot.run` over
 ``[lo, hi)``) run on other cores while the engine thread goes on applying updates, and
@@ -84,8 +84,11 @@ class MatchSnapshot(Protocol):
 
 @dataclass(frozen=True)
 class StaticSnapshot:
-    """The kernels' graph arrays ``(off, deg, nbr, elab, vlab, ext)`` (copies, or the
-    engine's own arrays for a run that finishes before the next update)."""
+    """The kernels' graph arrays ``(off, deg, nbr, elab, vlab, ext)``: the engine's own for
+    a run that finishes before the next update; from
+    :meth:`~dcsm.engine.cpu.CpuEngine.static_snapshot`, copies of ``off`` and ``deg`` over
+    the engine's pool, whose lists the engine moves before changing them (copy on write);
+    from :meth:`from_graph`, arrays of their own."""
 
     arrays: tuple[np.ndarray, ...]
     num_vertices: int

@@ -15,7 +15,7 @@ from dcsm.engine.cpu import CpuEngine
 from dcsm.engine.plan import GraphShape, plan_query, stack_plans, static_plan
 from dcsm.engine.snapshot import StaticSnapshot
 from dcsm.loadgen.synth import powerlaw_stream
-from dcsm.model import Graph, Pattern
+from dcsm.model import Graph, Pattern, UpdateBatch
 
 PATTERNS = [
     Pattern.build("tri", [None] * 3, [(0, 1, None), (1, 2, None), (0, 2, None)]),
@@ -140,3 +140,81 @@ def test_slices_cut_the_roots_by_degree_sums() -> None:
                               np.zeros(0, np.int64), np.zeros(0, np.int32)))  # fmt: skip
     assert edgeless.static_snapshot().slices(8)[0].tolist() == [0, 3]
     assert CpuEngine().static_snapshot().slices(8)[0].tolist() == [0]
+
+
+def _churn(engine: CpuEngine, rng: np.random.Generator, n: int, first_seq: int) -> UpdateBatch:
+    """n updates on ``engine``'s graph: deletions of a third of its edges (hubs' among them),
+    insertions between its vertices, and edges to vertices it does not have yet."""
+    g = engine.export_graph()
+    pick = rng.choice(g.num_edges, size=min(g.num_edges, n // 3), replace=False)
+    ids = g.vertex_ids
+    k = n - len(pick)
+    u = ids[rng.integers(0, len(ids), k)]
+    new = 10**9 + rng.integers(0, 50, k)
+    v = np.where(rng.random(k) < 0.8, ids[rng.integers(0, len(ids), k)], new)
+    keep = u != v
+    op = np.r_[np.full(len(pick), -1), np.ones(int(keep.sum()), np.int64)]
+    src, dst = np.r_[g.src[pick], u[keep]], np.r_[g.dst[pick], v[keep]]
+    order = rng.permutation(len(op))  # deletions and insertions interleaved
+    return UpdateBatch.from_arrays(op[order], src[order], dst[order], first_seq=first_seq)
+
+
+def _matches(snap: StaticSnapshot) -> list[tuple[int, Counter | None]]:
+    """Every pattern's count, and the rows of the two with few matches (the others have
+    millions on these graphs)."""
+    nv = snap.num_vertices
+    return [(snap.run(p, 0, nv, False)[0], rows(snap.run(p, 0, nv, True)[1]) if k < 2 else None)
+            for k, p in enumerate(PATTERNS)]  # fmt: skip
+
+
+def _edges(engine: CpuEngine) -> list[tuple[int, int]]:
+    g = engine.export_graph()
+    return sorted(zip(g.src.tolist(), g.dst.tolist(), strict=True))
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_snapshot_keeps_its_graph_while_the_engine_changes_it(seed: int) -> None:
+    """static_snapshot copies off and deg only and reads the pool in place; the kernels move
+    a list it reads before changing it (copy on write). Batches of deletions and insertions
+    (hubs' lists, full lists that grow, the pool repacked) leave every snapshot matching
+    the graph of its moment, on a thread while the engine applies them as well as after;
+    the engine's own results and graph are those of an engine that took no snapshot."""
+    import threading
+
+    rng = np.random.default_rng(seed)
+    engine, plain = CpuEngine(), CpuEngine()
+    base = powerlaw_stream(300, 4000, num_labels=2, seed=seed)
+    engine.apply(base)
+    plain.apply(base)
+    seq = len(base)
+    for qid, pattern in enumerate(PATTERNS):  # the triangle's deltas, the others' counts
+        engine.register(qid, pattern, from_seq=seq, count_only=qid > 0)
+        plain.register(qid, pattern, from_seq=seq, count_only=qid > 0)
+    taken: list[
+        tuple[StaticSnapshot, list[tuple[int, Counter | None]]]
+    ] = []  # (snapshot, its matches)
+    repacked = False
+    for round_ in range(4):
+        snap = engine.static_snapshot()
+        assert engine._shared[: engine.num_vertices].all()
+        taken.append((snap, _matches(StaticSnapshot.from_graph(engine.export_graph()))))
+        batch = _churn(engine, rng, 3000, seq)
+        seq += len(batch)
+        during: list[tuple[int, Counter | None]] = []
+        reader = threading.Thread(target=lambda s=snap, out=during: out.extend(_matches(s)))
+        pool = engine._nbr
+        reader.start()
+        got, want = engine.apply(batch), plain.apply(batch)
+        reader.join()
+        repacked |= engine._nbr is not pool
+        np.testing.assert_array_equal(got.outcome, want.outcome)
+        for name in ("query", "sign", "seq", "match"):
+            np.testing.assert_array_equal(getattr(got.deltas, name), getattr(want.deltas, name))
+        for name in ("query", "sign", "seq", "count"):
+            np.testing.assert_array_equal(getattr(got.counts, name), getattr(want.counts, name))
+        assert len(got.deltas) > 0 and len(got.counts) > 0
+        assert during == taken[-1][1], round_
+        for own, matches in taken:  # every snapshot so far, after this batch
+            assert _matches(own) == matches, round_
+    assert repacked, "the churn never repacked the pool: a case left untested"
+    assert _edges(engine) == _edges(plain)
