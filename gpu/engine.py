@@ -590,10 +590,10 @@ class GpuEngine(Engine):
         csr = self._snapshot()
         matcher, lock = self._beside
         snapshot = DeviceSnapshot(matcher, lock, csr, self._ext[: csr.nv].copy())
-        # Back up before the backfill's first launch: a static grid that reached the SMs
-        # first would hold the slots the kernel's blocks need until it drained (a labelled
-        # 6-path's short counting kernels, back to back, held the stream for the whole
-        # 0.73 s backfill at 43M edges; bench/results/static/labels-1128/).
+        # Back up before the backfill's first launch, so that no static grid holds the block
+        # slots the kernel's blocks need. A precaution: the 0.3-0.7 s stops at a first
+        # backfill in bench/results/static/labels-1128/ were CuPy compiling the snapshot's
+        # kernels in a fresh process (branch snapshot-warm), with or without it.
         self._launch()
         return snapshot
 
