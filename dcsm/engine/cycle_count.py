@@ -3,7 +3,7 @@ labels are fixed and pairwise different (the laundering ring over typed accounts
 
 As for trees (:mod:`.tree_count`), such a pattern cannot map two of its vertices onto one
 data vertex, so its embeddings are its label-preserving homomorphisms. Walk the cycle
-c_0, c_1, ..., c_{k-1} from pattern vertex 0 and cut it at c_0 and c_m, m = k // 2: a match
+c_0, c_1, ..., c_{k-1} from one of its vertices and cut it at c_0 and c_m, m = k // 2: a match
 with c_0 at x is a path x -> ... -> z along c_1..c_m and one along c_{k-1}..c_m ending at the
 same z. So the matches with c_0 at x number
 
@@ -15,8 +15,10 @@ holds other vertices than the others and one count array holds them all; the las
 step multiplies by F_x[z] as it reaches z instead of storing B_x). The work is the rows of
 the layers' vertices, never the partial matches: for the labelled 6-cycle over a 43M-edge
 power-law graph, enumeration walks some 4e14 partial matches, the two halves at most 6e10
-path steps (``bench/debug/cycle_walk_model.py``). Counts only; a count past 2^64 - 1 is
-reported as an overflow, and the caller enumerates instead.
+path steps (``bench/debug/cycle_walk_model.py``). Where the cut falls changes that bound
+(6.1e10 or 9.7e10 there), so :func:`cheapest_walk` prices every start and direction by the
+halves' labelled path counts, a tree count each, and takes the least. Counts only; a count
+past 2^64 - 1 is reported as an overflow, and the caller enumerates instead.
 """
 
 from __future__ import annotations
@@ -26,8 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from ..model import Pattern
-from .tree_count import edge_fits, labels_all_different
+from ..model import ANY_LABEL, Pattern
+from .tree_count import checked_sum, edge_fits, labels_all_different, root_counts
 
 
 def counts_by_cycle(pattern: Pattern) -> bool:
@@ -56,6 +58,62 @@ def cycle_walk(pattern: Pattern) -> tuple[list[int], list[int]]:
         prev, v = v, nxt
     labels = pattern.vlabels.tolist()
     return [labels[v] for v in order[:n]], elabs
+
+
+def _turned(
+    labels: list[int], elabs: list[int], start: int, step: int
+) -> tuple[list[int], list[int]]:
+    """The walk of :func:`cycle_walk` begun at its ``start``-th vertex, going the same way
+    (``step`` 1) or the other (-1)."""
+    k = len(labels)
+    out = [labels[(start + step * j) % k] for j in range(k)]
+    edges = [elabs[(start + j) % k] if step > 0 else elabs[(start - j - 1) % k] for j in range(k)]
+    return out, edges
+
+
+def _paths(
+    arrays: tuple[np.ndarray, ...], num_vertices: int, labels: list[int], elabs: list[int],
+    memo: dict[tuple, float],
+) -> float:  # fmt: skip
+    """The labelled paths labels[0] - ... - labels[-1] (edge labels ``elabs``) in the graph:
+    a tree count (:func:`.tree_count.root_counts`), inf past 2^64; memoised with the path's
+    reverse, which has as many."""
+    key = (tuple(labels), tuple(elabs))
+    back = (tuple(labels[::-1]), tuple(elabs[::-1]))
+    if key not in memo and back not in memo:
+        edges = [(i, i + 1, None if e == ANY_LABEL else e) for i, e in enumerate(elabs)]
+        counts = root_counts(arrays, num_vertices, Pattern.build("path", list(labels), edges))
+        total, over = (0, True) if counts is None else checked_sum(counts)
+        memo[key] = float("inf") if over else float(total)
+    return memo.get(key, memo.get(back, 0.0))
+
+
+def cheapest_walk(
+    arrays: tuple[np.ndarray, ...], num_vertices: int, pattern: Pattern
+) -> tuple[list[int], list[int]]:
+    """The walk round ``pattern`` (as :func:`cycle_walk`) whose cut costs least here. The
+    search from a root walks the labelled paths of its two halves (merged per end vertex,
+    so at most that many steps): c_0 .. c_m forward and c_0, c_{k-1} .. c_m backward, m =
+    k // 2. Every start vertex and both directions are priced by those two path counts,
+    each a tree count of one pass an edge, and the least kept (the first on a tie, from
+    vertex 0 on). On the 43M-edge graph of ``bench/results/backfill/cycle-model-1128/`` the
+    labelled 6-cycle's cuts price 6.1e10 and 9.7e10 steps: the same cycle written from
+    another vertex took the dearer one."""
+    labels, elabs = cycle_walk(pattern)
+    k, m = len(labels), len(labels) // 2
+    memo: dict[tuple, float] = {}
+    best, walk = float("inf"), (labels, elabs)
+    for start in range(k):
+        for step in (1, -1):
+            lab, el = _turned(labels, elabs, start, step)
+            back = [lab[0], *lab[: m - 1 : -1]]  # c_0, c_{k-1} .. c_m
+            back_el = [el[-1], *el[-2 : m - 1 : -1]]
+            cost = _paths(arrays, num_vertices, lab[: m + 1], el[:m], memo) + _paths(
+                arrays, num_vertices, back, back_el, memo
+            )
+            if cost < best:
+                best, walk = cost, (lab, el)
+    return walk
 
 
 @dataclass(frozen=True)
@@ -102,7 +160,7 @@ def cycle_rows(arrays: tuple[np.ndarray, ...], num_vertices: int, pattern: Patte
     the graph ``arrays`` = (off, deg, nbr, elab, vlab, ...) of the CPU kernels: two passes
     over the rows labelled as the step's start, a step."""
     off, deg, nbr, elab, vlab = arrays[:5]
-    labels, elabs = cycle_walk(pattern)
+    labels, elabs = cheapest_walk(arrays, num_vertices, pattern)
     k, nv = len(labels), num_vertices
     m = k // 2
     steps = [(labels[j - 1], labels[j], elabs[j - 1]) for j in range(1, m + 1)]
@@ -184,7 +242,7 @@ def _roots(offs, nbrs, m, lo, hi, out):
 
 
 def cycle_counts(rows: CycleRows, lo: int, hi: int) -> np.ndarray | None:
-    """The matches with pattern vertex 0 at each data vertex of ``[lo, hi)`` (uint64), or
-    None if a count passed 2^64 - 1."""
+    """The matches with the walk's c_0 (``rows.root_label``'s pattern vertex) at each data
+    vertex of ``[lo, hi)`` (uint64), or None if a count passed 2^64 - 1."""
     out = np.zeros(max(0, hi - lo), np.uint64)
     return None if _roots(rows.offs, rows.nbrs, rows.m, lo, hi, out) else out

@@ -164,8 +164,10 @@ class StaticSnapshot:
             return self._counting[id(pattern)][1]
 
     def _counted(self, pattern: Pattern, lo: int, hi: int) -> np.ndarray | None:
-        """The matches with pattern vertex 0 at each of the vertices [lo, hi) of a tree or a
-        cycle whose labels are fixed and all different, or None past 64 bits."""
+        """The matches with its root at each of the vertices [lo, hi), of a tree or a cycle
+        whose labels are fixed and all different (a tree's root is pattern vertex 0, a
+        cycle's the start of its cheapest walk, the same for every slice), or None past 64
+        bits."""
         nv = self.num_vertices
         if counts_by_tree(pattern):
             counts = self._counting_for(pattern, lambda: root_counts(self.arrays, nv, pattern))
@@ -183,8 +185,8 @@ class StaticSnapshot:
         counted without being enumerated to the last vertex). A count of a tree or a cycle
         whose vertex labels are fixed and all different adds up per-root counts found
         without enumerating (:mod:`~dcsm.engine.tree_count`: dynamic programming;
-        :mod:`~dcsm.engine.cycle_count`: meeting in the middle), a root being where pattern
-        vertex 0 is."""
+        :mod:`~dcsm.engine.cycle_count`: meeting in the middle), a root being where the
+        counting's first pattern vertex is."""
         n = pattern.num_vertices
         if not emit and (counts_by_tree(pattern) or counts_by_cycle(pattern)):
             counts = self._counted(pattern, lo, hi)

@@ -9,7 +9,14 @@ import itertools
 import numpy as np
 import pytest
 
-from dcsm.engine.cycle_count import counts_by_cycle, cycle_counts, cycle_rows, cycle_walk
+from dcsm.engine.cycle_count import (
+    _turned,
+    cheapest_walk,
+    counts_by_cycle,
+    cycle_counts,
+    cycle_rows,
+    cycle_walk,
+)
 from dcsm.engine.snapshot import StaticSnapshot
 from dcsm.loadgen.gen_stream import chunglu_graph
 from dcsm.model import Pattern
@@ -50,10 +57,11 @@ def test_cycle_counts_equal_the_search(seed: int, name: str) -> None:
     cuts, _work = snap.slices(5)
     parts = [snap.run(p, int(lo), int(hi), emit=False)[0] for lo, hi in itertools.pairwise(cuts)]
     assert sum(parts) == searched
-    counts = cycle_counts(cycle_rows(snap.arrays, snap.num_vertices, p), 0, snap.num_vertices)
+    rows_ = cycle_rows(snap.arrays, snap.num_vertices, p)
+    counts = cycle_counts(rows_, 0, snap.num_vertices)
     assert counts is not None and int(counts.sum()) == searched
     labels = snap.arrays[4][: snap.num_vertices]
-    assert not counts[labels != p.vlabels[0]].any(), "only vertices labelled as vertex 0 root"
+    assert not counts[labels != rows_.root_label].any(), "only the walk's c_0 label roots"
     if name in ("c3", "c4", "c5", "c4-shuffled"):
         assert searched > 0, "a test graph where the pattern occurs"
 
@@ -99,3 +107,61 @@ def test_distinct_cycles_count_as_their_embeddings() -> None:
             == want
             == snap.run(p, 0, snap.num_vertices, emit=False)[0]
         )
+
+
+def _rotated(p: Pattern, shift: int, flip: bool) -> Pattern:
+    """``p`` (a cycle written 0 - 1 - ... - k-1) with its vertices renumbered: vertex i
+    becomes (shift +- i) mod k, so another vertex is 0 and the walk may go the other way."""
+    k = p.num_vertices
+    new = [((shift - i) if flip else (shift + i)) % k for i in range(k)]
+    labels = [0] * k
+    for i in range(k):
+        labels[new[i]] = int(p.vlabels[i])
+    edges = [(new[int(a)], new[int(b)], None if e < 0 else int(e))
+             for (a, b), e in zip(p.edges.tolist(), p.elabels.tolist(), strict=True)]  # fmt: skip
+    return Pattern.build(p.name, labels, edges)
+
+
+def test_the_cut_is_the_cheapest_however_the_cycle_is_written() -> None:
+    """cheapest_walk prices every start and direction by the labelled path counts of the
+    two halves (brute force here: the walks' path counts by sparse products) and keeps the
+    least; the same cycle written from any vertex, either way round, takes a cut of that
+    price and counts the same."""
+    g = chunglu_graph(20_000, 2000, labels=6, edge_labels=2, seed=3)
+    snap = StaticSnapshot.from_graph(g)
+    nv = snap.num_vertices
+    off, deg, nbr, elab, vlab = snap.arrays[:5]
+    src = np.repeat(np.arange(nv), deg[:nv])
+    dst = np.concatenate([nbr[off[x] : off[x] + deg[x]] for x in range(nv)])
+    elabs_all = np.concatenate([elab[off[x] : off[x] + deg[x]] for x in range(nv)])
+
+    def paths(labels: list[int], elabs: list[int]) -> int:
+        """Labelled paths by walking counts along the label sequence (a brute-force DP)."""
+        cnt = (vlab[:nv] == labels[0]).astype(np.int64)
+        for j in range(1, len(labels)):
+            ok = (vlab[dst] == labels[j]) & ((elabs[j - 1] < 0) | (elabs_all == elabs[j - 1]))
+            nxt = np.zeros(nv, np.int64)
+            np.add.at(nxt, dst[ok], cnt[src[ok]])
+            cnt = nxt
+        return int(cnt.sum())
+
+    def price(labels: list[int], elabs: list[int]) -> int:
+        """c_0 .. c_m one way round, and c_0, c_{k-1}, .. c_m the other."""
+        k, m = len(labels), len(labels) // 2
+        back = [labels[-j % k] for j in range(k - m + 1)]
+        back_el = [elabs[(-j - 1) % k] for j in range(k - m)]
+        return paths(labels[: m + 1], elabs[:m]) + paths(back, back_el)
+
+    base = cycle([0, 1, 2, 3, 4, 5], [_, 1, _, _, 0, _])
+    want = snap.run(base, 0, nv, emit=False)[0]
+    labels, elabs = cycle_walk(base)
+    k = len(labels)
+    prices = [price(*_turned(labels, elabs, s, d)) for s in range(k) for d in (1, -1)]
+    assert max(prices) > min(prices), "a graph where the cut matters"
+    for shift in range(k):
+        for flip in (False, True):
+            p = _rotated(base, shift, flip)
+            walk = cheapest_walk(snap.arrays, nv, p)
+            assert price(*walk) == min(prices), (shift, flip)
+            fresh = StaticSnapshot.from_graph(g)  # its own memo of counting structures
+            assert fresh.run(p, 0, nv, emit=False)[0] == want, (shift, flip)

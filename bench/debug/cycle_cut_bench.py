@@ -1,0 +1,66 @@
+"""One labelled cycle written from each of its vertices, both ways round: how long the CPU
+engine's count takes for each writing (``dcsm/engine/cycle_count.py``). Before
+``cheapest_walk`` the cut fell at pattern vertex 0 and vertex k // 2, so the same ring took
+the time of whichever cut its writing named; with it, every writing takes the cheapest.
+
+    python3 -P bench/debug/cycle_cut_bench.py --edges 10000000 --labels 8 --out rows.json
+
+The graph is ``dcsm gen-graph --model chung-lu --labels L``'s (seeded); the cycle's vertex
+labels are 0..k-1 in order (``--k``). Each writing is counted on the same snapshot with all
+the process's cores (``StaticSnapshot.run_all``), its own counting structures built inside
+the timing; every count must equal the first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from dcsm.engine.snapshot import StaticSnapshot
+from dcsm.loadgen.gen_stream import chunglu_graph
+from dcsm.model import Pattern
+
+
+def written(k: int, shift: int, flip: bool) -> Pattern:
+    """The cycle of labels 0..k-1 with label j on vertex (shift +- j) mod k."""
+    at = [((shift - j) if flip else (shift + j)) % k for j in range(k)]
+    labels = [0] * k
+    for j in range(k):
+        labels[at[j]] = j
+    edges = [(at[j], at[(j + 1) % k], None) for j in range(k)]
+    return Pattern.build(f"lcycle{k}-{shift}{'r' if flip else ''}", labels, edges)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "))
+    ap.add_argument("--edges", type=int, default=1_000_000)
+    ap.add_argument("--labels", type=int, default=8)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--k", type=int, default=6, help="cycle length (<= labels)")
+    ap.add_argument("--out", type=Path, required=True)
+    args = ap.parse_args()
+    t = time.perf_counter()
+    snap = StaticSnapshot.from_graph(chunglu_graph(args.edges, labels=args.labels, seed=args.seed))
+    print(f"snapshot of {args.edges:,} edges in {time.perf_counter() - t:.1f} s", flush=True)
+    rows: list[dict] = []
+    for shift in range(args.k):
+        for flip in (False, True):
+            p = written(args.k, shift, flip)
+            t = time.perf_counter()
+            count, _ = snap.run_all(p, emit=False)
+            row = {"pattern": p.name, "vertex0_label": int(p.vlabels[0]), "reversed": flip,
+                   "count": count, "seconds": round(time.perf_counter() - t, 3)}  # fmt: skip
+            if rows and count != rows[0]["count"]:
+                print(f"{p.name}: {count} != {rows[0]['count']}", file=sys.stderr)
+                return 1
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+            args.out.write_text(json.dumps({"edges": args.edges, "rows": rows}, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
