@@ -3,7 +3,10 @@ engine's count takes for each writing (``dcsm/engine/cycle_count.py``). Before
 ``cheapest_walk`` the cut fell at pattern vertex 0 and vertex k // 2, so the same ring took
 the time of whichever cut its writing named; with it, every writing takes the cheapest.
 
-    python3 -P bench/debug/cycle_cut_bench.py --edges 10000000 --labels 8 --out rows.json
+    python3 -P bench/debug/cycle_cut_bench.py --edges 10000000 --labels 8 \
+        [--cut-at-vertex-0] --out rows.json
+
+``--cut-at-vertex-0`` replaces ``cheapest_walk`` by ``cycle_walk`` (the code before it).
 
 The graph is ``dcsm gen-graph --model chung-lu --labels L``'s (seeded); the cycle's vertex
 labels are 0..k-1 in order (``--k``). Each writing is counted on the same snapshot with all
@@ -19,6 +22,7 @@ import sys
 import time
 from pathlib import Path
 
+from dcsm.engine import cycle_count
 from dcsm.engine.snapshot import StaticSnapshot
 from dcsm.loadgen.gen_stream import chunglu_graph
 from dcsm.model import Pattern
@@ -40,8 +44,12 @@ def main() -> int:
     ap.add_argument("--labels", type=int, default=8)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--k", type=int, default=6, help="cycle length (<= labels)")
+    ap.add_argument("--cut-at-vertex-0", action="store_true",
+                    help="the cut at pattern vertex 0, as before cheapest_walk")  # fmt: skip
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
+    if args.cut_at_vertex_0:
+        cycle_count.cheapest_walk = lambda pattern, _paths: cycle_count.cycle_walk(pattern)
     t = time.perf_counter()
     snap = StaticSnapshot.from_graph(chunglu_graph(args.edges, labels=args.labels, seed=args.seed))
     print(f"snapshot of {args.edges:,} edges in {time.perf_counter() - t:.1f} s", flush=True)

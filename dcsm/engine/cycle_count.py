@@ -23,6 +23,7 @@ past 2^64 - 1 is reported as an overflow, and the caller enumerates instead.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -71,46 +72,51 @@ def _turned(
     return out, edges
 
 
-def _paths(
-    arrays: tuple[np.ndarray, ...], num_vertices: int, labels: list[int], elabs: list[int],
-    memo: dict[tuple, float],
-) -> float:  # fmt: skip
-    """The labelled paths labels[0] - ... - labels[-1] (edge labels ``elabs``) in the graph:
-    a tree count (:func:`.tree_count.root_counts`), inf past 2^64; memoised with the path's
-    reverse, which has as many."""
-    key = (tuple(labels), tuple(elabs))
-    back = (tuple(labels[::-1]), tuple(elabs[::-1]))
-    if key not in memo and back not in memo:
+def path_counter(
+    arrays: tuple[np.ndarray, ...], num_vertices: int
+) -> Callable[[list[int], list[int]], float]:
+    """Counts the labelled paths labels[0] - ... - labels[-1] (edge labels ``elabs``) of the
+    graph ``arrays`` (the CPU kernels'): a tree count (:func:`.tree_count.root_counts`),
+    inf past 2^64 - 1."""
+
+    def count(labels: list[int], elabs: list[int]) -> float:
         edges = [(i, i + 1, None if e == ANY_LABEL else e) for i, e in enumerate(elabs)]
         counts = root_counts(arrays, num_vertices, Pattern.build("path", list(labels), edges))
         total, over = (0, True) if counts is None else checked_sum(counts)
-        memo[key] = float("inf") if over else float(total)
-    return memo.get(key, memo.get(back, 0.0))
+        return float("inf") if over else float(total)
+
+    return count
 
 
 def cheapest_walk(
-    arrays: tuple[np.ndarray, ...], num_vertices: int, pattern: Pattern
+    pattern: Pattern, count_paths: Callable[[list[int], list[int]], float]
 ) -> tuple[list[int], list[int]]:
-    """The walk round ``pattern`` (as :func:`cycle_walk`) whose cut costs least here. The
-    search from a root walks the labelled paths of its two halves (merged per end vertex,
-    so at most that many steps): c_0 .. c_m forward and c_0, c_{k-1} .. c_m backward, m =
-    k // 2. Every start vertex and both directions are priced by those two path counts,
-    each a tree count of one pass an edge, and the least kept (the first on a tie, from
-    vertex 0 on). On the 43M-edge graph of ``bench/results/backfill/cycle-model-1128/`` the
-    labelled 6-cycle's cuts price 6.1e10 and 9.7e10 steps: the same cycle written from
-    another vertex took the dearer one."""
+    """The walk round ``pattern`` (as :func:`cycle_walk`) whose cut costs least. The search
+    from a root walks the labelled paths of its two halves (merged per end vertex, so at
+    most that many steps): c_0 .. c_m one way round and c_0, c_{k-1} .. c_m the other, m =
+    k // 2. Every start vertex and both directions are priced by those two path counts
+    (``count_paths``: :func:`path_counter` on the host, the device's tree count on the GPU;
+    each path asked once, with its reverse, which has as many) and the least kept, the
+    first on a tie from vertex 0 on. On the 43M-edge graph of
+    ``bench/results/backfill/cycle-model-1128/`` the labelled 6-cycle's cuts price 6.1e10
+    and 9.7e10 steps: the same cycle written from another vertex took the dearer one."""
     labels, elabs = cycle_walk(pattern)
     k, m = len(labels), len(labels) // 2
     memo: dict[tuple, float] = {}
+
+    def paths(lab: list[int], el: list[int]) -> float:
+        key, back = (tuple(lab), tuple(el)), (tuple(lab[::-1]), tuple(el[::-1]))
+        if key not in memo:
+            memo[key] = memo[back] if back in memo else count_paths(lab, el)
+        return memo[key]
+
     best, walk = float("inf"), (labels, elabs)
     for start in range(k):
         for step in (1, -1):
             lab, el = _turned(labels, elabs, start, step)
             back = [lab[0], *lab[: m - 1 : -1]]  # c_0, c_{k-1} .. c_m
             back_el = [el[-1], *el[-2 : m - 1 : -1]]
-            cost = _paths(arrays, num_vertices, lab[: m + 1], el[:m], memo) + _paths(
-                arrays, num_vertices, back, back_el, memo
-            )
+            cost = paths(lab[: m + 1], el[:m]) + paths(back, back_el)
             if cost < best:
                 best, walk = cost, (lab, el)
     return walk
@@ -160,7 +166,7 @@ def cycle_rows(arrays: tuple[np.ndarray, ...], num_vertices: int, pattern: Patte
     the graph ``arrays`` = (off, deg, nbr, elab, vlab, ...) of the CPU kernels: two passes
     over the rows labelled as the step's start, a step."""
     off, deg, nbr, elab, vlab = arrays[:5]
-    labels, elabs = cheapest_walk(arrays, num_vertices, pattern)
+    labels, elabs = cheapest_walk(pattern, path_counter(arrays, num_vertices))
     k, nv = len(labels), num_vertices
     m = k // 2
     steps = [(labels[j - 1], labels[j], elabs[j - 1]) for j in range(1, m + 1)]

@@ -16,6 +16,7 @@ from dcsm.engine.cycle_count import (
     cycle_counts,
     cycle_rows,
     cycle_walk,
+    path_counter,
 )
 from dcsm.engine.snapshot import StaticSnapshot
 from dcsm.loadgen.gen_stream import chunglu_graph
@@ -161,7 +162,7 @@ def test_the_cut_is_the_cheapest_however_the_cycle_is_written() -> None:
     for shift in range(k):
         for flip in (False, True):
             p = _rotated(base, shift, flip)
-            walk = cheapest_walk(snap.arrays, nv, p)
+            walk = cheapest_walk(p, path_counter(snap.arrays, nv))
             assert price(*walk) == min(prices), (shift, flip)
             fresh = StaticSnapshot.from_graph(g)  # its own memo of counting structures
             assert fresh.run(p, 0, nv, emit=False)[0] == want, (shift, flip)
