@@ -39,8 +39,9 @@
 //                          block returns its part to zero after every root.
 //   touched int32[blocks, compact]  cycle: block b's vertices reached for the current root.
 //   ctl    u64[4]          [claim, total, total_hi, error]: host zeroes it; cycle_roots
-//                          claims roots (claim), every kernel adds its count (128-bit, with
-//                          carry) and ORs error bits; host reads it after.
+//                          claims roots (claim); sum_range and cycle_roots add their count
+//                          (128-bit, with carry); tree_absorb, cycle_roots OR error bits;
+//                          host reads it after.
 
 typedef unsigned long long u64;
 typedef unsigned __int128 u128;
