@@ -67,9 +67,9 @@ from typing import Any
 import numpy as np
 
 from dcsm.engine.cpu import CpuEngine
+from dcsm.engine.cycle_count import counts_by_labels
 from dcsm.engine.plan import plan_query
 from dcsm.errors import PatternError
-from dcsm.gpu.label_count import counts_by_labels
 from dcsm.graphio import read_csm_query, read_graph
 from dcsm.model import ANY_LABEL, Graph, Pattern
 

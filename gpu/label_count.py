@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from dcsm.engine.cycle_count import counts_by_cycle, cycle_walk
+from dcsm.engine.cycle_count import cycle_steps, cycle_walk
 from dcsm.engine.tree_count import counts_by_tree, tree_order
 from dcsm.model import Pattern
 
@@ -50,12 +50,6 @@ SCRATCH_SHARE = 4
 SCRATCH_MAX = 16 << 30  # 8 GiB: 238 blocks at 43M, 3.46 s; 16 GiB: 2.52 s (512 threads)
 _MAX_GRID = 1 << 16
 INT32_MAX = 2**31 - 1
-
-
-def counts_by_labels(pattern: Pattern) -> bool:
-    """Whether :class:`LabelCounter` counts ``pattern``: a tree or a cycle whose vertex labels
-    are fixed and pairwise different."""
-    return counts_by_tree(pattern) or counts_by_cycle(pattern)
 
 
 @functools.cache
@@ -195,9 +189,7 @@ class LabelCounter:
         labels, elabs = cycle_walk(pattern)
         k = len(labels)
         m = k // 2
-        steps = [(labels[j - 1], labels[j], elabs[j - 1]) for j in range(1, m + 1)]
-        steps += [(labels[(j + 1) % k], labels[j], elabs[j]) for j in range(k - 1, m, -1)]
-        steps.append((labels[m + 1], labels[m], elabs[m]))
+        steps = cycle_steps(labels, elabs)
         base, compact = {}, 0
         for lab in labels[1:]:
             base[lab] = compact

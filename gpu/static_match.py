@@ -76,12 +76,13 @@ from typing import Any
 
 import numpy as np
 
+from dcsm.engine.cycle_count import counts_by_labels
 from dcsm.engine.plan import QueryPlan, plan_query, static_plan
 from dcsm.engine.snapshot import past_64_in_a_slice
 from dcsm.errors import EngineError
 from dcsm.model import ANY_LABEL, MAX_PATTERN_VERTICES, Pattern
 
-from .label_count import BESIDE_THREADS, LabelCounter, counts_by_labels
+from .label_count import BESIDE_THREADS, LabelCounter
 from .label_count import THREADS as LABEL_THREADS
 from .loader import kernel_source
 

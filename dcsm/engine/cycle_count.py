@@ -30,7 +30,13 @@ import numpy as np
 from numba import njit
 
 from ..model import ANY_LABEL, Pattern
-from .tree_count import checked_sum, edge_fits, labels_all_different, root_counts
+from .tree_count import (
+    checked_sum,
+    counts_by_tree,
+    edge_fits,
+    labels_all_different,
+    root_counts,
+)
 
 
 def counts_by_cycle(pattern: Pattern) -> bool:
@@ -41,6 +47,13 @@ def counts_by_cycle(pattern: Pattern) -> bool:
         return False
     # n edges on a connected pattern (Pattern.build checks it), every degree 2: one cycle
     return bool((np.bincount(pattern.edges.ravel(), minlength=n) == 2).all())
+
+
+def counts_by_labels(pattern: Pattern) -> bool:
+    """Whether ``pattern`` is counted without a search (by :mod:`.tree_count` or this module
+    on the host, ``gpu/label_count.py`` on the device): a tree or a cycle whose vertex labels
+    are fixed and pairwise different."""
+    return counts_by_tree(pattern) or counts_by_cycle(pattern)
 
 
 def cycle_walk(pattern: Pattern) -> tuple[list[int], list[int]]:
@@ -161,6 +174,18 @@ def _fill_rows(off, deg, nbr, elab, vlab, nv, src, dst, edge_label, start, out):
                 p += 1
 
 
+def cycle_steps(labels: list[int], elabs: list[int]) -> list[tuple[int, int, int]]:
+    """(label of the start, label of the end, edge label) of each step of the walk
+    ``labels``/``elabs`` cut at c_0 and c_m, m = k // 2: steps 0..m-1 forward from c_0 to
+    c_m, steps m..k-2 backward from c_0 to c_{m+1}, step k-1 from c_{m+1} into c_m (the
+    host's :func:`cycle_rows` and the device's ``cycle_roots`` walk these)."""
+    k, m = len(labels), len(labels) // 2
+    steps = [(labels[j - 1], labels[j], elabs[j - 1]) for j in range(1, m + 1)]
+    steps += [(labels[(j + 1) % k], labels[j], elabs[j]) for j in range(k - 1, m, -1)]
+    steps.append((labels[m + 1], labels[m], elabs[m]))
+    return steps
+
+
 def cycle_rows(arrays: tuple[np.ndarray, ...], num_vertices: int, pattern: Pattern) -> CycleRows:
     """The rows of every step of ``pattern`` (which satisfies :func:`counts_by_cycle`) over
     the graph ``arrays`` = (off, deg, nbr, elab, vlab, ...) of the CPU kernels: two passes
@@ -168,10 +193,7 @@ def cycle_rows(arrays: tuple[np.ndarray, ...], num_vertices: int, pattern: Patte
     off, deg, nbr, elab, vlab = arrays[:5]
     labels, elabs = cheapest_walk(pattern, path_counter(arrays, num_vertices))
     k, nv = len(labels), num_vertices
-    m = k // 2
-    steps = [(labels[j - 1], labels[j], elabs[j - 1]) for j in range(1, m + 1)]
-    steps += [(labels[(j + 1) % k], labels[j], elabs[j]) for j in range(k - 1, m, -1)]
-    steps.append((labels[m + 1], labels[m], elabs[m]))
+    steps = cycle_steps(labels, elabs)
     offs = np.zeros((k, nv + 1), np.int64)
     for s, (src, dst, lab) in enumerate(steps):
         offs[s, 0] = offs[s - 1, nv] if s else 0
@@ -179,7 +201,7 @@ def cycle_rows(arrays: tuple[np.ndarray, ...], num_vertices: int, pattern: Patte
     nbrs = np.empty(int(offs[k - 1, nv]), np.int32)
     for s, (src, dst, lab) in enumerate(steps):
         _fill_rows(off, deg, nbr, elab, vlab, nv, src, dst, lab, offs[s], nbrs)
-    return CycleRows(offs, nbrs, labels[0], m)
+    return CycleRows(offs, nbrs, labels[0], k // 2)
 
 
 @njit(cache=True, nogil=True)

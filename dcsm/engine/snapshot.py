@@ -27,7 +27,7 @@ from ..errors import EngineError
 from ..model import Graph, Pattern
 from . import cpu_kernels as kern
 from .bulk import intern_graph
-from .cycle_count import counts_by_cycle, cycle_counts, cycle_rows
+from .cycle_count import counts_by_labels, cycle_counts, cycle_rows
 from .plan import GraphShape, stack_plans, static_plan
 from .tree_count import checked_sum, counts_by_tree, root_counts
 
@@ -188,7 +188,7 @@ class StaticSnapshot:
         :mod:`~dcsm.engine.cycle_count`: meeting in the middle), a root being where the
         counting's first pattern vertex is."""
         n = pattern.num_vertices
-        if not emit and (counts_by_tree(pattern) or counts_by_cycle(pattern)):
+        if not emit and counts_by_labels(pattern):
             counts = self._counted(pattern, lo, hi)
             if counts is not None:
                 total, over = checked_sum(counts)

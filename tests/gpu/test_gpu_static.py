@@ -549,7 +549,7 @@ def test_labelled_trees_and_cycles_counted_as_the_search_counts(
     gives the device search's count and the CPU engine's, over the whole graph and over
     slices of start edges (which add up), on power-law graphs whose hubs take a whole block
     (a root's first step) or a warp (a layer's row)."""
-    from dcsm.gpu.label_count import counts_by_labels
+    from dcsm.engine.cycle_count import counts_by_labels
 
     cpu, csr, _ = labelled_case(seed)
     p = LABELLED[name]
