@@ -305,12 +305,26 @@ class GpuEngine(Engine):
                          cp.zeros(2, np.int32))  # fmt: skip
             owner = cp.full(4, -1, np.int32)
             owner[cp.asarray(versions[:, V_SLAB])] = cp.arange(2, dtype=np.int32)
-            # _snapshot's gather of the live edges (two one-entry runs: the edge 0-1 from both
-            # sides; nothing empty, so that every kernel runs)
-            entries = cp.zeros((64, 4), np.int32)
-            entries[[0, 32], 3] = L.INF_TS
-            entries[0, 0] = 1
-            live_edges(cp, cp.arange(2, dtype=np.int32), versions, entries)
+        self._side.synchronize()
+        self._warm_snapshot()
+
+    def _warm_snapshot(self) -> None:
+        """Run _snapshot's gather of the live edges (:func:`.mvg.live_edges`) on the pool and
+        vertex tables as they are now, two vertices of one entry each: CuPy compiles its
+        kernels for the sizes it meets (a scan over millions of vertices takes more kernels
+        than one over two; a pool past 2^31 int32 words, 64-bit indexing). Warmed on tiny
+        tables only, the first backfill of a 43M-edge graph compiled for 0.48 s at its
+        snapshot, the stream stopped (bench/results/static/labels-1128/: the first service
+        process on a fresh machine; later ones found the kernels in CuPy's disk cache).
+        Called at construction and whenever a table grows, with the kernel stopped."""
+        cp, d = self._cp, self._d
+        with self._side:
+            head = cp.full(d["head"].shape[0], -1, np.int32)
+            head[:2] = cp.arange(2, dtype=np.int32)
+            versions = cp.zeros((2, d["vers"].shape[1]), np.int32)
+            versions[:, V_LEN] = versions[:, V_BLEN] = versions[:, V_TOFF] = 1
+            versions[1, V_SLAB] = 1
+            live_edges(cp, head, versions, d["entries"])  # what slabs 0 and 1 hold: unused
         self._side.synchronize()
 
     def _pin(self, name: str, n: int, dtype: np.dtype | type) -> np.ndarray:
@@ -419,6 +433,7 @@ class GpuEngine(Engine):
             # The copies and the new Ctx (copied on the null stream) are on the device
             # before the kernel, launched on a non-blocking stream, runs.
             cp.cuda.Stream.null.synchronize()
+        self._warm_snapshot()  # for the grown tables' sizes
 
     def _reserves(self) -> tuple[int, int]:
         """Versions and slabs that the updates sent before the host looks at the pools
