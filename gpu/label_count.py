@@ -29,9 +29,9 @@ from typing import Any
 
 import numpy as np
 
-from dcsm.engine.cycle_count import cycle_steps, cycle_walk
+from dcsm.engine.cycle_count import cheapest_walk, cycle_steps
 from dcsm.engine.tree_count import counts_by_tree, tree_order
-from dcsm.model import Pattern
+from dcsm.model import ANY_LABEL, Pattern
 
 SOURCE = Path(__file__).with_name("label_count.cu")
 # Threads a block: 512 with the device to itself (the 43M-edge labelled 6-cycle: 2.52 s at
@@ -104,9 +104,10 @@ class LabelCounter:
 
     def count(self, csr: Any, pattern: Pattern, t0: int, t1: int) -> int | None:
         """The matches of ``pattern`` (:func:`counts_by_labels` must hold) in ``csr`` (a
-        ``DeviceCsr``) whose pattern vertex 0 sits at a vertex whose first entry lies in the
-        start edges [t0, t1), or None when a count passed 2^64 - 1 on the way (the caller
-        then searches). Waits for the stream."""
+        ``DeviceCsr``) whose root (a tree's pattern vertex 0, a cycle's first vertex of its
+        cheapest walk, the same for every slice of one snapshot) sits at a vertex whose first
+        entry lies in the start edges [t0, t1), or None when a count passed 2^64 - 1 on the
+        way (the caller then searches). Waits for the stream."""
         cp = self._cp
         labels = [int(x) for x in pattern.vlabels]
         with self.stream:
@@ -127,21 +128,52 @@ class LabelCounter:
         for lab in labels:
             if lab == INT32_MAX:  # no label above it: its run ends with the vertices
                 runs[lab] = (runs[lab][0], csr.nv)
-        lo0, hi0 = runs[labels[0]]
+        tree = counts_by_tree(pattern)
+        # a tree's root is pattern vertex 0; a cycle's, the start of its cheapest walk
+        walk = None if tree else cheapest_walk(pattern, self._path_counter(csr, runs))
+        lo0, hi0 = runs[labels[0] if walk is None else walk[0][0]]
         x0, x1 = max(lo0, int(bounds[n])), min(hi0, int(bounds[n + 1]))
         if x0 >= x1:
             return 0
         with self.stream:
-            ctl = cp.empty(4, np.uint64)
-            ctl.data.memset_async(0, ctl.nbytes, self.stream)
-            if counts_by_tree(pattern):
+            ctl = self._ctl()
+            if walk is None:
                 self._tree(csr, pattern, runs, x0, x1, ctl)
             else:
-                self._cycle(csr, pattern, runs, x0, x1, ctl)
+                self._cycle(csr, walk, runs, x0, x1, ctl)
+        return self._total(ctl)
+
+    def _ctl(self) -> Any:
+        ctl = self._cp.empty(4, np.uint64)
+        ctl.data.memset_async(0, ctl.nbytes, self.stream)
+        return ctl
+
+    def _total(self, ctl: Any) -> int | None:
+        """ctl's 128-bit total once the stream is done, or None past 2^64 - 1 on the way."""
         got = self._host(ctl)
         if int(got[CTL_ERROR]) & ERR_OVERFLOW:
             return None
         return int(got[CTL_TOTAL]) | int(got[CTL_TOTAL_HI]) << 64
+
+    def _path_counter(
+        self, csr: Any, runs: dict[int, tuple[int, int]]
+    ) -> Callable[[list[int], list[int]], float]:
+        """Counts labelled paths over the labels of ``runs`` with the tree kernels (a few
+        milliseconds at 43M edges), for :func:`~dcsm.engine.cycle_count.cheapest_walk`."""
+
+        def count(labels: list[int], elabs: list[int]) -> float:
+            lo, hi = runs[labels[0]]
+            if lo == hi:
+                return 0.0
+            edges = [(i, i + 1, None if e == ANY_LABEL else e) for i, e in enumerate(elabs)]
+            path = Pattern.build("path", list(labels), edges)
+            with self.stream:
+                ctl = self._ctl()
+                self._tree(csr, path, runs, lo, hi, ctl)
+            total = self._total(ctl)
+            return float("inf") if total is None else float(total)
+
+        return count
 
     def _grid(self, name: str, warps: int) -> tuple[int]:
         return (max(1, min(self._resident[name], _MAX_GRID, -(-warps // (self.threads // 32)))),)
@@ -180,13 +212,14 @@ class LabelCounter:
         )  # fmt: skip
 
     def _cycle(
-        self, csr: Any, pattern: Pattern, runs: dict[int, tuple[int, int]], x0: int, x1: int,
-        ctl: Any,
+        self, csr: Any, walk: tuple[list[int], list[int]], runs: dict[int, tuple[int, int]],
+        x0: int, x1: int, ctl: Any,
     ) -> None:  # fmt: skip
-        """cycle_roots over the roots [x0, x1): the steps (as cycle_count.cycle_rows cuts
-        the cycle) with each label's place in the blocks' compact count arrays."""
+        """cycle_roots over the roots [x0, x1) (labelled as the walk's c_0): the steps of
+        ``walk`` (its vertex and edge labels, cut as cycle_count.cycle_rows cuts it) with
+        each label's place in the blocks' compact count arrays."""
         cp = self._cp
-        labels, elabs = cycle_walk(pattern)
+        labels, elabs = walk
         k = len(labels)
         m = k // 2
         steps = cycle_steps(labels, elabs)

@@ -622,3 +622,26 @@ def test_labelled_counts_beside_the_running_kernel() -> None:
     assert got == want and min(want) > 0
     cpu.apply(gone)
     assert after == [cpu.count_static(p) for p in pats]
+
+
+def test_a_labelled_cycle_counts_alike_from_any_vertex(matcher: StaticMatcher) -> None:
+    """The device prices each cut of a labelled cycle by its halves' path counts (its tree
+    kernels) and roots the count at the cheapest: the same cycle written from every vertex,
+    both ways round, counts as the CPU engine does, whole and in slices."""
+    cpu, csr, _ = labelled_case(1)
+    base = LABELLED["c6"]
+    want = cpu.count_static(base)
+    m = matcher.start_edges(csr)
+    cuts = np.linspace(0, m, 4).astype(np.int64)
+    k = base.num_vertices
+    for shift in range(k):
+        for flip in (False, True):
+            at = [((shift - i) if flip else (shift + i)) % k for i in range(k)]
+            labels = [0] * k
+            for i in range(k):
+                labels[at[i]] = int(base.vlabels[i])
+            p = _p("c6w", labels, [(at[i], at[(i + 1) % k]) for i in range(k)])
+            assert matcher.count(csr, p) == want, (shift, flip)
+            parts = [matcher.count(csr, p, (int(a), int(b)))
+                     for a, b in zip(cuts[:-1], cuts[1:], strict=True)]  # fmt: skip
+            assert sum(parts) == want, (shift, flip)
