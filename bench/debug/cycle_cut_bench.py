@@ -2,9 +2,11 @@
 engine's count takes for each writing (``dcsm/engine/cycle_count.py``). Before
 ``cheapest_walk`` the cut fell at pattern vertex 0 and vertex k // 2, so the same ring took
 the time of whichever cut its writing named; with it, every writing takes the cheapest.
+``--backend gpu`` counts with the device's label counter (``StaticMatcher.count`` on a CSR
+built once on the device), which prices the cuts with its own tree kernels.
 
     python3 -P bench/debug/cycle_cut_bench.py --edges 10000000 --labels 8 \
-        [--cut-at-vertex-0] --out rows.json
+        [--cut-at-vertex-0] [--backend gpu] --out rows.json
 
 ``--cut-at-vertex-0`` replaces ``cheapest_walk`` by ``cycle_walk`` (the code before it).
 
@@ -20,12 +22,15 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+
+import numpy as np
 
 from dcsm.engine import cycle_count
 from dcsm.engine.snapshot import StaticSnapshot
 from dcsm.loadgen.gen_stream import chunglu_graph
-from dcsm.model import Pattern
+from dcsm.model import Graph, Pattern
 
 
 def written(k: int, shift: int, flip: bool) -> Pattern:
@@ -38,6 +43,26 @@ def written(k: int, shift: int, flip: bool) -> Pattern:
     return Pattern.build(f"lcycle{k}-{shift}{'r' if flip else ''}", labels, edges)
 
 
+def cpu_counter(graph: Graph) -> Callable[[Pattern], int]:
+    """Counts on one snapshot with all the process's cores."""
+    snap = StaticSnapshot.from_graph(graph)
+    return lambda p: snap.run_all(p, emit=False)[0]
+
+
+def gpu_counter(graph: Graph) -> Callable[[Pattern], int]:
+    """Counts with the device's label counter on a CSR built once."""
+    from dcsm.gpu.static_match import StaticMatcher
+
+    matcher = StaticMatcher()
+    ids = graph.vertex_ids
+    sorter = np.argsort(ids, kind="stable")
+    a = sorter[np.searchsorted(ids, graph.src, sorter=sorter)]
+    b = sorter[np.searchsorted(ids, graph.dst, sorter=sorter)]
+    csr = matcher.csr_from_edges(len(ids), np.minimum(a, b), np.maximum(a, b),
+                                 graph.edge_labels, graph.vertex_labels, ids)  # fmt: skip
+    return lambda p: matcher.count(csr, p)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "))
     ap.add_argument("--edges", type=int, default=1_000_000)
@@ -46,27 +71,31 @@ def main() -> int:
     ap.add_argument("--k", type=int, default=6, help="cycle length (<= labels)")
     ap.add_argument("--cut-at-vertex-0", action="store_true",
                     help="the cut at pattern vertex 0, as before cheapest_walk")  # fmt: skip
+    ap.add_argument("--backend", choices=("cpu", "gpu"), default="cpu")
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
     if args.cut_at_vertex_0:
         cycle_count.cheapest_walk = lambda pattern, _paths: cycle_count.cycle_walk(pattern)
     t = time.perf_counter()
-    snap = StaticSnapshot.from_graph(chunglu_graph(args.edges, labels=args.labels, seed=args.seed))
-    print(f"snapshot of {args.edges:,} edges in {time.perf_counter() - t:.1f} s", flush=True)
+    graph = chunglu_graph(args.edges, labels=args.labels, seed=args.seed)
+    count = gpu_counter(graph) if args.backend == "gpu" else cpu_counter(graph)
+    print(f"{args.backend} structures for {args.edges:,} edges in "
+          f"{time.perf_counter() - t:.1f} s", flush=True)  # fmt: skip
     rows: list[dict] = []
     for shift in range(args.k):
         for flip in (False, True):
             p = written(args.k, shift, flip)
             t = time.perf_counter()
-            count, _ = snap.run_all(p, emit=False)
+            n = count(p)
             row = {"pattern": p.name, "vertex0_label": int(p.vlabels[0]), "reversed": flip,
-                   "count": count, "seconds": round(time.perf_counter() - t, 3)}  # fmt: skip
-            if rows and count != rows[0]["count"]:
-                print(f"{p.name}: {count} != {rows[0]['count']}", file=sys.stderr)
+                   "count": n, "seconds": round(time.perf_counter() - t, 3)}  # fmt: skip
+            if rows and n != rows[0]["count"]:
+                print(f"{p.name}: {n} != {rows[0]['count']}", file=sys.stderr)
                 return 1
             rows.append(row)
             print(json.dumps(row), flush=True)
-            args.out.write_text(json.dumps({"edges": args.edges, "rows": rows}, indent=1) + "\n")
+            out = {"edges": args.edges, "backend": args.backend, "rows": rows}
+            args.out.write_text(json.dumps(out, indent=1) + "\n")
     return 0
 
 
