@@ -4,13 +4,14 @@ LabelCounter counting each pattern, best of --repeat, every count checked equal.
 
     python3 -P bench/debug/label_count_ab.py --edges 43000000 --labels 8 \
         --variants 256:8,256:32,1024:8,1024:32 --patterns lcycle6,lcycle4 \
-        [--write-graph g43l.npz] --out ab.json
+        [--write-graph g43l.npz | --graph g43l.npz] --out ab.json
 
 A cycle root runs on one block with its count arrays in global memory (12 bytes a vertex of
 the pattern's labels); blocks in flight are min(resident, roots, budget / a block's arrays),
 so the budget bounds how many warps wait on memory at once, and the block size trades warps
 a root against roots in flight. ``--write-graph`` saves the graph (``dcsm gen-graph``'s
-format) for the service runs that follow in the same call.
+format) for the service runs that follow in the same call; ``--graph`` reads such a file
+instead of generating, so that several builds can be timed on one graph.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from static_bench import shape  # noqa: E402
 
 from dcsm.gpu.label_count import LabelCounter  # noqa: E402
 from dcsm.gpu.static_match import StaticMatcher  # noqa: E402
-from dcsm.graphio import write_graph  # noqa: E402
+from dcsm.graphio import read_graph, write_graph  # noqa: E402
 from dcsm.loadgen.gen_stream import chunglu_graph  # noqa: E402
 
 
@@ -41,11 +42,15 @@ def main() -> int:
     ap.add_argument("--patterns", default="lcycle6,lcycle4")
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--write-graph", type=Path, default=None)
+    ap.add_argument("--graph", type=Path, default=None, help="read this graph, do not generate")
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
     t = time.perf_counter()
-    g = chunglu_graph(args.edges, labels=args.labels, seed=args.seed)
-    print(f"graph: {args.edges:,} edges in {time.perf_counter() - t:.1f} s", flush=True)
+    if args.graph:
+        g = read_graph(args.graph)
+    else:
+        g = chunglu_graph(args.edges, labels=args.labels, seed=args.seed)
+    print(f"graph: {g.num_edges:,} edges in {time.perf_counter() - t:.1f} s", flush=True)
     if args.write_graph:
         write_graph(args.write_graph, g)
     matcher = StaticMatcher()
@@ -74,7 +79,7 @@ def main() -> int:
                    "seconds": round(best, 4)}  # fmt: skip
             rows.append(row)
             print(json.dumps(row), flush=True)
-            args.out.write_text(json.dumps({"edges": args.edges, "rows": rows}, indent=1))
+            args.out.write_text(json.dumps({"edges": g.num_edges, "rows": rows}, indent=1))
     return 0
 
 
