@@ -23,7 +23,10 @@
 // block's touched list, the next layer). The last step, from c_{m+1} into c_m, multiplies
 // each arrival by the forward paths waiting there. Consecutive labels differ and all
 // labels are different, so one count array holds every layer of a root; the touched list
-// resets it (work proportional to the root's rows, never to the graph).
+// resets it (work proportional to the root's rows, never to the graph). Each step walks
+// its own rows, built once a count before the roots (step_degrees, scan_inclusive,
+// step_fill): only the entries it may take, as compact indices, so that a root's layers
+// read short contiguous rows that stay in L2 rather than binary-searching the snapshot's.
 //
 // Buffers (device memory; gpu/label_count.py allocates all of them on the matcher's stream):
 //   off, nbr, elab  the snapshot's CSR (static_match.cu's layout block); read only.
@@ -33,11 +36,17 @@
 //                          found.
 //   msg    u64[compact]    tree: fill_ones writes, tree_absorb reads a child's and
 //                          rewrites a parent's, sum_range reads the root's.
-//   steps  int32[k, 7]     cycle: per step (src_lo, src_hi, dst_lo, dst_hi, edge label,
-//                          src base, dst base); host uploads; cycle_roots reads.
+//   roff   i64[sum of (sources + 1)]  cycle: every step's row offsets into rnbr;
+//                          step_degrees writes lengths, scan_inclusive the offsets;
+//                          step_fill, cycle_roots read; host reads the last (rnbr's size).
+//   rnbr   int32[entries]  cycle: the steps' rows, compact indices; step_fill writes,
+//                          cycle_roots reads.
+//   steps  i64[k, 2]       cycle: per step (row_base, src_base); host uploads;
+//                          cycle_roots reads.
 //   cnt    u64[blocks, compact]  cycle: block b's path counts; host zeroes it once, each
 //                          block returns its part to zero after every root.
-//   touched int32[blocks, compact]  cycle: block b's vertices reached for the current root.
+//   touched int32[blocks, compact]  cycle: block b's compact indices reached for the
+//                          current root.
 //   ctl    u64[4]          [claim, total, total_hi, error]: host zeroes it; cycle_roots
 //                          claims roots (claim); sum_range and cycle_roots add their count
 //                          (128-bit, with carry); tree_absorb, cycle_roots OR error bits;
@@ -64,7 +73,6 @@ typedef long long i64;
 #define CTL_TOTAL 1
 #define CTL_TOTAL_HI 2
 #define CTL_ERROR 3
-#define STEP_INTS 7
 #define WARPS (THREADS / 32)
 
 // The first position in a[lo, hi) (ascending) whose value is >= key.
@@ -163,18 +171,85 @@ extern "C" __global__ void sum_range(const u64* a, i64 lo, i64 hi, u64* ctl) {
     if ((threadIdx.x & 31) == 0) add_total(ctl, s);
 }
 
+// Rows of the cycle's steps. Step s's rows are those of its source vertices (the roots
+// [x0, x1) for the two steps from c_0, else its source label's whole run), each holding the
+// compact indices of the neighbours the step may reach (its destination label, its edge
+// label): roff[row_base + i] .. roff[row_base + i + 1] into rnbr for source position i.
+// step_degrees writes row i's length at roff[row_base + 1 + i] (the step's first slot
+// stays 0), scan_inclusive turns the whole of roff into offsets (each step's first slot
+// then holds where the step before it ended), step_fill writes the entries.
+
+// Entries of row x whose neighbour lies in [dst_lo, dst_hi) by an edge labelled
+// edge_label (ANY_LABEL: any), counted by a warp a source vertex src_lo + i, i < n.
+extern "C" __global__ void step_degrees(const i64* off, const int* nbr, const int* elab,
+                                        int src_lo, int n, int dst_lo, int dst_hi,
+                                        int edge_label, i64* deg) {
+    const int lane = threadIdx.x & 31;
+    const i64 warps = ((i64)gridDim.x * blockDim.x) >> 5;
+    for (i64 i = (blockIdx.x * (i64)blockDim.x + threadIdx.x) >> 5; i < n; i += warps) {
+        i64 k0, k1;
+        label_run(off, nbr, (int)(src_lo + i), dst_lo, dst_hi, &k0, &k1);
+        int d = 0;
+        for (i64 k = k0 + lane; k < k1; k += 32) d += edge_ok(elab, k, edge_label);
+        for (int o = 16; o; o >>= 1) d += __shfl_down_sync(0xffffffffu, d, o);
+        if (lane == 0) deg[i] = d;
+    }
+}
+
+// a[0, n) = its inclusive prefix sums; one block: thread t sums a contiguous chunk, the
+// block scans the chunk sums, each thread rewrites its chunk.
+extern "C" __global__ void scan_inclusive(i64* a, i64 n) {
+    __shared__ i64 part[THREADS];
+    const i64 chunk = (n + THREADS - 1) / THREADS;
+    const i64 lo = min(n, threadIdx.x * chunk), hi = min(n, lo + chunk);
+    i64 sum = 0;
+    for (i64 i = lo; i < hi; ++i) sum += a[i];
+    part[threadIdx.x] = sum;
+    __syncthreads();
+    for (int d = 1; d < THREADS; d <<= 1) {  // Hillis-Steele over the chunk sums
+        const i64 v = threadIdx.x >= d ? part[threadIdx.x - d] : 0;
+        __syncthreads();
+        part[threadIdx.x] += v;
+        __syncthreads();
+    }
+    i64 run = threadIdx.x ? part[threadIdx.x - 1] : 0;
+    for (i64 i = lo; i < hi; ++i) a[i] = run += a[i];
+}
+
+// The entries step_degrees counted, as compact indices dst_base + (z - dst_lo), in row
+// order (a warp a source vertex, the ballot keeping the row's order).
+extern "C" __global__ void step_fill(const i64* off, const int* nbr, const int* elab,
+                                     int src_lo, int n, int dst_lo, int dst_hi,
+                                     int edge_label, int dst_base, const i64* roff,
+                                     int* rnbr) {
+    const int lane = threadIdx.x & 31;
+    const i64 warps = ((i64)gridDim.x * blockDim.x) >> 5;
+    for (i64 i = (blockIdx.x * (i64)blockDim.x + threadIdx.x) >> 5; i < n; i += warps) {
+        i64 k0, k1;
+        label_run(off, nbr, (int)(src_lo + i), dst_lo, dst_hi, &k0, &k1);
+        i64 at = roff[i];
+        for (i64 k = k0; k < k1; k += 32) {
+            const bool ok = k + lane < k1 && edge_ok(elab, k + lane, edge_label);
+            const unsigned mask = __ballot_sync(0xffffffffu, ok);
+            if (ok) rnbr[at + __popc(mask & ((1u << lane) - 1))] = dst_base + (nbr[k + lane] - dst_lo);
+            at += __popc(mask);
+        }
+    }
+}
+
 struct Step {
-    int src_lo, src_hi, dst_lo, dst_hi, elab, src_base, dst_base;
+    i64 row_base;  // the step's first slot in roff
+    i64 src_base;  // a source's position = its id (a root) or compact index - src_base
 };
 
-// Extend the paths ending at layer[0, n) by step S: each adds its count into the count of
-// every vertex it reaches; a vertex reached first is appended to touched[*tail]. root >= 0:
-// the layer is that one vertex with one path (the root, outside the count array). Warps take
-// the layer's vertices in turn, or, for a layer smaller than the block's warps, the block
-// takes one vertex at a time (a hub root's row spread over every thread).
-__device__ void extend(const i64* off, const int* nbr, const int* elab, const Step& S,
-                       const int* layer, int n, int root, u64* cnt, int* touched, int* tail,
-                       u64* ctl) {
+// Extend the paths ending at layer[0, n) (compact indices) by step S: each adds its count
+// into the count of every vertex it reaches; a vertex reached first is appended to
+// touched[*tail]. root >= 0: the layer is that one vertex with one path (the root, by its
+// snapshot id, outside the count array). Warps take the layer's vertices in turn, or, for
+// a layer smaller than the block's warps, the block takes one vertex at a time (a hub
+// root's row spread over every thread).
+__device__ void extend(const i64* roff, const int* rnbr, const Step& S, const int* layer,
+                       int n, int root, u64* cnt, int* touched, int* tail, u64* ctl) {
     bool block_wide = n < WARPS;
     int lane = block_wide ? threadIdx.x : (threadIdx.x & 31);
     int width = block_wide ? THREADS : 32;
@@ -182,13 +257,12 @@ __device__ void extend(const i64* off, const int* nbr, const int* elab, const St
     int stride = block_wide ? 1 : WARPS;
     for (int i = first; i < n; i += stride) {
         int y = root >= 0 ? root : layer[i];
-        u64 c = root >= 0 ? 1ull : cnt[S.src_base + (y - S.src_lo)];
-        i64 k0, k1;
-        label_run(off, nbr, y, S.dst_lo, S.dst_hi, &k0, &k1);
+        u64 c = root >= 0 ? 1ull : cnt[y];
+        const i64* row = roff + S.row_base + (y - S.src_base);
+        const i64 k0 = row[0], k1 = row[1];
         for (i64 k = k0 + lane; k < k1; k += width) {
-            if (!edge_ok(elab, k, S.elab)) continue;
-            int z = nbr[k];
-            u64 old = atomicAdd(&cnt[S.dst_base + (z - S.dst_lo)], c);
+            int z = rnbr[k];
+            u64 old = atomicAdd(&cnt[z], c);
             if (old == 0) touched[atomicAdd(tail, 1)] = z;
             if (old + c < old) atomicOr(&ctl[CTL_ERROR], ERR_OVERFLOW);
         }
@@ -197,16 +271,13 @@ __device__ void extend(const i64* off, const int* nbr, const int* elab, const St
 
 // The matches with c_0 at each root of [x0, x1), added into ctl's total; block b uses
 // cnt and touched from b * compact on. steps: k of them (layout above), m = k / 2.
-extern "C" __global__ void LC_BOUNDS cycle_roots(const i64* off, const int* nbr,
-                                                 const int* elab, const int* steps, int k,
-                                                 int m, int x0, int x1, u64* cnt_all,
-                                                 int* touched_all, i64 compact, u64* ctl) {
+extern "C" __global__ void LC_BOUNDS cycle_roots(const i64* roff, const int* rnbr,
+                                                 const i64* steps, int k, int m, int x0,
+                                                 int x1, u64* cnt_all, int* touched_all,
+                                                 i64 compact, u64* ctl) {
     __shared__ Step st[16];
     __shared__ int s_root, s_tail;
-    for (int i = threadIdx.x; i < k; i += THREADS) {
-        const int* p = steps + i * STEP_INTS;
-        st[i] = Step{p[0], p[1], p[2], p[3], p[4], p[5], p[6]};
-    }
+    for (int i = threadIdx.x; i < k; i += THREADS) st[i] = Step{steps[2 * i], steps[2 * i + 1]};
     u64* cnt = cnt_all + blockIdx.x * compact;
     int* touched = touched_all + blockIdx.x * compact;
     if (threadIdx.x == 0) s_tail = 0;
@@ -222,8 +293,8 @@ extern "C" __global__ void LC_BOUNDS cycle_roots(const i64* off, const int* nbr,
         // forward: from the root through layers touched[a, b) labelled c_1 .. c_m
         int a = 0, b = 0;
         for (int s = 0; s < m && (s == 0 || a < b); ++s) {
-            extend(off, nbr, elab, st[s], touched + a, s == 0 ? 1 : b - a, s == 0 ? x : -1,
-                   cnt, touched, &s_tail, ctl);
+            extend(roff, rnbr, st[s], touched + a, s == 0 ? 1 : b - a, s == 0 ? x : -1, cnt,
+                   touched, &s_tail, ctl);
             __syncthreads();
             a = b;
             b = s_tail;
@@ -232,8 +303,8 @@ extern "C" __global__ void LC_BOUNDS cycle_roots(const i64* off, const int* nbr,
         if (a < b) {  // paths reach c_m; backward: from the root through c_{k-1} .. c_{m+1}
             int la = b, lb = b;
             for (int s = m; s < k - 1 && (s == m || la < lb); ++s) {
-                extend(off, nbr, elab, st[s], touched + la, s == m ? 1 : lb - la,
-                       s == m ? x : -1, cnt, touched, &s_tail, ctl);
+                extend(roff, rnbr, st[s], touched + la, s == m ? 1 : lb - la, s == m ? x : -1,
+                       cnt, touched, &s_tail, ctl);
                 __syncthreads();
                 la = lb;
                 lb = s_tail;
@@ -244,12 +315,10 @@ extern "C" __global__ void LC_BOUNDS cycle_roots(const i64* off, const int* nbr,
                 int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
                 for (int i = la + warp; i < lb; i += WARPS) {
                     int y = touched[i];
-                    u64 c = cnt[S.src_base + (y - S.src_lo)];
-                    i64 k0, k1;
-                    label_run(off, nbr, y, S.dst_lo, S.dst_hi, &k0, &k1);
-                    for (i64 q = k0 + lane; q < k1; q += 32) {
-                        if (!edge_ok(elab, q, S.elab)) continue;
-                        u64 f = cnt[S.dst_base + (nbr[q] - S.dst_lo)];
+                    u64 c = cnt[y];
+                    const i64* row = roff + S.row_base + (y - S.src_base);
+                    for (i64 q = row[0] + lane; q < row[1]; q += 32) {
+                        u64 f = cnt[rnbr[q]];
                         u128 t = mine + (u128)c * f;
                         over |= t < mine;
                         mine = t;
@@ -258,17 +327,9 @@ extern "C" __global__ void LC_BOUNDS cycle_roots(const i64* off, const int* nbr,
             }
         }
         __syncthreads();  // the last step has read every forward count
-        // return every count this root raised to zero, for the next root (a vertex's count
-        // sits in the run of the step that reached it)
+        // return every count this root raised to zero, for the next root
         int used = s_tail;
-        for (int i = threadIdx.x; i < used; i += THREADS) {
-            int z = touched[i];
-            for (int s = 0; s < k - 1; ++s)
-                if (st[s].dst_lo <= z && z < st[s].dst_hi) {
-                    cnt[st[s].dst_base + (z - st[s].dst_lo)] = 0;
-                    break;
-                }
-        }
+        for (int i = threadIdx.x; i < used; i += THREADS) cnt[touched[i]] = 0;
         __syncthreads();  // every thread has read s_tail and reset its share
         if (threadIdx.x == 0) s_tail = 0;
         // the next claim's __syncthreads publishes s_tail = 0 before any step adds to it

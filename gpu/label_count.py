@@ -40,7 +40,6 @@ SOURCE = Path(__file__).with_name("label_count.cu")
 # of 256 threads at 32 registers fit there, one of 512.
 THREADS = 512
 BESIDE_THREADS = 256
-STEP_INTS = 7  # the .cu's STEP_INTS: a cycle step's fields
 CTL_CLAIM, CTL_TOTAL, CTL_TOTAL_HI, CTL_ERROR = range(4)
 ERR_OVERFLOW = 8
 # The cycle's per-block count and touched arrays (12 bytes a vertex of the pattern's labels
@@ -93,7 +92,8 @@ class LabelCounter:
         self.threads, self.scratch_max = threads, scratch_max
         mod = load_module(min_blocks, threads)
         names = ("lower_bounds_i32", "lower_bounds_i64", "fill_ones", "tree_absorb",
-                 "sum_range", "cycle_roots")  # fmt: skip
+                 "sum_range", "step_degrees", "scan_inclusive", "step_fill",
+                 "cycle_roots")  # fmt: skip
         self._fn = {name: mod.get_function(name) for name in names}
         sms = int(cp.cuda.Device().attributes["MultiProcessorCount"])
         regs = {name: max(1, int(fn.num_regs)) for name, fn in self._fn.items()}
@@ -216,20 +216,44 @@ class LabelCounter:
         x0: int, x1: int, ctl: Any,
     ) -> None:  # fmt: skip
         """cycle_roots over the roots [x0, x1) (labelled as the walk's c_0): the steps of
-        ``walk`` (its vertex and edge labels, cut as cycle_count.cycle_rows cuts it) with
-        each label's place in the blocks' compact count arrays."""
+        ``walk`` (its vertex and edge labels, cut as cycle_count.cycle_rows cuts it), each
+        with its own rows (the roots' for the steps from c_0, else its source label's run),
+        in the blocks' compact count arrays' indices."""
         cp = self._cp
         labels, elabs = walk
         k = len(labels)
-        m = k // 2
-        steps = cycle_steps(labels, elabs)
         base, compact = {}, 0
         for lab in labels[1:]:
             base[lab] = compact
             compact += runs[lab][1] - runs[lab][0]
-        rows = [(*runs[src], *runs[dst], lab, base.get(src, 0), base[dst])
-                for src, dst, lab in steps]  # fmt: skip
-        d_steps = cp.asarray(np.array(rows, np.int32).ravel())
+        # per step: (first source id, sources, source base, dst run, edge label, dst base)
+        parts = []
+        for src, dst, lab in cycle_steps(labels, elabs):
+            if src == labels[0]:
+                first, n, src_base = x0, x1 - x0, x0
+            else:
+                first, n, src_base = runs[src][0], runs[src][1] - runs[src][0], base[src]
+            parts.append((first, n, src_base, runs[dst], lab, base[dst]))
+        row_base = np.concatenate([[0], np.cumsum([n + 1 for _, n, *_ in parts])])
+        roff = cp.empty(int(row_base[-1]), np.int64)
+        roff.data.memset_async(0, roff.nbytes, self.stream)
+        for (first, n, _, (d_lo, d_hi), lab, _), rb in zip(parts, row_base[:-1], strict=True):
+            self._fn["step_degrees"](
+                self._grid("step_degrees", n), (self.threads,),
+                (csr.off, csr.nbr, csr.elab, np.int32(first), np.int32(n), np.int32(d_lo),
+                 np.int32(d_hi), np.int32(lab), roff[int(rb) + 1 :]),
+            )  # fmt: skip
+        self._fn["scan_inclusive"]((1,), (self.threads,), (roff, np.int64(roff.size)))
+        rnbr = cp.empty(max(1, int(self._host(roff[-1:])[0])), np.int32)
+        for (first, n, _, (d_lo, d_hi), lab, d_base), rb in zip(parts, row_base[:-1], strict=True):
+            self._fn["step_fill"](
+                self._grid("step_fill", n), (self.threads,),
+                (csr.off, csr.nbr, csr.elab, np.int32(first), np.int32(n), np.int32(d_lo),
+                 np.int32(d_hi), np.int32(lab), np.int32(d_base), roff[int(rb) :], rnbr),
+            )  # fmt: skip
+        steps = np.array([(rb, src_base) for (_, _, src_base, *_), rb in
+                          zip(parts, row_base[:-1], strict=True)], np.int64)  # fmt: skip
+        d_steps = cp.asarray(steps.ravel())
         compact = max(1, compact)
         free, _ = cp.cuda.runtime.memGetInfo()
         free += cp.get_default_memory_pool().free_bytes()
@@ -240,6 +264,6 @@ class LabelCounter:
         touched = cp.empty(blocks * compact, np.int32)
         self._fn["cycle_roots"](
             (blocks,), (self.threads,),
-            (csr.off, csr.nbr, csr.elab, d_steps, np.int32(k), np.int32(m), np.int32(x0),
-             np.int32(x1), cnt, touched, np.int64(compact), ctl),
+            (roff, rnbr, d_steps, np.int32(k), np.int32(k // 2), np.int32(x0), np.int32(x1),
+             cnt, touched, np.int64(compact), ctl),
         )  # fmt: skip
