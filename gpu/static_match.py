@@ -80,7 +80,7 @@ from dcsm.engine.cycle_count import counts_by_labels
 from dcsm.engine.plan import QueryPlan, plan_query, static_plan
 from dcsm.engine.snapshot import past_64_in_a_slice
 from dcsm.errors import EngineError
-from dcsm.model import ANY_LABEL, MAX_PATTERN_VERTICES, Pattern
+from dcsm.model import ANY_LABEL, MAX_PATTERN_VERTICES, Graph, Pattern
 
 from .label_count import BESIDE_THREADS, LabelCounter
 from .label_count import THREADS as LABEL_THREADS
@@ -566,6 +566,16 @@ class StaticMatcher:
     def csr_from_edges(self, nv: int, lo: Any, hi: Any, lab: Any, vlab: Any, ext: Any) -> DeviceCsr:
         """:func:`csr_from_edges` on this matcher's stream."""
         return csr_from_edges(nv, lo, hi, lab, vlab, ext, stream=self.stream)
+
+    def csr_from_graph(self, graph: Graph) -> DeviceCsr:
+        """A host graph's device CSR (vertex i of ``graph.vertex_ids`` is vertex i of the
+        edge list given to :func:`csr_from_edges`, which numbers the snapshot its way)."""
+        ids = graph.vertex_ids
+        sorter = np.argsort(ids, kind="stable")
+        a = sorter[np.searchsorted(ids, graph.src, sorter=sorter)]
+        b = sorter[np.searchsorted(ids, graph.dst, sorter=sorter)]
+        return self.csr_from_edges(len(ids), np.minimum(a, b), np.maximum(a, b),
+                                   graph.edge_labels, graph.vertex_labels, ids)  # fmt: skip
 
     def count(
         self,

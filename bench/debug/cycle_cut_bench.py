@@ -25,8 +25,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
-
 from dcsm.engine import cycle_count
 from dcsm.engine.snapshot import StaticSnapshot
 from dcsm.loadgen.gen_stream import chunglu_graph
@@ -54,12 +52,7 @@ def gpu_counter(graph: Graph) -> Callable[[Pattern], int]:
     from dcsm.gpu.static_match import StaticMatcher
 
     matcher = StaticMatcher()
-    ids = graph.vertex_ids
-    sorter = np.argsort(ids, kind="stable")
-    a = sorter[np.searchsorted(ids, graph.src, sorter=sorter)]
-    b = sorter[np.searchsorted(ids, graph.dst, sorter=sorter)]
-    csr = matcher.csr_from_edges(len(ids), np.minimum(a, b), np.maximum(a, b),
-                                 graph.edge_labels, graph.vertex_labels, ids)  # fmt: skip
+    csr = matcher.csr_from_graph(graph)
     return lambda p: matcher.count(csr, p)
 
 

@@ -22,8 +22,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from static_bench import shape  # noqa: E402
 
@@ -54,11 +52,7 @@ def main() -> int:
     if args.write_graph:
         write_graph(args.write_graph, g)
     matcher = StaticMatcher()
-    sorter = np.argsort(g.vertex_ids, kind="stable")
-    a = sorter[np.searchsorted(g.vertex_ids, g.src, sorter=sorter)]
-    b = sorter[np.searchsorted(g.vertex_ids, g.dst, sorter=sorter)]
-    csr = matcher.csr_from_edges(len(g.vertex_ids), np.minimum(a, b), np.maximum(a, b),
-                                 g.edge_labels, g.vertex_labels, g.vertex_ids)  # fmt: skip
+    csr = matcher.csr_from_graph(g)
     m = matcher.start_edges(csr)
     rows, want = [], {}
     for spec in args.variants.split(","):
