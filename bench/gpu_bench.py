@@ -251,17 +251,24 @@ class Report:
                     "of batches updater warp 0 applied alone (updater_small.cuh), and the "
                     "cost models at the end (us per update, per chunk copied, per bulk batch "
                     "of at most 32 updates), and its mean us per short batch in each step ("
-                    + ", ".join(SMALL_STEPS) + ").",
+                    + ", ".join(SMALL_STEPS) + "). Seen: entry into the ring -> the host read "
+                    "the completion, on the host's clock alone. Clock check: the least ring "
+                    "wait and the least time from the device's finish to the host's read; "
+                    "both are >= 0 when the device clock's mapping is right (bench/gpu_bench.py).",
                     "",
                     "| engine | rate (upd/s) | late | ring | updater | response from entry | "
-                    "mean batch | short path | models | short steps |",
-                    "|---|---:|---:|---:|---:|---:|---:|---:|---|---|",
+                    "seen | clock check | mean batch | short path | models | short steps |",
+                    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|",
                 ]  # fmt: skip
                 for r in parts:
-                    keys = ("late", "ring", "updater", "resp_entered")
+                    keys = ("late", "ring", "updater", "resp_entered", "seen")
                     cells = " | ".join(
-                        f"{r[k + '_p50_us']:.1f} / {r[k + '_p99_us']:.1f}" for k in keys
-                    )
+                        f"{r.get(k + '_p50_us', float('nan')):.1f} / "
+                        f"{r.get(k + '_p99_us', float('nan')):.1f}" for k in keys
+                    )  # fmt: skip
+                    cells += " | {:.1f} / {:.1f}".format(
+                        r.get("ring_min_us", float("nan")),
+                        r.get("seen_after_finish_min_us", float("nan")))  # fmt: skip
                     models = "{:.2f} / {:.3f} / {:.1f}".format(
                         *(r.get(k, 0.0) for k in ("model_update_us", "model_chunk_us",
                                                   "model_bulk_us")))  # fmt: skip
@@ -364,9 +371,19 @@ def latency_part(data: Path, report: Report, n: int) -> None:
                 for key, us in (("late", line["entered"] - sched),
                                 ("ring", line["taken"] - line["entered"]),
                                 ("updater", line["started"] - line["taken"]),
-                                ("resp_entered", line["started"] - line["entered"])):  # fmt: skip
+                                ("resp_entered", line["started"] - line["entered"]),
+                                ("seen", line["seen"] - line["entered"])):  # fmt: skip
                     row[f"{key}_p50_us"] = float(np.percentile(us * 1e6, 50))
                     row[f"{key}_p99_us"] = float(np.percentile(us * 1e6, 99))
+                # The device's times are mapped to the host's clock once, at launch. Each
+                # update was taken after it entered and finished before the host saw it, so
+                # both minima are >= 0 when the mapping is right, and their sum is how far
+                # it could be off (a large ring minimum with a seen one near 0 means the
+                # ring wait is real, not the mapping).
+                row["ring_min_us"] = float((line["taken"] - line["entered"]).min() * 1e6)
+                row["seen_after_finish_min_us"] = float(
+                    (line["seen"] - line["finished"]).min() * 1e6
+                )
             row["mean_batch"] = profile["mean_batch"]
             row["small_share"] = profile["small_batches"] / max(1, profile["batches"])
             for key in ("model_update_us", "model_chunk_us", "model_bulk_us"):

@@ -55,6 +55,9 @@ class CallResult:
         self.taken = np.empty(n, np.float64)  # when the updater read it from the ring
         self.started = np.empty(n, np.float64)
         self.finished = np.empty(n, np.float64)
+        # When the host read each completion record (host clock, one stamp a pump): with
+        # `entered`, a response bound that needs no device clock (add_seen).
+        self.seen = np.empty(n, np.float64)
         self._nentered = 0
         self.count_rows: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self.rows = MatchRows(width)  # match records, decoded by GpuEngine._pump
@@ -76,13 +79,23 @@ class CallResult:
         self.entered[self._nentered : self._nentered + k] = written_ns / 1e9
         self._nentered += k
 
+    def add_seen(self, tau: int, m: int, now: float) -> None:
+        """The completion records of taus [tau, tau + m) were read at ``now`` (epoch s);
+        taus outside this call's are not its own (an earlier call's, or none)."""
+        lo, hi = max(tau, self.tau0) - self.tau0, min(tau + m, self.tau0 + self.nsent) - self.tau0
+        if lo < hi:
+            self.seen[lo:hi] = now
+
     def timeline(self) -> dict[str, np.ndarray]:
         """Per sent update, in tau order (epoch seconds): entered the input ring (paced
-        calls only, else 0), taken by the updater, matching started, finished. Views of
-        this collector's arrays: it is done with them once the call returns."""
+        calls only, else 0), taken by the updater, matching started, finished (the device's
+        clock, mapped to the host's at launch), and seen: when the host read its completion
+        (the host's clock). Views of this collector's arrays: it is done with them once the
+        call returns."""
         k = self.nsent
         return {"update": self.sent, "entered": self.entered[:k], "taken": self.taken[:k],
-                "started": self.started[:k], "finished": self.finished[:k]}  # fmt: skip
+                "started": self.started[:k], "finished": self.finished[:k],
+                "seen": self.seen[:k]}  # fmt: skip
 
     def result(self, batch: UpdateBatch, outcome: np.ndarray) -> BatchResult:
         """The call's BatchResult: ``outcome`` (the host's, per update; not changed) with the

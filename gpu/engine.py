@@ -904,6 +904,8 @@ class GpuEngine(Engine):
             if len(row_i):
                 sink.count_rows.append((row_i, self._slots.qid[live[row_col]], row_n))
             if m:
+                if col is not None:
+                    col.add_seen(t, m, time.time())
                 self._done_next += m
                 self._hctl["done_consumed"] = self._done_next - 1
         rows = self._drain_rows if col is None else col.rows

@@ -73,3 +73,16 @@ def test_count_rows_in_order_or_not_come_out_as_a_stable_sort() -> None:
         assert out.seq.tolist() == batch.seq[upd].tolist()
         assert out.sign.tolist() == batch.op[upd].tolist()
         assert (out.query.dtype, out.seq.dtype, out.sign.dtype) == (np.int32, np.int64, np.int8)
+
+
+def test_seen_stamps_only_this_calls_updates() -> None:
+    """The pump stamps when it read completion records by tau range; a range that reaches
+    past this call's taus (an earlier call's, or ones not sent yet) stamps only its own."""
+    res = CallResult(4, tau0=10, width=1, slot_qid=np.array([0], np.int32))
+    res.add_sent(np.arange(3))  # taus 10, 11, 12
+    res.seen[:] = -1.0
+    res.add_seen(8, 3, 5.0)  # taus 8..10: 10 is ours
+    res.add_seen(11, 4, 6.0)  # taus 11..14: 11, 12 are ours
+    res.add_seen(20, 2, 7.0)  # none of ours
+    assert res.seen.tolist() == [5.0, 6.0, 6.0, -1.0]
+    assert res.timeline()["seen"].tolist() == [5.0, 6.0, 6.0]
