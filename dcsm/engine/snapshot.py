@@ -27,9 +27,9 @@ from ..errors import EngineError
 from ..model import Graph, Pattern
 from . import cpu_kernels as kern
 from .bulk import intern_graph
-from .cycle_count import counts_by_labels, cycle_counts, cycle_rows
+from .cycle_count import counts_by_cycle, cycle_counts, cycle_rows
 from .plan import GraphShape, stack_plans, static_plan
-from .tree_count import checked_sum, counts_by_tree, root_counts
+from .tree_count import checked_sum, root_counts, root_counts_exact, tree_plan
 
 WEDGES = 2000  # wedges sampled for GraphShape.closure (seeded: the same graph, the same plan)
 SLICES_PER_THREAD = 8  # run_all: slices of equal degree sums, so that hubs spread out
@@ -164,14 +164,18 @@ class StaticSnapshot:
             return self._counting[id(pattern)][1]
 
     def _counted(self, pattern: Pattern, lo: int, hi: int) -> np.ndarray | None:
-        """The matches with its root at each of the vertices [lo, hi), of a tree or a cycle
-        whose labels are fixed and all different (a tree's root is pattern vertex 0, a
-        cycle's the start of its cheapest walk, the same for every slice), or None past 64
-        bits."""
+        """The matches with its root at each of the vertices [lo, hi), of a tree that
+        :func:`~dcsm.engine.tree_count.tree_plan` counts or a cycle whose labels are fixed
+        and all different (a tree's root is its plan's, a cycle's the start of its cheapest
+        walk, the same for every slice), or None past 64 bits."""
         nv = self.num_vertices
-        if counts_by_tree(pattern):
-            counts = self._counting_for(pattern, lambda: root_counts(self.arrays, nv, pattern))
-            return None if counts is None else counts[lo:hi]
+        if tree_plan(pattern) is not None:  # past 2^64 at a vertex: in Python integers
+
+            def counted() -> np.ndarray:
+                counts = root_counts(self.arrays, nv, pattern)
+                return root_counts_exact(self.arrays, nv, pattern) if counts is None else counts
+
+            return self._counting_for(pattern, counted)[lo:hi]
         rows = self._counting_for(pattern, lambda: cycle_rows(self.arrays, nv, pattern))
         return cycle_counts(rows, lo, hi)
 
@@ -182,18 +186,20 @@ class StaticSnapshot:
         the search's first plan vertex takes; every match is found from exactly one root):
         (count, int64 (k, n) external ids if ``emit``, else an empty array). ``limit``:
         keep only the first that many rows (the count stays exact, and the rest is
-        counted without being enumerated to the last vertex). A count of a tree or a cycle
-        whose vertex labels are fixed and all different adds up per-root counts found
-        without enumerating (:mod:`~dcsm.engine.tree_count`: dynamic programming;
-        :mod:`~dcsm.engine.cycle_count`: meeting in the middle), a root being where the
-        counting's first pattern vertex is."""
+        counted without being enumerated to the last vertex). A count of a tree whose
+        vertices could share a data vertex only as leaves alike of one parent (labels all
+        different, or fan-outs), or of a cycle whose vertex labels are fixed and all
+        different, adds up per-root counts found without enumerating
+        (:mod:`~dcsm.engine.tree_count`: dynamic programming; :mod:`~dcsm.engine.cycle_count`:
+        meeting in the middle), a root being where the counting's root pattern vertex is."""
         n = pattern.num_vertices
-        if not emit and counts_by_labels(pattern):
+        if not emit and (tree_plan(pattern) is not None or counts_by_cycle(pattern)):
             counts = self._counted(pattern, lo, hi)
             if counts is not None:
-                total, over = checked_sum(counts)
-                if not over:
-                    return int(total), np.empty((0, n), np.int64)
+                total, over = (0, True) if counts.dtype == object else checked_sum(counts)
+                # each count fits 64 bits and their sum does not, or each is a Python int
+                exact = int(counts.astype(object).sum()) if over else int(total)
+                return exact, np.empty((0, n), np.int64)
             if (lo, hi) != (0, self.num_vertices):
                 raise EngineError(past_64_in_a_slice(pattern))
         plans = self._plans(pattern)
@@ -226,7 +232,7 @@ class StaticSnapshot:
         SLICES_PER_THREAD slices a thread of equal degree sums, taken as threads free up,
         their rows concatenated in slice order (the rows ``run`` gives)."""
         n = pattern.num_vertices
-        if not emit and counts_by_tree(pattern):  # one pass over the graph, nothing to spread
+        if not emit and tree_plan(pattern) is not None:  # one pass a step, nothing to spread
             return self.run(pattern, 0, self.num_vertices, emit)
         threads = threads or _usable_cores()
         cuts, work = self.slices(threads * SLICES_PER_THREAD)

@@ -12,8 +12,7 @@ import pytest
 
 from dcsm.engine.cpu import CpuEngine
 from dcsm.engine.snapshot import StaticSnapshot
-from dcsm.engine.tree_count import _absorb, counts_by_tree, root_counts
-from dcsm.errors import EngineError
+from dcsm.engine.tree_count import _absorb, counts_by_tree, root_counts, tree_plan
 from dcsm.loadgen.gen_stream import chunglu_graph
 from dcsm.model import Graph, Pattern
 
@@ -140,11 +139,11 @@ def test_distinct_trees_count_as_their_embeddings() -> None:
         )
 
 
-def test_a_slice_past_64_bits_refuses_instead_of_searching_other_roots() -> None:
+def test_a_tree_past_64_bits_at_one_vertex_counts_exactly() -> None:
     """A hub with 600 leaves of each of 7 labels: 600^7 > 2^64 matches of the labelled star
-    at one vertex. The search's slices hold other matches than the counting's (its roots
-    are another pattern vertex's), so a slice that cannot be counted raises a clear error
-    instead of adding a search's slice to the counted ones."""
+    at one vertex, and 600^3 x 599^2 x 598^2 of a fan of three and two groups of two:
+    root_counts flags the overflow, and the snapshot counts them in Python integers, whole
+    and in slices (no search, whose slices would hold other matches)."""
     k, d = 7, 600
     n = 1 + k * d
     leaves = np.arange(1, n, dtype=np.int64)
@@ -155,8 +154,109 @@ def test_a_slice_past_64_bits_refuses_instead_of_searching_other_roots() -> None
         dst=leaves,
         edge_labels=np.zeros(n - 1, np.int32),
     )
-    star = Pattern.build("star7", list(range(k + 1)), [(0, x, None) for x in range(1, k + 1)])
     snap = snapshot(g)
-    assert counts_by_tree(star) and root_counts(snap.arrays, n, star) is None
-    with pytest.raises(EngineError, match="passed 2\\^64 - 1 at one vertex"):
-        snap.run(star, 0, n // 2, emit=False)
+    star7 = Pattern.build("star7", list(range(k + 1)), [(0, x, None) for x in range(1, k + 1)])
+    fans = Pattern.build("fans", [0, 1, 1, 2, 2, 3, 4, 5],
+                         [(0, x, None) for x in range(1, 8)])  # fmt: skip
+    for p, want in ((star7, d**7), (fans, d * (d - 1) * d * (d - 1) * d**3)):
+        assert root_counts(snap.arrays, n, p) is None  # past 2^64 - 1
+        assert snap.run(p, 0, n, emit=False)[0] == want > 2**64
+        cuts, _work = snap.slices(4)
+        parts = [
+            snap.run(p, int(lo), int(hi), emit=False)[0] for lo, hi in itertools.pairwise(cuts)
+        ]
+        assert sum(parts) == want
+    assert counts_by_tree(star7) and not counts_by_tree(fans)
+
+
+def star(centre: int | None, leaves: list[int | None], elabels: list[int | None] | None = None,
+         distinct: bool = False) -> Pattern:  # fmt: skip
+    el = elabels or [None] * len(leaves)
+    edges = [(0, i + 1, el[i]) for i in range(len(leaves))]
+    return Pattern.build("star", [centre, *leaves], edges, distinct)
+
+
+# Trees whose only vertices that may share a data vertex are leaves alike of one parent.
+FANS = {
+    "fan3": star(0, [1, 1, 1]),
+    "fan4-any-leaves": star(2, [_, _, _, _]),
+    "fan3-elab": star(0, [1, 1, 1], [1, 1, 1]),
+    "fan2-and-one": star(0, [1, 1, 2]),
+    "path3-one-label": path([1, 1, 1]),  # rooted at its middle
+    "spider-groups": Pattern.build(
+        "spider-groups",
+        [0, 1, 2, 2, 3, 4, 4, 5, 5],
+        [(0, 1, _), (1, 2, _), (1, 3, _), (0, 4, 1), (4, 5, _), (4, 6, _), (0, 7, _), (0, 8, _)],
+    ),  # fmt: skip
+}
+
+
+def distinct(p: Pattern) -> Pattern:
+    return Pattern.build(p.name + "-d", [None if x < 0 else int(x) for x in p.vlabels],
+                         [(int(a), int(b), None if e < 0 else int(e))
+                          for (a, b), e in zip(p.edges, p.elabels, strict=True)], True)  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+@pytest.mark.parametrize("name", sorted(FANS))
+@pytest.mark.parametrize("as_distinct", [False, True])
+def test_fan_outs_count_as_the_search(seed: int, name: str, as_distinct: bool) -> None:
+    """Leaves alike under one parent are counted by a falling factorial of the parent's
+    fitting neighbours: the same embeddings (and, for ``distinct``, subgraphs) as the
+    search finds, in total and summed over slices of roots."""
+    p = distinct(FANS[name]) if as_distinct else FANS[name]
+    plan = tree_plan(p)
+    assert plan is not None and not counts_by_tree(p)
+    assert max(g for *_, g in plan.steps) > 1
+    snap = snapshot(graph(seed, edges=1500))
+    searched, _rows = snap.run(p, 0, snap.num_vertices, emit=True, limit=1)
+    total, none = snap.run(p, 0, snap.num_vertices, emit=False)
+    assert none.shape == (0, p.num_vertices)
+    assert total == searched > 0
+    cuts, _work = snap.slices(5)
+    parts = [snap.run(p, int(lo), int(hi), emit=False)[0] for lo, hi in itertools.pairwise(cuts)]
+    assert sum(parts) == total
+
+
+def test_fan_out_counts_equal_brute_force() -> None:
+    """CpuEngine.count_static of fan-outs on a tiny graph: networkx's count of
+    label-preserving subgraph monomorphisms (wildcards match any label)."""
+    g = graph(5, edges=300)
+    eng = CpuEngine()
+    eng.load_graph(g)
+    G = nx.Graph()
+    for vid, lab in zip(g.vertex_ids.tolist(), g.vertex_labels.tolist(), strict=True):
+        G.add_node(vid, label=lab)
+    for s, d, lab in zip(g.src.tolist(), g.dst.tolist(), g.edge_labels.tolist(), strict=True):
+        G.add_edge(s, d, label=lab)
+    for name in ("fan3", "fan4-any-leaves", "path3-one-label", "fan2-and-one"):
+        p = FANS[name]
+        Q = nx.Graph()
+        for i, lab in enumerate(p.vlabels.tolist()):
+            Q.add_node(i, label=lab)
+        for (a, b), lab in zip(p.edges.tolist(), p.elabels.tolist(), strict=True):
+            Q.add_edge(a, b, label=lab)
+        gm = nx.algorithms.isomorphism.GraphMatcher(
+            G, Q,
+            node_match=lambda d, q: q["label"] < 0 or d["label"] == q["label"],
+            edge_match=lambda d, q: q["label"] < 0 or d["label"] == q["label"],
+        )  # fmt: skip
+        want = sum(1 for _ in gm.subgraph_monomorphisms_iter())
+        assert want > 0 and eng.count_static(p) == want, name
+
+
+def test_trees_whose_other_vertices_may_collide_are_searched() -> None:
+    """Two vertices that may share a data vertex and are not leaves alike of one parent
+    (from any root) leave the pattern to the search; so does a distinct pattern whose
+    automorphisms move every root."""
+    assert tree_plan(path([1, 1, 1, 1])) is None  # its ends are three steps apart
+    grandparent = Pattern.build("gp", [1, 0, 3, 1], [(0, 1, _), (0, 2, _), (1, 3, _)])
+    assert tree_plan(grandparent) is None  # a leaf and its grandparent, from any root
+    assert tree_plan(path([0, 1, 1])) is not None  # its label 1 vertices are adjacent
+    assert tree_plan(star(0, [1, 1], [0, 1])) is None  # leaves alike but for the edge label
+    spider = Pattern.build("spider", [0, 1, 1, 1], [(0, 1, _), (1, 2, _), (0, 3, _)])
+    assert tree_plan(spider) is None
+    edge = path([1, 1])
+    assert tree_plan(edge) is not None  # adjacent vertices never share one
+    assert tree_plan(distinct(edge)) is None  # its automorphism swaps the ends
+    assert tree_plan(distinct(path([1, 1, 1]))).divisor == 2  # type: ignore[union-attr]
