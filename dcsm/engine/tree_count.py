@@ -219,35 +219,75 @@ def root_counts(
     return counts // np.uint64(plan.divisor) if plan.divisor > 1 else counts
 
 
+@njit(cache=True, nogil=True)
+def _neighbour_sums(off, deg, nbr, elab, vlab, nv, want, child_label, edge_label, child, out):
+    """out[x] = the sum of child[y] over x's neighbours y labelled ``child_label`` by an edge
+    matching ``edge_label``, for every x labelled ``want`` (ANY_LABEL: any; others 0);
+    returns whether a sum passed 2^64 - 1."""
+    over = False
+    for x in range(nv):
+        out[x] = 0
+        if want != ANY_LABEL and vlab[x] != want:
+            continue
+        s = np.uint64(0)
+        for k in range(off[x], off[x] + deg[x]):
+            if edge_fits(nbr, elab, vlab, k, child_label, edge_label):
+                t = s + child[nbr[k]]
+                over |= t < s
+                s = t
+        out[x] = s
+    return over
+
+
+def _narrowed(a: np.ndarray) -> np.ndarray:
+    """``a`` as uint64 when every value fits (Python integers otherwise, unchanged)."""
+    if a.dtype != object or (len(a) and max(a) >= 1 << 64):
+        return a
+    return a.astype(np.uint64)
+
+
 def root_counts_exact(
     arrays: tuple[np.ndarray, ...], num_vertices: int, pattern: Pattern
 ) -> np.ndarray:
     """:func:`root_counts` in Python integers (an object array), for the counts that pass
     2^64 - 1 at a vertex (a fan-out of a hub: 600 leaves taken 7 at a time). The same
-    steps, each a numpy pass over the entries that fit it; slower than root_counts, never
-    a search."""
+    steps: each parent's neighbour sums in uint64 while they fit (one numba pass), else a
+    numpy pass over the entries that fit in Python integers; the products and falling
+    factorials in Python integers. Slower than root_counts, never a search."""
     plan = tree_plan(pattern)
     assert plan is not None
     off, deg, nbr, elab, vlab = arrays[:5]
     nv = num_vertices
-    d = deg[:nv].astype(np.int64)
-    rows = np.repeat(np.arange(nv), d)  # the entries of every row, in row order
-    pos = off[:nv][rows] + np.arange(len(rows)) - np.repeat(np.cumsum(d) - d, d)
-    to, by = nbr[pos], elab[pos]
     labels = pattern.vlabels.tolist()
-    msg = [np.ones(nv, object) if lab == ANY_LABEL else (vlab[:nv] == lab).astype(object)
-           for lab in labels]  # fmt: skip
+    msg: list[np.ndarray] = [
+        np.ones(nv, np.uint64) if lab == ANY_LABEL else (vlab[:nv] == lab).astype(np.uint64)
+        for lab in labels
+    ]
+    entries = None  # (row, neighbour, edge label) of every entry, built on first need
     for v, parent, lab, g in plan.steps:
-        fit = np.ones(len(rows), bool)
-        if labels[v] != ANY_LABEL:
-            fit &= vlab[to] == labels[v]
-        if lab != ANY_LABEL:
-            fit &= by == lab
-        s = np.zeros(nv, object)
-        np.add.at(s, rows[fit], msg[v][to[fit]])
+        child = _narrowed(msg[v])
+        sums = np.empty(nv, np.uint64)
+        if child.dtype != object and not _neighbour_sums(
+            off, deg, nbr, elab, vlab, nv, labels[parent], labels[v], lab, child, sums
+        ):
+            s = sums.astype(object)
+        else:
+            if entries is None:
+                d = deg[:nv].astype(np.int64)
+                rows = np.repeat(np.arange(nv), d)  # the entries of every row, in row order
+                pos = off[:nv][rows] + np.arange(len(rows)) - np.repeat(np.cumsum(d) - d, d)
+                entries = rows, nbr[pos], elab[pos]
+            rows, to, by = entries
+            fit = np.ones(len(rows), bool)
+            if labels[v] != ANY_LABEL:
+                fit &= vlab[to] == labels[v]
+            if lab != ANY_LABEL:
+                fit &= by == lab
+            s = np.zeros(nv, object)
+            np.add.at(s, rows[fit], child.astype(object)[to[fit]])
         f = s
         for i in range(1, g):  # s (s - 1) ... (s - g + 1): 0 once s < g (a factor is 0)
             f = f * (s - i)
-        msg[parent] = msg[parent] * f
-    counts = msg[plan.root]
+        msg[parent] = msg[parent].astype(object) * f
+    counts = msg[plan.root].astype(object)
     return counts // plan.divisor if plan.divisor > 1 else counts

@@ -166,6 +166,21 @@ def test_a_tree_past_64_bits_at_one_vertex_counts_exactly() -> None:
         ]
         assert sum(parts) == want
     assert counts_by_tree(star7) and not counts_by_tree(fans)
+    # One vertex more (label 9) on the hub: the hub's message, 600^7, is the child of the
+    # root's step, so its sums are taken in Python integers too.
+    g2 = Graph(
+        vertex_ids=np.arange(n + 1, dtype=np.int64),
+        vertex_labels=np.concatenate([g.vertex_labels, [9]]).astype(np.int32),
+        src=np.concatenate([g.src, [0]]),
+        dst=np.concatenate([g.dst, [n]]),
+        edge_labels=np.zeros(n, np.int32),
+    )
+    up = Pattern.build(
+        "up", [9, *range(k + 1)], [(0, 1, None)] + [(1, x + 1, None) for x in range(1, k + 1)]
+    )
+    snap2 = snapshot(g2)
+    assert root_counts(snap2.arrays, n + 1, up) is None
+    assert snap2.run(up, 0, n + 1, emit=False)[0] == d**7
 
 
 def star(centre: int | None, leaves: list[int | None], elabels: list[int | None] | None = None,
