@@ -36,6 +36,8 @@ from collections.abc import Callable
 import numpy as np
 
 from dcsm.engine.snapshot import MatchSnapshot
+from dcsm.errors import EngineError
+from dcsm.model import Pattern
 
 from .messages import BackfillDone, BackfillPart, Event, Register
 
@@ -43,6 +45,22 @@ log = logging.getLogger("dcsm.service.backfill")
 
 #: Slices per backfill thread: enough to spread hubs over the threads and to show progress.
 SLICES_PER_THREAD = 16
+#: The largest count a count frame carries (int64): a counted backfill may pass it (a fan-out
+#: of a hub counts past 2^64), and is then refused rather than sent wrong.
+COUNT_MAX = (1 << 63) - 1
+
+
+def carried(pattern: Pattern, count: int) -> int:
+    """``count``, if a count frame can carry it; else a clear :class:`EngineError` (for an
+    inline backfill the registration is refused; beside the stream the backfill ends with
+    it, as with any backfill error)."""
+    if count > COUNT_MAX:
+        raise EngineError(
+            f"pattern {pattern.name!r}: its backfill counts {count:,} matches, past 2^63 - 1, "
+            "which a count frame (int64) cannot carry; register it without a backfill (its "
+            "live counts are per update)"
+        )
+    return count
 
 
 class BackfillJob:
@@ -131,7 +149,10 @@ class BackfillJob:
         if error is not None:
             return BackfillDone(self.cmd, seconds=seconds, error=error)
         parts = [r for r in self._results if r is not None]
-        count = sum(c for c, _ in parts)
+        try:
+            count = carried(self.cmd.pattern, sum(c for c, _ in parts))
+        except EngineError as exc:
+            return BackfillDone(self.cmd, seconds=seconds, error=exc)
         if self.cmd.count_only:
             return BackfillDone(self.cmd, count=count, seconds=seconds)
         n = self.cmd.pattern.num_vertices

@@ -29,7 +29,7 @@ from dcsm.engine.snapshot import MatchSnapshot, StaticSnapshot
 from dcsm.errors import EngineStopped
 from dcsm.model import Graph, Pattern, UpdateBatch
 
-from .backfill import Backfiller
+from .backfill import Backfiller, carried
 from .messages import (
     Applied,
     Apply,
@@ -273,7 +273,7 @@ class EngineWorker:
                 if snapshot is not None:
                     event.backfill_job = backfiller.job(cmd, snapshot)
                 elif cmd.backfill and cmd.count_only:
-                    event.backfill_count = engine.count_static(cmd.pattern)
+                    event.backfill_count = carried(cmd.pattern, engine.count_static(cmd.pattern))
                 elif cmd.backfill:
                     event.backfill_matches = engine.match_static(cmd.pattern)
                 engine.register(cmd.qid, cmd.pattern, from_seq=cmd.from_seq,

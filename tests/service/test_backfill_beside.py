@@ -22,12 +22,13 @@ from helpers import TRI, oracle_deltas
 
 from dcsm.engine import make_engine
 from dcsm.engine.cpu import CpuEngine
+from dcsm.errors import EngineError
 from dcsm.loadgen.synth import powerlaw_stream
 from dcsm.model import Pattern, UpdateBatch
 from dcsm.schemas import QuerySpec
 from dcsm.service import checkpoint
 from dcsm.service.app import Service
-from dcsm.service.backfill import Backfiller, BackfillJob
+from dcsm.service.backfill import Backfiller, BackfillJob, carried
 from dcsm.service.fanout import Fanout
 from dcsm.service.messages import BackfillDone, BackfillPart, Register
 from dcsm.service.queries import QueryState
@@ -259,3 +260,27 @@ def test_a_capped_or_counted_backfill_does_not_stream() -> None:
         for i in range(len(job.bounds) - 2):
             job.run_slice(i)
             assert job.ship_ready(lambda e: pytest.fail(f"streamed {e}")) == 0
+
+
+def test_a_count_past_what_a_count_frame_carries_is_refused_clearly() -> None:
+    """A fan-out of a hub counts past 2^63 - 1 without a search (200 leaves taken 9 at a
+    time): a counted backfill beside the stream ends with a clear error instead of a count
+    frame that cannot hold it, and ``carried`` refuses it for an inline backfill."""
+    engine = CpuEngine()
+    n = 200
+    engine.apply(UpdateBatch.from_arrays(np.ones(n), np.zeros(n), np.arange(1, n + 1)))
+    star = Pattern.build("star10", [None] * 10, [(0, i, None) for i in range(1, 10)])
+    want = engine.count_static(star)
+    assert want == int(np.prod(np.arange(n - 8, n + 1, dtype=object))) > 2**63
+    cmd = Register(qid=1, pattern=star, from_seq=n, count_only=True, backfill=True)
+    job = BackfillJob(cmd, engine.static_snapshot(), 4)
+    events: list[Any] = []
+    for i in range(len(job.bounds) - 1):
+        if job.run_slice(i):
+            job.hand_over(events.append, None)
+    [done] = events
+    assert isinstance(done, BackfillDone) and done.error is not None
+    assert "past 2^63 - 1" in str(done.error) and "star10" in str(done.error)
+    with pytest.raises(EngineError, match="cannot carry"):
+        carried(star, want)
+    assert carried(star, 2**63 - 1) == 2**63 - 1
