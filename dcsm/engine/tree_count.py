@@ -133,14 +133,17 @@ def tree_plan(pattern: Pattern) -> TreePlan | None:
     if n < 2 or pattern.num_edges != n - 1:
         return None
     key = (pattern.shape_key, pattern.distinct)
-    if key not in _PLANS:
+    plan = _PLANS.get(key, _UNKNOWN)
+    if plan is _UNKNOWN:  # backfill threads may race here: at worst a plan made twice
+        roots = [0] if labels_all_different(pattern) else range(n)
+        plan = next((p for r in roots if (p := _plan_from(pattern, r))), None)
         if len(_PLANS) >= 256:
             _PLANS.clear()
-        roots = [0] if labels_all_different(pattern) else range(n)
-        _PLANS[key] = next((p for r in roots if (p := _plan_from(pattern, r))), None)
-    return _PLANS[key]
+        _PLANS[key] = plan
+    return plan  # type: ignore[return-value]
 
 
+_UNKNOWN = object()
 _PLANS: dict[tuple, TreePlan | None] = {}
 
 
