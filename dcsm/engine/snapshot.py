@@ -167,7 +167,8 @@ class StaticSnapshot:
         """The matches with its root at each of the vertices [lo, hi), of a tree that
         :func:`~dcsm.engine.tree_count.tree_plan` counts or a cycle whose labels are fixed
         and all different (a tree's root is its plan's, a cycle's the start of its cheapest
-        walk, the same for every slice), or None past 64 bits."""
+        walk, the same for every slice), or None where a cycle's count passes 64 bits at a
+        vertex (a tree's is then taken in Python integers)."""
         nv = self.num_vertices
         if tree_plan(pattern) is not None:  # past 2^64 at a vertex: in Python integers
 
@@ -198,7 +199,7 @@ class StaticSnapshot:
             if counts is not None:
                 total, over = (0, True) if counts.dtype == object else checked_sum(counts)
                 # each count fits 64 bits and their sum does not, or each is a Python int
-                exact = int(counts.astype(object).sum()) if over else int(total)
+                exact = int(counts.sum(dtype=object)) if over else int(total)
                 return exact, np.empty((0, n), np.int64)
             if (lo, hi) != (0, self.num_vertices):
                 raise EngineError(past_64_in_a_slice(pattern))

@@ -14,7 +14,8 @@ and the matches with the root at x number msg_0[x]. One pass over the adjacency 
 edge: O(pattern edges x graph entries), where enumerating walks every partial match (a
 6-vertex labelled path over a 43M-edge power-law graph has some 4e14 of them:
 ``bench/debug/cycle_walk_model.py``). Nothing is approximate; a count past 2^64 - 1 is
-reported as an overflow, and the caller enumerates instead.
+reported as an overflow (the snapshot then counts the tree again in Python integers,
+:func:`root_counts_exact`).
 
 Leaves alike (:func:`tree_plan`). Where labels repeat or are wildcards, two pattern vertices
 may land on one data vertex, unless they are adjacent (no self-loops). A tree qualifies when
@@ -156,6 +157,20 @@ def edge_fits(nbr, elab, vlab, k, want, edge_label):
     )
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _row_sum(off, deg, nbr, elab, vlab, x, child_label, edge_label, child):
+    """(the sum of child[y] over x's neighbours y labelled ``child_label`` by an edge
+    matching ``edge_label``, whether it passed 2^64 - 1)."""
+    s = np.uint64(0)
+    over = False
+    for k in range(off[x], off[x] + deg[x]):
+        if edge_fits(nbr, elab, vlab, k, child_label, edge_label):
+            t = s + child[nbr[k]]
+            over |= t < s
+            s = t
+    return s, over
+
+
 @njit(cache=True, nogil=True)
 def _absorb(off, deg, nbr, elab, vlab, nv, want, child_label, edge_label, child, acc, g=1):
     """acc[x] *= f(the sum s of child[y] over x's neighbours y labelled ``child_label`` by an
@@ -168,13 +183,8 @@ def _absorb(off, deg, nbr, elab, vlab, nv, want, child_label, edge_label, child,
         a = acc[x]
         if a == 0 or (want != ANY_LABEL and vlab[x] != want):
             continue
-        s = np.uint64(0)
-        for k in range(off[x], off[x] + deg[x]):
-            if not edge_fits(nbr, elab, vlab, k, child_label, edge_label):
-                continue
-            t = s + child[nbr[k]]
-            over |= t < s
-            s = t
+        s, o = _row_sum(off, deg, nbr, elab, vlab, x, child_label, edge_label, child)
+        over |= o
         p = a
         for i in range(g):
             f = s - np.uint64(i) if s > np.uint64(i) else np.uint64(0)
@@ -197,6 +207,13 @@ def checked_sum(counts):
     return s, over
 
 
+def _label_messages(vlab: np.ndarray, nv: int, labels: list[int]) -> list[np.ndarray]:
+    """Every pattern vertex's first message: 1 at the data vertices its label fits, else 0."""
+    one, zero = np.uint64(1), np.uint64(0)
+    return [np.full(nv, one) if lab == ANY_LABEL else np.where(vlab[:nv] == lab, one, zero)
+            for lab in labels]  # fmt: skip
+
+
 def root_counts(
     arrays: tuple[np.ndarray, ...], num_vertices: int, pattern: Pattern
 ) -> np.ndarray | None:
@@ -209,9 +226,7 @@ def root_counts(
     off, deg, nbr, elab, vlab = arrays[:5]
     nv = num_vertices
     labels = pattern.vlabels.tolist()
-    one, zero = np.uint64(1), np.uint64(0)
-    msg = [np.full(nv, one) if lab == ANY_LABEL else np.where(vlab[:nv] == lab, one, zero)
-           for lab in labels]  # fmt: skip
+    msg = _label_messages(vlab, nv, labels)
     for v, parent, lab, g in plan.steps:
         if _absorb(
             off, deg, nbr, elab, vlab, nv, labels[parent], labels[v], lab, msg[v], msg[parent], g
@@ -224,29 +239,15 @@ def root_counts(
 
 @njit(cache=True, nogil=True)
 def _neighbour_sums(off, deg, nbr, elab, vlab, nv, want, child_label, edge_label, child, out):
-    """out[x] = the sum of child[y] over x's neighbours y labelled ``child_label`` by an edge
-    matching ``edge_label``, for every x labelled ``want`` (ANY_LABEL: any; others 0);
+    """out[x] = :func:`_row_sum` for every x labelled ``want`` (ANY_LABEL: any; others 0);
     returns whether a sum passed 2^64 - 1."""
     over = False
     for x in range(nv):
         out[x] = 0
-        if want != ANY_LABEL and vlab[x] != want:
-            continue
-        s = np.uint64(0)
-        for k in range(off[x], off[x] + deg[x]):
-            if edge_fits(nbr, elab, vlab, k, child_label, edge_label):
-                t = s + child[nbr[k]]
-                over |= t < s
-                s = t
-        out[x] = s
+        if want == ANY_LABEL or vlab[x] == want:
+            out[x], o = _row_sum(off, deg, nbr, elab, vlab, x, child_label, edge_label, child)
+            over |= o
     return over
-
-
-def _narrowed(a: np.ndarray) -> np.ndarray:
-    """``a`` as uint64 when every value fits (Python integers otherwise, unchanged)."""
-    if a.dtype != object or (len(a) and max(a) >= 1 << 64):
-        return a
-    return a.astype(np.uint64)
 
 
 def root_counts_exact(
@@ -254,43 +255,38 @@ def root_counts_exact(
 ) -> np.ndarray:
     """:func:`root_counts` in Python integers (an object array), for the counts that pass
     2^64 - 1 at a vertex (a fan-out of a hub: 600 leaves taken 7 at a time). The same
-    steps: each parent's neighbour sums in uint64 while they fit (one numba pass), else a
-    numpy pass over the entries that fit in Python integers; the products and falling
-    factorials in Python integers. Slower than root_counts, never a search."""
+    steps: each parent's neighbour sums by the numba pass, in uint64 while they fit, else
+    over the child messages' 32-bit digits (a digit's sum over a row cannot pass 2^64) put
+    together in Python integers; the products and falling factorials in Python integers.
+    Slower than root_counts, never a search."""
     plan = tree_plan(pattern)
     assert plan is not None
     off, deg, nbr, elab, vlab = arrays[:5]
     nv = num_vertices
     labels = pattern.vlabels.tolist()
-    msg: list[np.ndarray] = [
-        np.ones(nv, np.uint64) if lab == ANY_LABEL else (vlab[:nv] == lab).astype(np.uint64)
-        for lab in labels
-    ]
-    entries = None  # (row, neighbour, edge label) of every entry, built on first need
-    for v, parent, lab, g in plan.steps:
-        child = _narrowed(msg[v])
-        sums = np.empty(nv, np.uint64)
-        if child.dtype != object and not _neighbour_sums(
+    msg = [m.astype(object) for m in _label_messages(vlab, nv, labels)]
+    sums = np.empty(nv, np.uint64)
+
+    def neighbour_sums(child: np.ndarray, parent: int, v: int, lab: int) -> bool:
+        return _neighbour_sums(
             off, deg, nbr, elab, vlab, nv, labels[parent], labels[v], lab, child, sums
+        )
+
+    for v, parent, lab, g in plan.steps:
+        child = msg[v]
+        if max(child, default=0) < 1 << 64 and not neighbour_sums(
+            child.astype(np.uint64), parent, v, lab
         ):
             s = sums.astype(object)
         else:
-            if entries is None:
-                d = deg[:nv].astype(np.int64)
-                rows = np.repeat(np.arange(nv), d)  # the entries of every row, in row order
-                pos = off[:nv][rows] + np.arange(len(rows)) - np.repeat(np.cumsum(d) - d, d)
-                entries = rows, nbr[pos], elab[pos]
-            rows, to, by = entries
-            fit = np.ones(len(rows), bool)
-            if labels[v] != ANY_LABEL:
-                fit &= vlab[to] == labels[v]
-            if lab != ANY_LABEL:
-                fit &= by == lab
-            s = np.zeros(nv, object)
-            np.add.at(s, rows[fit], child.astype(object)[to[fit]])
+            s, rest, shift = np.zeros(nv, object), child, 0
+            while rest.any():
+                neighbour_sums((rest & 0xFFFFFFFF).astype(np.uint64), parent, v, lab)
+                s = s + (sums.astype(object) << shift)
+                rest, shift = rest >> 32, shift + 32
         f = s
         for i in range(1, g):  # s (s - 1) ... (s - g + 1): 0 once s < g (a factor is 0)
             f = f * (s - i)
-        msg[parent] = msg[parent].astype(object) * f
-    counts = msg[plan.root].astype(object)
+        msg[parent] = msg[parent] * f
+    counts = msg[plan.root]
     return counts // plan.divisor if plan.divisor > 1 else counts
