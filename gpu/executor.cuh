@@ -193,6 +193,10 @@ __device__ __noinline__ u64 run_item(const Ctx& C, const Item& it, volatile Bloc
     int s = it.level;
     for (int j = 2; j < s; ++j) m[j] = it.pre[j - 2];
     for (int j = 0; j < s; ++j) find_version(C, m[j], tau, madj[j]);
+    if (flip_ends(pl, madj[0].len, madj[1].len)) {
+        const int t = m[0]; m[0] = m[1]; m[1] = t;
+        const Adj x = madj[0]; madj[0] = madj[1]; madj[1] = x;
+    }
     if (n == 2) {
         if (emit) {
             // A two-vertex pattern: the match is the edge itself.

@@ -228,7 +228,8 @@
 #define PL_SYMLT (PL_BNELAB + KMAX * KMAX)
 #define PL_SYMGT (PL_SYMLT + KMAX)
 #define PL_WEIGHT (PL_SYMGT + KMAX)  // matches each match stands for (plan.for_counting)
-#define PLAN_INTS (PL_WEIGHT + 1)
+#define PL_FLIP (PL_WEIGHT + 1)  // 1: may run on the update's ends swapped (flip_ends)
+#define PLAN_INTS (PL_FLIP + 1)
 
 typedef unsigned long long u64;
 typedef long long i64;

@@ -169,7 +169,7 @@ ITEM = np.dtype((np.int32, ITEM_INTS))
 STOP_RECORD = np.array([(REC_STOP, 0, 0, 0, 0, 0, 0, 0, 0)], IN_REC)
 
 # Plan blob (int32 per field), as the PL_* offsets in the kernel.
-PLAN_INTS = 2 + 3 * K + 2 * K * K + 2 * K + 1
+PLAN_INTS = 2 + 3 * K + 2 * K * K + 2 * K + 2
 
 
 def plan_blob(plan: QueryPlan) -> np.ndarray:
@@ -187,6 +187,7 @@ def plan_blob(plan: QueryPlan) -> np.ndarray:
             plan.sym_lt,
             plan.sym_gt,
             plan.weight[:, None],
+            plan.flip[:, None],
         ],
         axis=1,
     ).astype(np.int32)

@@ -194,3 +194,15 @@ __device__ __forceinline__ int pick_base(const int* pl, int i, const Adj* madj) 
     }
     return best;
 }
+
+// Whether the items of an update run a plan on its ends swapped (b as step 0, a as step
+// 1): only a plan that stands for its reversed start edge too (PL_FLIP: counting, one plan
+// per orbit, dcsm.engine.plan.orbit_plans), and only where level 2 then scans the shorter
+// list (a 4-cycle walks the neighbours of the lower-degree end: ~3x fewer membership tests
+// on a power-law graph). len_a, len_b: the ends' version lengths at tau, which the updater
+// (cutting level-2 chunks) and every item of the update (donated ones too) read alike.
+__device__ __forceinline__ bool flip_ends(const int* pl, int len_a, int len_b) {
+    if (!__ldcg(pl + PL_FLIP) || __ldcg(pl + PL_N) < 3 || __ldcg(pl + PL_BNCNT + 2) != 1)
+        return false;  // level 2 next to both ends scans the shorter of them either way
+    return __ldcg(pl + PL_BNPOS + 2 * KMAX) == 0 ? len_b < len_a : len_a < len_b;
+}

@@ -165,8 +165,11 @@ __device__ int chunks_of(const Ctx& C, int qp, int tau, int a, int b, int elab, 
     if ((la != ANY && va != la) || (lb != ANY && vb != lb) || (le != ANY && elab != le)) return 0;
     if (((lt & 1) && !(eb < ea)) || ((gt & 1) && !(eb > ea))) return 0;
     if (n == 2) return 1;
-    // The list level 2 scans: its first shortest backward neighbour's (as pick_base).
-    const int len = nbn > 1 && mlen[p1 & 1] < mlen[p0 & 1] ? mlen[p1 & 1] : mlen[p0 & 1];
+    // The list level 2 scans: its first shortest backward neighbour's (as pick_base), on
+    // the ends as run_item takes them.
+    const bool flip = flip_ends(pl, mlen[0], mlen[1]);
+    const int at[2] = {mlen[flip], mlen[!flip]};
+    const int len = nbn > 1 && at[p1 & 1] < at[p0 & 1] ? at[p1 & 1] : at[p0 & 1];
     return max(1, (len + CHUNK - 1) / CHUNK);
 }
 

@@ -127,7 +127,7 @@ def _candidates(i, p, m, store, cand, G, P):
     cand[i, :] when ``store``, returns how many there are. G and P are the graph and plan
     array tuples (see :func:`graph_arrays`, :func:`plan_arrays`)."""
     off, deg, nbr, elab, vlab, ext = G
-    pos, vlabel, start_elabel, bn_cnt, bn_pos, bn_elabel, sym_lt, sym_gt, _, _ = P
+    pos, vlabel, start_elabel, bn_cnt, bn_pos, bn_elabel, sym_lt, sym_gt = P[:8]
     nb = bn_cnt[p, i]
     # The backward neighbour with the shortest list drives the scan.
     best = 0
@@ -197,7 +197,7 @@ def plan_arrays(t):  # type: ignore[no-untyped-def]
     """The plan tuple P the kernels take, from a PlanTable (or a QueryPlan)."""
     return (
         t.pos, t.vlabel, t.start_elabel, t.bn_cnt, t.bn_pos, t.bn_elabel, t.sym_lt, t.sym_gt,
-        t.weight, t.images,
+        t.weight, t.images, t.flip,
     )  # fmt: skip
 
 
@@ -305,6 +305,18 @@ def _start_ok(p, a, b, lab, G, P):
 
 
 @njit(cache=True, nogil=True)
+def _flip_ends(p, a, b, deg, P):
+    """Counting: run plan p on (b, a) instead of (a, b)? Only a plan that stands for its
+    reversed start edge too (``flip``: :func:`dcsm.engine.plan.orbit_plans`), and only when
+    its level 2, next to one end, would then scan the shorter list (gpu/mvg_read.cuh's
+    ``flip_ends`` makes the same choice)."""
+    bn_cnt, bn_pos, flip = P[3], P[4], P[10]
+    if not flip[p] or bn_cnt[p, 2] != 1:
+        return False
+    return deg[b] < deg[a] if bn_pos[p, 2, 0] == 0 else deg[a] < deg[b]
+
+
+@njit(cache=True, nogil=True)
 def apply_updates(
     start, op, a_int, b_int, label, seq, G, cap, meta, shared, P, first, nverts, q_from,
     q_until, q_count, q_cap, cand, outcome, out_m, out_tag, nout, cnt_tag, cnt_val, ncnt,
@@ -361,8 +373,9 @@ def apply_updates(
             for p in range(first[q], first[q + 1]):
                 if not _start_ok(p, a, b, elab_ab, G, P):
                     continue
+                x, y = (b, a) if not emit and _flip_ends(p, a, b, deg, P) else (a, b)
                 c, out_m, out_tag, nout = _extend(
-                    p, nverts[q], a, b, emit, stop, cand, m, G, P, out_m, out_tag, nout, tag
+                    p, nverts[q], x, y, emit, stop, cand, m, G, P, out_m, out_tag, nout, tag
                 )
                 total += c * weight[p]
             if emit:

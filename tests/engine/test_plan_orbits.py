@@ -1,16 +1,20 @@
 """Count-mode plans: one per orbit of oriented query edges, weighted by the orbit's size
-(dcsm.engine.plan.orbit_plans). The per-update counts this gives are checked against
-networkx by test_cpu_properties.test_count_mode_matches_networkx; here, the reduction itself."""
+(dcsm.engine.plan.orbit_plans), run on either orientation of an update where the orbit holds
+the reversed start edge (``flip``). The per-update counts this gives are checked against
+networkx by test_cpu_properties.test_count_mode_matches_networkx; here, the reduction itself,
+and the flip on a graph whose updates join hubs to leaves."""
 
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 
 import numpy as np
 import pytest
 
+from dcsm.engine.cpu import CpuEngine
 from dcsm.engine.plan import orbit_plans, plan_query
-from dcsm.model import Pattern
+from dcsm.model import Graph, Pattern, UpdateBatch
 
 
 def cycle(n: int) -> Pattern:
@@ -31,23 +35,72 @@ EDGE_LABELLED_C4 = Pattern.build(
 
 
 @pytest.mark.parametrize(
-    ("pattern", "weights"),
+    ("pattern", "weights", "flips"),
     [
-        (cycle(3), [6]),  # |Aut| = 6, one orbit of the 6 oriented edges
-        (cycle(5), [10]),
-        (clique(5), [20]),
-        (PATH3, [2, 2]),  # the reflection: (0,1)~(2,1) | (1,0)~(1,2)
-        (LABELLED_TRIANGLE, [2, 2, 2]),  # swap 0,1: (0,1)~(1,0) | (1,2)~(0,2) | (2,1)~(2,0)
-        (EDGE_LABELLED_C4, [4, 4]),  # label-5 edges | wildcard edges
+        (cycle(3), [6], [1]),  # |Aut| = 6, one orbit of the 6 oriented edges
+        (cycle(5), [10], [1]),
+        (clique(5), [20], [1]),
+        (PATH3, [2, 2], [0, 0]),  # the reflection: (0,1)~(2,1) | (1,0)~(1,2)
+        # swap 0,1: (0,1)~(1,0) | (1,2)~(0,2) | (2,1)~(2,0)
+        (LABELLED_TRIANGLE, [2, 2, 2], [1, 0, 0]),
+        (EDGE_LABELLED_C4, [4, 4], [1, 1]),  # label-5 edges | wildcard edges
     ],
 )
-def test_one_plan_per_orbit(pattern: Pattern, weights: list[int]) -> None:
+def test_one_plan_per_orbit(pattern: Pattern, weights: list[int], flips: list[int]) -> None:
     full = plan_query(pattern)
     reduced = orbit_plans(full)
     assert sorted(reduced.weight.tolist()) == sorted(weights)
     assert int(reduced.weight.sum()) == full.num_plans == 2 * len(pattern.edges)
     assert reduced.order[0].tolist() == full.order[0].tolist()  # plan 0 always represents
     assert full.weight.tolist() == [1] * full.num_plans
+    # flip: the orbit holds the reversed start edge; never without the reduction.
+    for p, (x, y) in enumerate(reduced.order[:, :2].tolist()):
+        same = full.orbit[_index(full, y, x)] == full.orbit[_index(full, x, y)]
+        assert reduced.flip[p] == flips[p] == same
+    assert full.flip.tolist() == [0] * full.num_plans
+
+
+def _index(plan, x: int, y: int) -> int:  # type: ignore[no-untyped-def]
+    """The plan of ``plan`` that starts with oriented edge (x, y)."""
+    return next(q for q, s in enumerate(plan.order[:, :2].tolist()) if s == [x, y])
+
+
+def test_flipped_counts_equal_every_plans_count() -> None:
+    """Updates between hubs and leaves, counted with one flippable plan (each update run on
+    the orientation whose first free step scans the leaf's list) and with every plan: the
+    same count for every update, for patterns whose first free step is next to one end."""
+    rng = np.random.default_rng(3)
+    nv, hubs = 300, 4
+    # Each hub joined to a third of the vertices, plus sparse random edges.
+    src = np.concatenate([np.repeat(np.arange(hubs), 100), rng.integers(hubs, nv, 400)])
+    dst = np.concatenate([rng.choice(np.arange(hubs, nv), 100 * hubs), rng.integers(hubs, nv, 400)])
+    graph = Graph(
+        vertex_ids=np.arange(nv, dtype=np.int64),
+        vertex_labels=rng.integers(0, 2, nv).astype(np.int32),
+        src=src.astype(np.int64), dst=dst.astype(np.int64),
+        edge_labels=np.zeros(len(src), np.int32),
+    )  # fmt: skip
+    n = 400
+    a = np.where(rng.random(n) < 0.5, rng.integers(0, hubs, n), rng.integers(hubs, nv, n))
+    b = rng.integers(hubs, nv, n)
+    swap = rng.random(n) < 0.5  # hubs on either side
+    a, b = np.where(swap, b, a), np.where(swap, a, b)
+    op = np.where(rng.random(n) < 0.7, 1, -1)
+    stream = UpdateBatch.from_arrays(op, a, b)
+    for pattern in (cycle(4), cycle(5), cycle(6), LABELLED_TRIANGLE):
+        assert orbit_plans(plan_query(pattern)).flip.any()
+        per = []
+        for count_only in (True, False):
+            e = CpuEngine(chunk=64)
+            e.load_graph(graph)
+            e.register(0, pattern, from_seq=0, count_only=count_only)
+            r = e.apply(stream)
+            e.close()
+            if count_only:
+                per.append(dict(zip(r.counts.seq.tolist(), r.counts.count.tolist(), strict=True)))
+            else:
+                per.append(dict(Counter(r.deltas.seq.tolist())))
+        assert per[0] == per[1] and sum(per[0].values()) > 0, pattern.name
 
 
 def test_representatives_are_their_orbits_plans() -> None:
