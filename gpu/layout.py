@@ -173,7 +173,9 @@ PLAN_INTS = 2 + 3 * K + 2 * K * K + 2 * K + 2
 
 
 def plan_blob(plan: QueryPlan) -> np.ndarray:
-    """int32 (P, PLAN_INTS): one row per plan, in the kernel's PL_* layout."""
+    """int32 (P, PLAN_INTS): one row per plan, in the kernel's PL_* layout. The kernel
+    honours ``flip`` in every mode: only count-mode queries get plans with it set
+    (``orbit_plans``; the GPU engine does not write match images)."""
     P = plan.num_plans
     rows = np.concatenate(
         [
