@@ -39,6 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dcsm.gpu.call_result import clock_slack
 from dcsm.gpu.engine import GpuEngine
 from dcsm.gpu.layout import SMALL_STEPS
 from dcsm.gpu_options import add_engine_flag
@@ -254,11 +255,15 @@ class Report:
                     + ", ".join(SMALL_STEPS) + "). Seen: entry into the ring -> the host read "
                     "the completion, on the host's clock alone. Clock check: the least ring "
                     "wait and the least time from the device's finish to the host's read; "
-                    "both are >= 0 when the device clock's mapping is right (bench/gpu_bench.py).",
+                    "both are >= 0 when the device clock's mapping is right (bench/gpu_bench.py). "
+                    "Bounded: the response time with the device's times moved back by the "
+                    "second where it is negative (still an upper bound: "
+                    "dcsm.gpu.call_result.clock_slack), and the width of the offset's bounds.",
                     "",
                     "| engine | rate (upd/s) | late | ring | updater | response from entry | "
-                    "seen | clock check | mean batch | short path | models | short steps |",
-                    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|",
+                    "seen | clock check | response bounded | slack | mean batch | short path | "
+                    "models | short steps |",
+                    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|",
                 ]  # fmt: skip
                 for r in parts:
                     keys = ("late", "ring", "updater", "resp_entered", "seen")
@@ -266,9 +271,10 @@ class Report:
                         f"{r.get(k + '_p50_us', float('nan')):.1f} / "
                         f"{r.get(k + '_p99_us', float('nan')):.1f}" for k in keys
                     )  # fmt: skip
-                    cells += " | {:.1f} / {:.1f}".format(
-                        r.get("ring_min_us", float("nan")),
-                        r.get("seen_after_finish_min_us", float("nan")))  # fmt: skip
+                    cells += " | {:.1f} / {:.1f} | {:.1f} / {:.1f} | {:.1f}".format(
+                        *(r.get(k, float("nan")) for k in (
+                            "ring_min_us", "seen_after_finish_min_us", "resp_bounded_p50_us",
+                            "resp_bounded_p99_us", "clock_slack_us")))  # fmt: skip
                     models = "{:.2f} / {:.3f} / {:.1f}".format(
                         *(r.get(k, 0.0) for k in ("model_update_us", "model_chunk_us",
                                                   "model_bulk_us")))  # fmt: skip
@@ -384,6 +390,12 @@ def latency_part(data: Path, report: Report, n: int) -> None:
                 row["seen_after_finish_min_us"] = float(
                     (line["seen"] - line["finished"]).min() * 1e6
                 )
+                # The response time with the device's times moved by the tightest bound
+                # those two minima give (still an upper bound), and how wide the bounds are.
+                lo, hi = clock_slack(line)
+                row["resp_bounded_p50_us"] = float(np.percentile(resp + hi * 1e6, 50))
+                row["resp_bounded_p99_us"] = float(np.percentile(resp + hi * 1e6, 99))
+                row["clock_slack_us"] = float((hi - lo) * 1e6)
             row["mean_batch"] = profile["mean_batch"]
             row["small_share"] = profile["small_batches"] / max(1, profile["batches"])
             for key in ("model_update_us", "model_chunk_us", "model_bulk_us"):
