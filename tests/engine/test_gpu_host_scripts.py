@@ -2,8 +2,9 @@
 bench/debug/host_path_cost.py (every step of the host path timed; the script asserts that
 the call result holds a count for each update), bench/debug/decode_cost.py (the
 embeddings decode; the script checks the rows against numpy across a stamp wrap and a ring
-wrap), and bench/debug/cycle_walk_model.py (a labelled backfill's work by enumeration and by
-meeting in the middle, its counts checked)."""
+wrap), bench/debug/cycle_walk_model.py (a labelled backfill's work by enumeration and by
+meeting in the middle, its counts checked), and bench/debug/orientation_model.py (the
+4-cycle's work in each orientation of an update)."""
 
 from __future__ import annotations
 
@@ -48,3 +49,15 @@ def test_cycle_walk_model_runs_and_checks_its_counts() -> None:
     assert re.search(r"check on 5,000 edges: meeting in the middle ([\d,]+), CPU engine \1", out)
     assert "lpath6 counted exactly" in out and "lcycle6 counted exactly" in out
     assert len(re.findall(r"start label \d: levels", out)) == 6
+
+
+def test_orientation_model_runs_and_the_flip_never_costs_more() -> None:
+    """bench/debug/orientation_model.py: the flipped orientation's work is within 1 % of the
+    cheaper of the two (the bound of any per-update choice) and no more than the stream's."""
+    out = run_script("orientation_model.py", "--edges", "200000", "--sample", "400")
+    work = re.search(r"as the stream gives it ([\d,]+), the other way ([\d,]+), flipped "
+                     r"([\d,]+), the cheaper of the two ([\d,]+)", out)  # fmt: skip
+    assert work is not None, out
+    given, other, flipped, best = (int(w.replace(",", "")) for w in work.groups())
+    assert best <= flipped <= min(given, other) and flipped <= 1.01 * best, out
+    assert "of the tests" in out
