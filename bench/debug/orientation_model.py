@@ -3,7 +3,9 @@ own, the flipped one the engines now take (``flip_ends`` in gpu/mvg_read.cuh, ``
 in dcsm/engine/cpu_kernels.py: level 2 walks the lower-degree end's neighbours), and the
 cheaper of the two; then, in the flipped orientation, how many membership tests go into
 long lists and miss there (what per-hub bitmaps, docs/hub-probes.md design B, would answer
-with one load).
+with one load), and how many of the tests' loads (a binary search each) fall on pairs of
+long lists of like length, which a merge of both lists would read in fewer entries
+(docs/hub-probes.md, "Merging hub pairs").
 
     python3 -P bench/debug/orientation_model.py [--edges 43000000] [--sample 3000] \
         [--hubs 256,1024,4096]
@@ -28,16 +30,21 @@ import numpy as np
 from dcsm.loadgen.gen_stream import chunglu_graph
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from hub_probe_model import _has, csr  # noqa: E402
+from hub_probe_model import _has, _steps, csr  # noqa: E402
+
+PAIR_MIN = 128  # both lists at least this long ...
+PAIR_RATIO = 8  # ... and the longer at most this many times the shorter
 
 
 @nb.njit(parallel=True, cache=True)
 def walk(off, nbr, ua, ub, hubs):  # type: ignore[no-untyped-def]
-    """Per sampled update: [work with m1 = ub, work with m1 = ua, flipped: tests, hits] and
-    per hub bound h: [flipped tests into lists >= h, of them misses]. Work: level-2 plus
-    level-3 entries."""
+    """Per sampled update: [work with m1 = ub, work with m1 = ua, flipped: tests, hits,
+    search loads (a binary search of the longer list, plus the entry, per entry of the
+    shorter), of them on like pairs (both >= PAIR_MIN, within PAIR_RATIO), entries a merge of
+    those pairs reads] and per hub bound h: [flipped tests into lists >= h, of them misses].
+    Work: level-2 plus level-3 entries."""
     k = len(ua)
-    base = np.zeros((k, 4), np.int64)
+    base = np.zeros((k, 7), np.int64)
     per = np.zeros((k, len(hubs), 2), np.int64)
     for t in nb.prange(k):
         da, db = off[ua[t] + 1] - off[ua[t]], off[ub[t] + 1] - off[ub[t]]
@@ -54,6 +61,12 @@ def walk(off, nbr, ua, ub, hubs):  # type: ignore[no-untyped-def]
                 work += min(d2, d0)
                 if not flipped:
                     continue
+                lo, hi = min(d2, d0), max(d2, d0)
+                loads = lo * (_steps(hi) + 1)
+                base[t, 4] += loads
+                if lo >= PAIR_MIN and hi <= PAIR_RATIO * lo:
+                    base[t, 5] += loads
+                    base[t, 6] += lo + hi
                 s, pv = (m2, m0) if d2 <= d0 else (m0, m2)
                 plo, phi = off[pv], off[pv + 1]
                 for q in range(off[s], off[s + 1]):
@@ -103,6 +116,13 @@ def main() -> None:
         into, miss = per[:, h, 0].sum(), per[:, h, 1].sum()
         print(f"  lists >= {hubs[h]:,}: {into / tests:.1%} of the tests, "
               f"{miss / max(1, into):.1%} of those miss")  # fmt: skip
+    loads, like, merged = (int(x) for x in base[:, 4:].sum(axis=0))
+    fewer = loads / max(1, loads - like + merged)
+    print(
+        f"flipped: {loads / k:,.0f} search loads an update, {like / max(1, loads):.1%} on "
+        f"pairs of lists >= {PAIR_MIN} within {PAIR_RATIO}x; merging those reads "
+        f"{merged / max(1, like):.2f} entries a load, {fewer:.2f}x fewer reads in all"
+    )
 
 
 if __name__ == "__main__":
