@@ -216,7 +216,7 @@ class LabelCounter:
         x0: int, x1: int, ctl: Any,
     ) -> None:  # fmt: skip
         """cycle_roots over the roots [x0, x1) (labelled as the walk's c_0): the steps of
-        ``walk`` (its vertex and edge labels, cut as cycle_count.cycle_rows cuts it), each
+        ``walk`` (its vertex and edge labels, cut as cycle_count.cycle_steps cuts it), each
         with its own rows (the roots' for the steps from c_0, else its source label's run),
         in the blocks' compact count arrays' indices."""
         cp = self._cp

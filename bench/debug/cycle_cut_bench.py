@@ -9,6 +9,8 @@ built once on the device), which prices the cuts with its own tree kernels.
         [--cut-at-vertex-0] [--backend gpu] --out rows.json
 
 ``--cut-at-vertex-0`` replaces ``cheapest_walk`` by ``cycle_walk`` (the code before it).
+Since 2026-11-28 the host counts each match from its highest-ranked vertex, walking from
+every start, and prices no cut: the flag only changes the device's count.
 
 The graph is ``dcsm gen-graph --model chung-lu --labels L``'s (seeded); the cycle's vertex
 labels are 0..k-1 in order (``--k``). Each writing is counted on the same snapshot with all

@@ -39,6 +39,15 @@ from dcsm.model import Pattern
 HUB_ROWS = (32, 128, 512, 2048)
 
 
+def walk_rows(
+    arrays: tuple[np.ndarray, ...], nv: int, labels: list[int], elabs: list[int]
+) -> tuple[np.ndarray, np.ndarray]:
+    """The device's rows for the walk ``labels``/``elabs`` (``cycle_count.cycle_steps``), by
+    vertex id, unranked: (offs int64 (k, nv + 1), nbrs int32)."""
+    ids = np.arange(nv, dtype=np.int32)  # numbered by id: the device's rows
+    return cycle_count.step_rows(arrays, nv, cycle_count.cycle_steps(labels, elabs), ids)
+
+
 @njit(cache=True)
 def _walk(offs, nbrs, m, lo, hi, hubs, arrivals, hub_arrivals, touched_sizes, root_work, deferred):
     """The device's walk of every root of [lo, hi) (its order does not matter here):
@@ -141,9 +150,11 @@ def main() -> int:
     nv = snap.num_vertices
     k = args.k
     p = Pattern.build(f"lcycle{k}", list(range(k)), [(j, (j + 1) % k, None) for j in range(k)])
-    rows = cycle_count.cycle_rows(snap.arrays, nv, p)
-    lo, hi = 0, nv  # a vertex not labelled c_0 has no first step (skipped, as on the host)
-    roots = int(np.count_nonzero(snap.arrays[4][:nv] == rows.root_label))
+    walk = cycle_count.cheapest_walk(p, cycle_count.path_counter(snap.arrays, nv))
+    offs, nbrs = walk_rows(snap.arrays, nv, *walk)
+    m = k // 2
+    lo, hi = 0, nv  # a vertex not labelled c_0 has no first step (skipped, as on the device)
+    roots = int(np.count_nonzero(snap.arrays[4][:nv] == walk[0][0]))
     print(f"snapshot and rows in {time.perf_counter() - t:.1f} s; {roots:,} roots", flush=True)
     hubs = np.array(HUB_ROWS, np.int64)
     arrivals = np.zeros(k, np.int64)
@@ -152,8 +163,8 @@ def main() -> int:
     work = np.zeros(hi - lo, np.int64)
     t = time.perf_counter()
     deferred = np.zeros(len(hubs), np.int64)
-    total = int(_walk(rows.offs, rows.nbrs, rows.m, lo, hi, hubs, arrivals, hub_arrivals, sizes,
-                      work, deferred))  # fmt: skip
+    total = int(_walk(offs, nbrs, m, lo, hi, hubs, arrivals, hub_arrivals, sizes, work,
+                      deferred))  # fmt: skip
     walk_s = time.perf_counter() - t
     want, _ = snap.run_all(p, emit=False)
     if total != want:
@@ -167,7 +178,6 @@ def main() -> int:
     for cap in (256, 512, 1024, 2048, 4096, 16384):
         n = int(np.searchsorted(sizes[order], cap, "right"))
         small[str(cap)] = {"roots": n, "work_share": share(cum[n - 1] if n else 0, cum[-1])}
-    walk = cycle_count.cheapest_walk(p, cycle_count.path_counter(snap.arrays, nv))
     out = {
         "edges": args.edges,
         "labels": args.labels,
@@ -184,7 +194,7 @@ def main() -> int:
         "hub_row_share_per_step": {str(h): [share(hub_arrivals[s, j], arrivals[s])
                                             for s in range(k)] for j, h in enumerate(HUB_ROWS)},
         "small_roots": small,
-        "last_forward_step": int(arrivals[rows.m - 1]),
+        "last_forward_step": int(arrivals[m - 1]),
         "last_forward_step_hubs_deferred": {str(h): int(deferred[j])
                                             for j, h in enumerate(HUB_ROWS)},
         "touched_percentiles": {str(q): int(np.percentile(sizes, q))

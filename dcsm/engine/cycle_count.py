@@ -15,10 +15,24 @@ holds other vertices than the others and one count array holds them all; the las
 step multiplies by F_x[z] as it reaches z instead of storing B_x). The work is the rows of
 the layers' vertices, never the partial matches: for the labelled 6-cycle over a 43M-edge
 power-law graph, enumeration walks some 4e14 partial matches, the two halves at most 6e10
-path steps (``bench/debug/cycle_walk_model.py``). Where the cut falls changes that bound
-(6.1e10 or 9.7e10 there), so :func:`cheapest_walk` prices every start and direction by the
-halves' labelled path counts, a tree count each, and takes the least. Counts only; a count
-past 2^64 - 1 is reported as an overflow, and the caller enumerates instead.
+path steps (``bench/debug/cycle_walk_model.py``). Counts only; a count past 2^64 - 1 is
+reported as an overflow, and the caller enumerates instead.
+
+Each match is counted once, from its highest-ranked vertex (rank: degree, then id). A root x
+takes the walk that starts at the pattern vertex of x's label, and every path from x goes
+through lower-ranked vertices only. Rows are kept in rank order, so a step stops at the
+first neighbour ranked at or above the root. In a power-law graph a low-degree root then
+walks almost nothing, and a hub walks its lower-ranked part only. For the labelled 6-cycle
+on a 10M-edge Chung-Lu graph (8 labels) that is 29x fewer row entries than rooting every
+match at one pattern vertex (1.03e8 against 2.95e9, ``bench/debug/cycle_rank_model.py``),
+and the count 8x faster (``bench/results/backfill/rank-1128/``). A root's count is
+then the matches whose highest-ranked vertex it is: roots in disjoint ranges still count
+disjoint matches, as a backfill's slices need.
+
+The device (``gpu/label_count.py``) still roots every match at one pattern vertex. Where
+its cut falls changes the bound above (6.1e10 or 9.7e10 steps at 43M edges), so
+:func:`cheapest_walk` prices every start and direction by the halves' labelled path counts,
+a tree count each, and the device takes the least.
 """
 
 from __future__ import annotations
@@ -27,7 +41,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from ..model import ANY_LABEL, Pattern
 from .tree_count import (
@@ -108,7 +122,7 @@ def cheapest_walk(
     from a root walks the labelled paths of its two halves (merged per end vertex, so at
     most that many steps): c_0 .. c_m one way round and c_0, c_{k-1} .. c_m the other, m =
     k // 2. Every start vertex and both directions are priced by those two path counts
-    (``count_paths``: :func:`path_counter` on the host, the device's tree count on the GPU;
+    (``count_paths``: the device's tree count on the GPU, :func:`path_counter` in host models;
     each path asked once, with its reverse, which has as many) and the least kept, the
     first on a tie from vertex 0 on. On the 43M-edge graph of
     ``bench/results/backfill/cycle-model-1128/`` the labelled 6-cycle's cuts price 6.1e10
@@ -137,41 +151,69 @@ def cheapest_walk(
 
 @dataclass(frozen=True)
 class CycleRows:
-    """The graph's edges for each step of the two halves, as rows: step s's row of x is
-    ``nbrs[offs[s, x] : offs[s, x + 1]]``, x's neighbours the step may go to (their label
-    and the edge's the pattern's). Steps 0..m-1 go forward from c_0 to c_m, steps m..k-2
-    backward from c_0 to c_{m+1}, step k-1 from c_{m+1} into c_m."""
+    """The graph's edges for each step of the walks, as rows over vertices numbered by rank
+    (``rank[x]``: degree, then id), each row in rank order. The walk from a root of rank r
+    is ``walk_steps[root_walk[r]]`` (the walk that starts at the pattern vertex of the
+    root's label; -1: a label the cycle lacks), step s of it going through ``offs[t]`` for
+    t = walk_steps[w, s]: vertex r's row is ``nbrs[offs[t, r] : offs[t, r + 1]]``. Steps
+    0..m-1 go forward from c_0 to c_m, steps m..k-2 backward from c_0 to c_{m+1}, step k-1
+    from c_{m+1} into c_m. The walks share the rows of equal steps."""
 
-    offs: np.ndarray  # int64 (k, num_vertices + 1)
-    nbrs: np.ndarray  # int32
-    root_label: int
+    offs: np.ndarray  # int64 (distinct steps, num_vertices + 1), by rank
+    nbrs: np.ndarray  # int32 ranks
+    walk_steps: np.ndarray  # int32 (k, k): each walk's steps, as rows of offs
+    root_walk: np.ndarray  # int8 (num_vertices,) by rank
+    rank: np.ndarray  # int32 (num_vertices,) by vertex id
     m: int
 
 
-@njit(cache=True, nogil=True)
-def _count_rows(off, deg, nbr, elab, vlab, nv, src, dst, edge_label, start):
-    """start[x + 1] - start[x] = x's neighbours labelled ``dst`` by an edge matching
-    ``edge_label`` when x is labelled ``src``, else 0 (start: nv + 1, start[0] set)."""
-    for x in range(nv):
-        c = 0
-        if vlab[x] == src:
+@njit(cache=True, nogil=True, parallel=True)
+def _rows_pass(off, deg, nbr, elab, vlab, nv, rank, src, dst, lab, offs, out, fill):
+    """One pass over the graph for every step t = (src[t], dst[t], lab[t]): without ``fill``,
+    offs[t, rank[x] + 1] = how many of x's neighbours step t goes to; with it, those
+    neighbours' ranks into out from offs[t, rank[x]] on, each row sorted."""
+    for x in prange(nv):
+        r = rank[x]
+        for t in range(src.shape[0]):
+            if vlab[x] != src[t]:
+                continue
+            p = offs[t, r] if fill else 0
+            q = p
             for k in range(off[x], off[x] + deg[x]):
-                if edge_fits(nbr, elab, vlab, k, dst, edge_label):
-                    c += 1
-        start[x + 1] = start[x] + c
+                if edge_fits(nbr, elab, vlab, k, dst[t], lab[t]):
+                    if fill:
+                        out[q] = rank[nbr[k]]
+                    q += 1
+            if fill:
+                out[p:q] = np.sort(out[p:q])
+            else:
+                offs[t, r + 1] = q
 
 
-@njit(cache=True, nogil=True)
-def _fill_rows(off, deg, nbr, elab, vlab, nv, src, dst, edge_label, start, out):
-    """The neighbours :func:`_count_rows` counted, into out from start[x] on."""
-    for x in range(nv):
-        if vlab[x] != src:
-            continue
-        p = start[x]
-        for k in range(off[x], off[x] + deg[x]):
-            if edge_fits(nbr, elab, vlab, k, dst, edge_label):
-                out[p] = nbr[k]
-                p += 1
+def step_rows(
+    arrays: tuple[np.ndarray, ...],
+    num_vertices: int,
+    steps: list[tuple[int, int, int]],
+    rank: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(offs int64 (len(steps), num_vertices + 1), nbrs int32): the rows of each step (the
+    start's label, the end's, the edge's) over the graph ``arrays`` of the CPU kernels, with
+    vertices numbered by ``rank`` (a permutation of the ids): row r of step t is
+    ``nbrs[offs[t, r] : offs[t, r + 1]]``, the ranks of the vertices it goes to, in order."""
+    off, deg, nbr, elab, vlab = arrays[:5]
+    nv = num_vertices
+    src, dst, lab = (np.array(col, np.int32).reshape(-1) for col in zip(*steps, strict=True))
+    offs = np.zeros((len(steps), nv + 1), np.int64)
+    empty = np.zeros(0, np.int32)
+    _rows_pass(off, deg, nbr, elab, vlab, nv, rank, src, dst, lab, offs, empty, False)
+    base = 0
+    for t in range(len(steps)):
+        offs[t, 0] = base
+        np.cumsum(offs[t], out=offs[t])
+        base = int(offs[t, nv])
+    nbrs = np.empty(base, np.int32)
+    _rows_pass(off, deg, nbr, elab, vlab, nv, rank, src, dst, lab, offs, nbrs, True)
+    return offs, nbrs
 
 
 def cycle_steps(labels: list[int], elabs: list[int]) -> list[tuple[int, int, int]]:
@@ -187,34 +229,44 @@ def cycle_steps(labels: list[int], elabs: list[int]) -> list[tuple[int, int, int
 
 
 def cycle_rows(arrays: tuple[np.ndarray, ...], num_vertices: int, pattern: Pattern) -> CycleRows:
-    """The rows of every step of ``pattern`` (which satisfies :func:`counts_by_cycle`) over
-    the graph ``arrays`` = (off, deg, nbr, elab, vlab, ...) of the CPU kernels: two passes
-    over the rows labelled as the step's start, a step."""
-    off, deg, nbr, elab, vlab = arrays[:5]
-    labels, elabs = cheapest_walk(pattern, path_counter(arrays, num_vertices))
-    k, nv = len(labels), num_vertices
-    steps = cycle_steps(labels, elabs)
-    offs = np.zeros((k, nv + 1), np.int64)
-    for s, (src, dst, lab) in enumerate(steps):
-        offs[s, 0] = offs[s - 1, nv] if s else 0
-        _count_rows(off, deg, nbr, elab, vlab, nv, src, dst, lab, offs[s])
-    nbrs = np.empty(int(offs[k - 1, nv]), np.int32)
-    for s, (src, dst, lab) in enumerate(steps):
-        _fill_rows(off, deg, nbr, elab, vlab, nv, src, dst, lab, offs[s], nbrs)
-    return CycleRows(offs, nbrs, labels[0], k // 2)
+    """The ranked rows of every walk of ``pattern`` (which satisfies :func:`counts_by_cycle`)
+    over the graph ``arrays`` = (off, deg, nbr, elab, vlab, ...) of the CPU kernels: from
+    each start vertex the way :func:`cycle_walk` goes (with each match walked from its
+    highest-ranked vertex, the cut's price no longer tells the walks apart: 10M edges, the
+    labelled 6-cycle walked 3.4 s either way and 3.8 s priced), the rows of each distinct
+    step built once (:func:`step_rows`)."""
+    deg, vlab = arrays[1], arrays[4]
+    nv = num_vertices
+    labels, elabs = cycle_walk(pattern)
+    k = len(labels)
+    walks = [_turned(labels, elabs, start, 1) for start in range(k)]
+    rank = np.empty(nv, np.int32)
+    rank[np.lexsort((np.arange(nv), deg[:nv]))] = np.arange(nv, dtype=np.int32)
+    distinct: dict[tuple[int, int, int], int] = {}
+    walk_steps = np.empty((k, k), np.int32)
+    for w, (lab, el) in enumerate(walks):
+        for s, step in enumerate(cycle_steps(lab, el)):
+            walk_steps[w, s] = distinct.setdefault(step, len(distinct))
+    offs, nbrs = step_rows(arrays, nv, list(distinct), rank)
+    root_walk = np.full(nv, -1, np.int8)
+    for w, (lab, _) in enumerate(walks):
+        root_walk[rank[vlab[:nv] == lab[0]]] = w
+    return CycleRows(offs, nbrs, walk_steps, root_walk, rank, k // 2)
 
 
 @njit(cache=True, nogil=True)
-def _step(row_off, nbrs, cnt, layer, touched, nt):
+def _step(row_off, nbrs, cnt, layer, touched, nt, bound):
     """Extend the paths ending at the vertices ``layer`` by one step (its rows ``row_off``
-    into ``nbrs``): their counts added into cnt of the vertices reached, each new one
-    appended to touched[nt:]. Returns (the new end of touched, whether a count passed
-    2^64 - 1)."""
+    into ``nbrs``, each in rank order) to the vertices ranked below ``bound``: their counts
+    added into cnt of the vertices reached, each new one appended to touched[nt:]. Returns
+    (the new end of touched, whether a count passed 2^64 - 1)."""
     over = False
     for y in layer:
         c = cnt[y]
         for q in range(row_off[y], row_off[y + 1]):
             z = nbrs[q]
+            if z >= bound:
+                break
             if cnt[z] == 0:
                 touched[nt] = z
                 nt += 1
@@ -225,37 +277,48 @@ def _step(row_off, nbrs, cnt, layer, touched, nt):
 
 
 @njit(cache=True, nogil=True)
-def _roots(offs, nbrs, m, lo, hi, out):
-    """out[x - lo] = the matches with c_0 at x, for every x of [lo, hi); returns whether a
-    count passed 2^64 - 1."""
-    k = offs.shape[0]
+def _roots(offs, nbrs, walk_steps, m, rank, root_walk, lo, hi, out):
+    """out[x - lo] = the matches whose highest-ranked vertex is x, for every x of [lo, hi);
+    returns whether a count passed 2^64 - 1. Counts and layers are kept by rank."""
+    k = walk_steps.shape[1]
     nv = offs.shape[1] - 1
     cnt = np.zeros(nv, np.uint64)
     touched = np.empty(nv, np.int32)
     over = False
     for x in range(lo, hi):
         out[x - lo] = 0
-        if offs[0, x] == offs[0, x + 1] or offs[m, x] == offs[m, x + 1]:
-            continue  # no first step one way or the other (or not labelled as c_0)
-        cnt[x] = 1
-        touched[0] = x
+        r = rank[x]
+        w = root_walk[r]
+        if w < 0:
+            continue  # a label the cycle lacks
+        steps = walk_steps[w]
+        first, back = offs[steps[0]], offs[steps[m]]
+        if first[r] == first[r + 1] or nbrs[first[r]] >= r:
+            continue  # no lower-ranked first step one way
+        if back[r] == back[r + 1] or nbrs[back[r]] >= r:
+            continue  # or the other
+        cnt[r] = 1
+        touched[0] = r
         a, b = 0, 1  # touched[a:b]: the last forward layer
         for s in range(m):
-            b_next, o = _step(offs[s], nbrs, cnt, touched[a:b], touched, b)
+            b_next, o = _step(offs[steps[s]], nbrs, cnt, touched[a:b], touched, b, r)
             over |= o
             a, b = b, b_next
-        layer = touched[0:1]  # x, then each backward layer
+        layer = touched[0:1]  # r, then each backward layer
         for s in range(m, k - 1):
-            b_next, o = _step(offs[s], nbrs, cnt, layer, touched, b)
+            b_next, o = _step(offs[steps[s]], nbrs, cnt, layer, touched, b, r)
             over |= o
             layer = touched[b:b_next]
             b = b_next
         total = np.uint64(0)
-        row_off = offs[k - 1]
+        row_off = offs[steps[k - 1]]
         for y in layer:  # into c_m: each arrival times the forward paths there
             c = cnt[y]
             for q in range(row_off[y], row_off[y + 1]):
-                f = cnt[nbrs[q]]
+                z = nbrs[q]
+                if z >= r:
+                    break
+                f = cnt[z]
                 if f == 0:
                     continue
                 p = c * f
@@ -264,13 +327,15 @@ def _roots(offs, nbrs, m, lo, hi, out):
                 over |= t < total
                 total = t
         out[x - lo] = total
-        for i in range(b):  # x and every vertex a layer reached
+        for i in range(b):  # r and every vertex a layer reached
             cnt[touched[i]] = 0
     return over
 
 
 def cycle_counts(rows: CycleRows, lo: int, hi: int) -> np.ndarray | None:
-    """The matches with the walk's c_0 (``rows.root_label``'s pattern vertex) at each data
-    vertex of ``[lo, hi)`` (uint64), or None if a count passed 2^64 - 1."""
+    """The matches whose highest-ranked vertex is each data vertex of ``[lo, hi)`` (uint64),
+    or None if a count passed 2^64 - 1."""
     out = np.zeros(max(0, hi - lo), np.uint64)
-    return None if _roots(rows.offs, rows.nbrs, rows.m, lo, hi, out) else out
+    over = _roots(rows.offs, rows.nbrs, rows.walk_steps, rows.m, rows.rank, rows.root_walk,
+                  lo, hi, out)  # fmt: skip
+    return None if over else out

@@ -166,9 +166,9 @@ class StaticSnapshot:
     def _counted(self, pattern: Pattern, lo: int, hi: int) -> np.ndarray | None:
         """The matches with its root at each of the vertices [lo, hi), of a tree that
         :func:`~dcsm.engine.tree_count.tree_plan` counts or a cycle whose labels are fixed
-        and all different (a tree's root is its plan's, a cycle's the start of its cheapest
-        walk, the same for every slice), or None where a cycle's count passes 64 bits at a
-        vertex (a tree's is then taken in Python integers)."""
+        and all different (a tree's root is its plan's, a cycle's its highest-ranked
+        vertex: the same for every slice), or None where a cycle's count passes 64 bits at
+        a vertex (a tree's is then taken in Python integers)."""
         nv = self.num_vertices
         if tree_plan(pattern) is not None:  # past 2^64 at a vertex: in Python integers
 
@@ -192,7 +192,8 @@ class StaticSnapshot:
         different, or fan-outs), or of a cycle whose vertex labels are fixed and all
         different, adds up per-root counts found without enumerating
         (:mod:`~dcsm.engine.tree_count`: dynamic programming; :mod:`~dcsm.engine.cycle_count`:
-        meeting in the middle), a root being where the counting's root pattern vertex is."""
+        meeting in the middle), a root being where a tree's root pattern vertex is, or a
+        cycle's highest-ranked vertex."""
         n = pattern.num_vertices
         if not emit and (tree_plan(pattern) is not None or counts_by_cycle(pattern)):
             counts = self._counted(pattern, lo, hi)
