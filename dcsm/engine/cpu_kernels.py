@@ -121,6 +121,31 @@ def _delete_half(a, b, off, deg, cap, nbr, elab, meta, shared):
     deg[a] = d - 1
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _gallop(nbr, lo, end, x):
+    """The first index of nbr[lo:end] (sorted) whose value is >= x (end if none), searched
+    from lo outwards in doubling steps: about log2 of the distance moved, so a scan whose
+    probes rise walks a like-sized list in order rather than searching it whole each time."""
+    if lo >= end or nbr[lo] >= x:
+        return lo
+    step = 1
+    hi = lo + 1
+    while hi < end and nbr[hi] < x:
+        lo = hi
+        step <<= 1
+        hi = lo + step
+    if hi > end:
+        hi = end
+    lo += 1  # nbr[lo - 1] < x; the answer is in [lo, hi]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if nbr[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
 @njit(cache=True, nogil=True)
 def _candidates(i, p, m, store, cand, G, P):
     """Candidates for step i of plan p given the partial match m[0:i]; stores them in
@@ -144,6 +169,14 @@ def _candidates(i, p, m, store, cand, G, P):
     gt = sym_gt[p, i]
     s0 = off[base]
     cnt = 0
+    # With one other list to test (a cycle's closing step, a triangle's), a cursor in it
+    # that only moves forward, as the scan's neighbours rise (_gallop).
+    ko = 1 - best if nb == 2 else -1
+    w_end = cur = 0
+    if ko >= 0:
+        w = m[bn_pos[p, i, ko]]
+        cur = off[w]
+        w_end = off[w] + deg[w]
     for t in range(s0, s0 + bestdeg):
         c = nbr[t]
         if base_lab != ANY and elab[t] != base_lab:
@@ -171,8 +204,12 @@ def _candidates(i, p, m, store, cand, G, P):
         for k in range(nb):
             if k == best:
                 continue
-            w = m[bn_pos[p, i, k]]
-            r = _find(nbr, off[w], deg[w], c)
+            if k == ko:
+                cur = _gallop(nbr, cur, w_end, c)
+                r = cur if cur < w_end and nbr[cur] == c else -1
+            else:
+                w = m[bn_pos[p, i, k]]
+                r = _find(nbr, off[w], deg[w], c)
             if r < 0:
                 ok = False
                 break

@@ -314,3 +314,20 @@ def test_several_queries_with_live_intervals(
             assert engine_counts(results, q) == per_update(live), f"query {q}"
         else:
             assert engine_deltas(results, q, p.num_vertices) == live, f"query {q}"
+
+
+@settings(max_examples=300)
+@given(
+    st.lists(st.integers(0, 60), max_size=40, unique=True),
+    st.lists(st.integers(-2, 62), min_size=1, max_size=20),
+)
+def test_gallop_finds_what_a_binary_search_finds(values: list[int], probes: list[int]) -> None:
+    """cpu_kernels._gallop, the forward-only cursor of a step's closing test: probed with
+    rising values from where the last probe stopped, it lands where np.searchsorted does."""
+    from dcsm.engine.cpu_kernels import _gallop
+
+    nbr = np.array(sorted(values), np.int32)
+    cur = 0
+    for x in sorted(probes):
+        cur = _gallop(nbr, cur, len(nbr), x)
+        assert cur == int(np.searchsorted(nbr, x, "left")), (nbr.tolist(), x)
