@@ -169,14 +169,18 @@ def _candidates(i, p, m, store, cand, G, P):
     gt = sym_gt[p, i]
     s0 = off[base]
     cnt = 0
-    # With one other list to test (a cycle's closing step, a triangle's), a cursor in it
-    # that only moves forward, as the scan's neighbours rise (_gallop).
-    ko = 1 - best if nb == 2 else -1
-    w_end = cur = 0
-    if ko >= 0:
-        w = m[bn_pos[p, i, ko]]
-        cur = off[w]
-        w_end = off[w] + deg[w]
+    # The first two other lists to test (a cycle's closing step, a triangle's or a
+    # 4-clique's) each get a cursor that only moves forward, as the scan's neighbours rise
+    # (_gallop); any further one is searched whole.
+    ka = 0 if best != 0 else 1  # the first other list
+    kb = ka + 1 if ka + 1 != best else ka + 2  # the second
+    a_end = a_cur = b_end = b_cur = 0
+    if ka < nb:
+        w = m[bn_pos[p, i, ka]]
+        a_cur, a_end = off[w], off[w] + deg[w]
+    if kb < nb:
+        w = m[bn_pos[p, i, kb]]
+        b_cur, b_end = off[w], off[w] + deg[w]
     for t in range(s0, s0 + bestdeg):
         c = nbr[t]
         if base_lab != ANY and elab[t] != base_lab:
@@ -204,9 +208,12 @@ def _candidates(i, p, m, store, cand, G, P):
         for k in range(nb):
             if k == best:
                 continue
-            if k == ko:
-                cur = _gallop(nbr, cur, w_end, c)
-                r = cur if cur < w_end and nbr[cur] == c else -1
+            if k == ka:
+                a_cur = _gallop(nbr, a_cur, a_end, c)
+                r = a_cur if a_cur < a_end and nbr[a_cur] == c else -1
+            elif k == kb:
+                b_cur = _gallop(nbr, b_cur, b_end, c)
+                r = b_cur if b_cur < b_end and nbr[b_cur] == c else -1
             else:
                 w = m[bn_pos[p, i, k]]
                 r = _find(nbr, off[w], deg[w], c)
