@@ -122,6 +122,24 @@ def walk(off, nbr, ua, ub, hubs, tmax):  # type: ignore[no-untyped-def]
     return base, per
 
 
+def stream_sample(
+    edges: int, gamma: float, seed: int, sample: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
+    """``bench/scale_up_bench.py``'s graph and stream (a seeded Chung-Lu graph, edges / 9
+    vertices; the stream the first 10 % of a seeded permutation of its edges): (offsets and
+    sorted neighbours of the loaded 90 %, the ends of ``sample`` stream updates picked with
+    seed 7, the stream's length)."""
+    g = chunglu_graph(edges, max(3, round(edges / 9)), gamma=gamma, seed=seed)
+    ids = np.sort(g.vertex_ids)
+    a, b = np.searchsorted(ids, g.src), np.searchsorted(ids, g.dst)
+    n = int(round(len(a) * 0.1))
+    order = np.random.default_rng(seed + 1).permutation(len(a))
+    streamed, kept = order[:n], order[n:]
+    off, nbr = csr(len(ids), a[kept], b[kept])
+    pick = streamed[np.random.default_rng(7).choice(n, min(sample, n), replace=False)]
+    return off, nbr, a[pick], b[pick], n
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--edges", type=int, default=10_000_000)
@@ -138,36 +156,24 @@ def main() -> None:
     args = ap.parse_args()
     hubs = np.array([int(h) for h in args.hubs.split(",")], np.int64)
     t0 = time.perf_counter()
-    nv = max(3, round(args.edges / 9))
-    g = chunglu_graph(args.edges, nv, gamma=args.gamma, seed=args.seed)
-    ids = np.sort(g.vertex_ids)
-    a = np.searchsorted(ids, g.src)
-    b = np.searchsorted(ids, g.dst)
-    # scale_up_bench.split: the stream is the first 10 % of a seeded permutation
-    rng = np.random.default_rng(args.seed + 1)
-    n = int(round(len(a) * 0.1))
-    order = rng.permutation(len(a))
-    streamed, kept = order[:n], order[n:]
-    off, nbr = csr(len(ids), a[kept], b[kept])
-    pick = np.random.default_rng(7).choice(n, min(args.sample, n), replace=False)
-    ua, ub = a[streamed[pick]], b[streamed[pick]]
+    off, nbr, ua, ub, n = stream_sample(args.edges, args.gamma, args.seed, args.sample)
     print(
-        f"graph: {args.edges:,} edges, {len(ids):,} vertices, top degree "
-        f"{int(np.diff(off).max()):,}; {len(pick):,} of {n:,} stream updates modelled "
+        f"graph: {args.edges:,} edges, {len(off) - 1:,} vertices, top degree "
+        f"{int(np.diff(off).max()):,}; {len(ua):,} of {n:,} stream updates modelled "
         f"({time.perf_counter() - t0:.1f} s to build)"
     )
     t1 = time.perf_counter()
     base, per = walk(off, nbr, ua, ub, hubs, args.table_max)
     tests, scans, matches, now, built, probes, left = (int(x) for x in base.sum(axis=0))
     print(
-        f"walked in {time.perf_counter() - t1:.1f} s: {tests / len(pick):,.0f} membership "
-        f"tests, {scans / len(pick):,.0f} scanned entries, {matches / len(pick):,.0f} "
+        f"walked in {time.perf_counter() - t1:.1f} s: {tests / len(ua):,.0f} membership "
+        f"tests, {scans / len(ua):,.0f} scanned entries, {matches / len(ua):,.0f} "
         f"matches an update (one plan each way); {now / tests:.1f} dependent loads a test"
     )
     print(
         f"a shared-memory table of N(m0) (at most {args.table_max:,} entries) an orientation, "
         f"probed where N(m2) is shorter: "
-        f"{built / len(pick):,.0f} entries read to build it, {probes / tests:.1%} of the tests "
+        f"{built / len(ua):,.0f} entries read to build it, {probes / tests:.1%} of the tests "
         f"become shared-memory probes, test loads {now / max(left, 1):.2f}x fewer (with the "
         f"build and the scans' entries: {(now + scans) / (left + built + scans):.2f}x)"
     )
@@ -179,7 +185,7 @@ def main() -> None:
     for h, bound in enumerate(hubs):
         into, miss, with_bm, both = (int(x) for x in per[:, h].sum(axis=0))
         lists = int((deg >= bound).sum())
-        mb = lists * len(ids) / 8 / 2**20
+        mb = lists * (len(off) - 1) / 8 / 2**20
         print(
             f"  {bound:<6} {lists:>5} {mb:>10,.0f}  {into / tests:>14.1%}"
             f"  {miss / max(into, 1):>12.1%}"

@@ -27,10 +27,8 @@ from pathlib import Path
 import numba as nb
 import numpy as np
 
-from dcsm.loadgen.gen_stream import chunglu_graph
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from hub_probe_model import _has, _steps, csr  # noqa: E402
+from hub_probe_model import _has, _steps, stream_sample  # noqa: E402
 
 PAIR_MIN = 128  # both lists at least this long ...
 PAIR_RATIO = 8  # ... and the longer at most this many times the shorter
@@ -94,18 +92,12 @@ def main() -> None:
     args = ap.parse_args()
     hubs = np.array([int(h) for h in args.hubs.split(",")], np.int64)
     t0 = time.perf_counter()
-    g = chunglu_graph(args.edges, max(3, round(args.edges / 9)), gamma=args.gamma, seed=args.seed)
-    ids = np.sort(g.vertex_ids)
-    a, b = np.searchsorted(ids, g.src), np.searchsorted(ids, g.dst)
-    n = int(round(len(a) * 0.1))  # scale_up_bench.split: the first 10 % of a permutation
-    order = np.random.default_rng(args.seed + 1).permutation(len(a))
-    off, nbr = csr(len(ids), a[order[n:]], b[order[n:]])
-    pick = order[:n][np.random.default_rng(7).choice(n, min(args.sample, n), replace=False)]
-    base, per = walk(off, nbr, a[pick], b[pick], hubs)
-    k = len(pick)
+    off, nbr, ua, ub, _ = stream_sample(args.edges, args.gamma, args.seed, args.sample)
+    base, per = walk(off, nbr, ua, ub, hubs)
+    k = len(ua)
     given, other = base[:, 0].sum() / k, base[:, 1].sum() / k
     best = base[:, :2].min(axis=1).sum() / k
-    flipped = np.where(np.diff(off)[b[pick]] <= np.diff(off)[a[pick]], base[:, 0], base[:, 1])
+    flipped = np.where(np.diff(off)[ub] <= np.diff(off)[ua], base[:, 0], base[:, 1])
     print(f"{args.edges:,} edges, {k:,} updates modelled ({time.perf_counter() - t0:.1f} s)")
     print(f"work an update: as the stream gives it {given:,.0f}, the other way {other:,.0f}, "
           f"flipped {flipped.sum() / k:,.0f}, the cheaper of the two {best:,.0f}; "
