@@ -386,13 +386,13 @@ def latency_part(data: Path, report: Report, n: int) -> None:
                 # both minima are >= 0 when the mapping is right, and their sum is how far
                 # it could be off (a large ring minimum with a seen one near 0 means the
                 # ring wait is real, not the mapping).
-                row["ring_min_us"] = float((line["taken"] - line["entered"]).min() * 1e6)
-                row["seen_after_finish_min_us"] = float(
-                    (line["seen"] - line["finished"]).min() * 1e6
-                )
+                ring_min = float((line["taken"] - line["entered"]).min())
+                seen_min = float((line["seen"] - line["finished"]).min())
+                row["ring_min_us"] = ring_min * 1e6
+                row["seen_after_finish_min_us"] = seen_min * 1e6
                 # The response time with the device's times moved by the tightest bound
                 # those two minima give (still an upper bound), and how wide the bounds are.
-                lo, hi = clock_slack(line)
+                lo, hi = clock_slack(ring_min, seen_min)
                 row["resp_bounded_p50_us"] = float(np.percentile(resp + hi * 1e6, 50))
                 row["resp_bounded_p99_us"] = float(np.percentile(resp + hi * 1e6, 99))
                 row["clock_slack_us"] = float((hi - lo) * 1e6)
