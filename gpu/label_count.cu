@@ -15,18 +15,30 @@
 // messages over the child-labelled neighbours (edge label permitting), children before
 // parents; sum_range adds the root's messages over the roots asked for.
 //
-// Cycles (meeting in the middle). The cycle c_0..c_{k-1} is cut at c_0 and c_m (m = k / 2);
-// one block takes one root x (a vertex labelled c_0) at a time, heaviest first (ids rise
-// with degree within a label), and extends paths layer by layer: steps 0..m-1 forward to
-// c_m, steps m..k-2 backward from x to c_{m+1}, each adding a path's count into the count
-// of the vertex it reaches (atomicAdd; the thread that finds it at 0 appends it to the
-// block's touched list, the next layer). The last step, from c_{m+1} into c_m, multiplies
-// each arrival by the forward paths waiting there. Consecutive labels differ and all
-// labels are different, so one count array holds every layer of a root; the touched list
-// resets it (work proportional to the root's rows, never to the graph). Each step walks
-// its own rows, built once a count before the roots (step_degrees, scan_inclusive,
-// step_fill): only the entries it may take, as compact indices, so that a root's layers
-// read short contiguous rows that stay in L2 rather than binary-searching the snapshot's.
+// Cycles (meeting in the middle). Each match is counted once, from its highest-ranked
+// vertex (rank: degree, then id, over the vertices of the cycle's labels), as
+// cycle_count.py's host code counts it. label_ranks gives every such vertex its rank, which
+// is its compact index (crank: run position -> rank; pos_of: rank -> run position): ids
+// rise with degree within a label, so each label's run keeps its order and the ranks merge
+// the runs. A root x of rank r, labelled c_0 of the walk that starts at its label (one walk
+// a pattern vertex, each going the same way round), cuts that walk at c_0 and c_m (m =
+// k / 2); one block takes one root at a time, highest rank first, and extends paths layer
+// by layer through vertices ranked below r only: steps 0..m-1 forward to c_m, steps
+// m..k-2 backward from x to c_{m+1}, each adding a path's count into the count of the
+// vertex it reaches (atomicAdd; the thread that finds it at 0 appends it to the block's
+// touched list, the next layer). The last step, from c_{m+1} into c_m, multiplies each
+// arrival by the forward paths waiting there. Consecutive labels differ and all labels are
+// different, so one count array holds every layer of a root; the touched list resets it
+// (work proportional to the root's rows, never to the graph). Each distinct step (a
+// source label, a destination label, an edge label; the walks share them) walks its own
+// rows, built once a count before the roots (step_degrees, scan_inclusive, step_fill):
+// only the entries it may take, as ranks, so that a root's layers read short contiguous
+// rows that stay in L2 rather than binary-searching the snapshot's. A row's entries are
+// one destination label's, in id order and so in rank order: a step stops at the first
+// entry ranked at or above the root. In a power-law graph a low-degree root then walks
+// almost nothing (its neighbours below it have no higher degree), and a hub walks only
+// its lower-ranked part (the host model, bench/debug/cycle_rank_model.py: 29x fewer row
+// entries than rooting every match at one pattern vertex, 10M edges, labelled 6-cycle).
 //
 // Buffers (device memory; gpu/label_count.py allocates all of them on the matcher's stream):
 //   off, nbr, elab  the snapshot's CSR (static_match.cu's layout block); read only.
@@ -36,19 +48,26 @@
 //                          found.
 //   msg    u64[compact]    tree: fill_ones writes, tree_absorb reads a child's and
 //                          rewrites a parent's, sum_range reads the root's.
-//   roff   i64[sum of (sources + 1)]  cycle: every step's row offsets into rnbr;
+//   runs   i64[2 * (k + 1)]  cycle: the walk's label runs, (first id, first compact
+//                          position) each, then (nv, compact); host uploads; label_ranks,
+//                          cycle_roots read.
+//   crank, pos_of  int32[compact]  cycle: a run position's rank and a rank's run
+//                          position; label_ranks writes, step_fill reads crank,
+//                          cycle_roots pos_of.
+//   roff   i64[sum of (sources + 1)]  cycle: every distinct step's row offsets into rnbr;
 //                          step_degrees writes lengths, scan_inclusive the offsets;
 //                          step_fill, cycle_roots read; host reads the last (rnbr's size).
-//   rnbr   int32[entries]  cycle: the steps' rows, compact indices; step_fill writes,
-//                          cycle_roots reads.
-//   steps  i64[k, 2]       cycle: per step (row_base, src_base); host uploads;
-//                          cycle_roots reads.
-//   cnt    u64[blocks, compact]  cycle: block b's path counts; host zeroes it once, each
-//                          block returns its part to zero after every root.
-//   touched int32[blocks, compact]  cycle: block b's compact indices reached for the
-//                          current root.
+//   rnbr   int32[entries]  cycle: the steps' rows, ranks; step_fill writes, cycle_roots
+//                          reads.
+//   steps  i64[distinct steps, 2]  cycle: per step (row_base, src_base: its source run's
+//                          first position); host uploads; cycle_roots reads.
+//   walks  int32[k, k]     cycle: walk j's (from the pattern vertex of run j) steps, as
+//                          rows of steps; host uploads; cycle_roots reads.
+//   cnt    u64[blocks, compact]  cycle: block b's path counts by rank; host zeroes it
+//                          once, each block returns its part to zero after every root.
+//   touched int32[blocks, compact]  cycle: block b's ranks reached for the current root.
 //   ctl    u64[4]          [claim, total, total_hi, error]: host zeroes it; cycle_roots
-//                          claims roots (claim); sum_range and cycle_roots add their count
+//                          claims ranks (claim); sum_range and cycle_roots add their count
 //                          (128-bit, with carry); tree_absorb, cycle_roots OR error bits;
 //                          host reads it after.
 
@@ -171,13 +190,51 @@ extern "C" __global__ void sum_range(const u64* a, i64 lo, i64 hi, u64* ctl) {
     if ((threadIdx.x & 31) == 0) add_total(ctl, s);
 }
 
-// Rows of the cycle's steps. Step s's rows are those of its source vertices (the roots
-// [x0, x1) for the two steps from c_0, else its source label's whole run), each holding the
-// compact indices of the neighbours the step may reach (its destination label, its edge
-// label): roff[row_base + i] .. roff[row_base + i + 1] into rnbr for source position i.
-// step_degrees writes row i's length at roff[row_base + 1 + i] (the step's first slot
-// stays 0), scan_inclusive turns the whole of roff into offsets (each step's first slot
-// then holds where the step before it ended), step_fill writes the entries.
+
+// The ranks. runs[2 j], runs[2 j + 1]: run j's first id and first compact position, j < k;
+// runs[2 k], runs[2 k + 1]: nv and compact. Vertex x of run j, at position p, has rank
+// (p - its run's first position) plus, for every other run, the number of its vertices
+// ranked below x ((degree, id) < x's): a binary search, ids rising with degree in a run.
+__device__ __forceinline__ int run_of(const i64* runs, int k, i64 p) {
+    int j = 0;
+    while (j + 1 < k && runs[2 * (j + 1) + 1] <= p) ++j;
+    return j;
+}
+
+__device__ __forceinline__ i64 ranked_below(const i64* off, i64 lo, i64 hi, i64 deg, i64 x) {
+    while (lo < hi) {  // the first y of [lo, hi) with (degree(y), y) >= (deg, x)
+        const i64 mid = (lo + hi) >> 1;
+        const i64 d = off[mid + 1] - off[mid];
+        if (d < deg || (d == deg && mid < x)) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+extern "C" __global__ void label_ranks(const i64* off, const i64* runs, int k, int* crank,
+                                       int* pos_of) {
+    const i64 compact = runs[2 * k + 1];
+    for (i64 p = blockIdx.x * (i64)blockDim.x + threadIdx.x; p < compact;
+         p += (i64)gridDim.x * blockDim.x) {
+        const int j = run_of(runs, k, p);
+        const i64 x = runs[2 * j] + (p - runs[2 * j + 1]);
+        const i64 deg = off[x + 1] - off[x];
+        i64 r = p - runs[2 * j + 1];
+        for (int l = 0; l < k; ++l) {
+            if (l == j) continue;
+            const i64 lo = runs[2 * l], n = runs[2 * l + 3] - runs[2 * l + 1];
+            r += ranked_below(off, lo, lo + n, deg, x) - lo;
+        }
+        crank[p] = (int)r;
+        pos_of[r] = (int)p;
+    }
+}
+
+// Rows of the cycle's distinct steps. Step t's rows are those of its source label's run,
+// each holding the ranks of the neighbours the step may reach (its destination label, its
+// edge label): roff[row_base + i] .. roff[row_base + i + 1] into rnbr for the run's i-th
+// vertex. step_degrees writes row i's length at roff[row_base + 1 + i] (the step's first
+// slot stays 0), scan_inclusive turns the whole of roff into offsets (each step's first
+// slot then holds where the step before it ended), step_fill writes the entries.
 
 // Entries of row x whose neighbour lies in [dst_lo, dst_hi) by an edge labelled
 // edge_label (ANY_LABEL: any), counted by a warp a source vertex src_lo + i, i < n.
@@ -216,11 +273,12 @@ extern "C" __global__ void scan_inclusive(i64* a, i64 n) {
     for (i64 i = lo; i < hi; ++i) a[i] = run += a[i];
 }
 
-// The entries step_degrees counted, as compact indices dst_base + (z - dst_lo), in row
-// order (a warp a source vertex, the ballot keeping the row's order).
+// The entries step_degrees counted, as ranks dst_rank[z - dst_lo] (dst_rank: crank from
+// the destination run's first position on), in row order (a warp a source vertex, the
+// ballot keeping the row's order, which is then rank order).
 extern "C" __global__ void step_fill(const i64* off, const int* nbr, const int* elab,
                                      int src_lo, int n, int dst_lo, int dst_hi,
-                                     int edge_label, int dst_base, const i64* roff,
+                                     int edge_label, const int* dst_rank, const i64* roff,
                                      int* rnbr) {
     const int lane = threadIdx.x & 31;
     const i64 warps = ((i64)gridDim.x * blockDim.x) >> 5;
@@ -231,7 +289,7 @@ extern "C" __global__ void step_fill(const i64* off, const int* nbr, const int* 
         for (i64 k = k0; k < k1; k += 32) {
             const bool ok = k + lane < k1 && edge_ok(elab, k + lane, edge_label);
             const unsigned mask = __ballot_sync(0xffffffffu, ok);
-            if (ok) rnbr[at + __popc(mask & ((1u << lane) - 1))] = dst_base + (nbr[k + lane] - dst_lo);
+            if (ok) rnbr[at + __popc(mask & ((1u << lane) - 1))] = dst_rank[nbr[k + lane] - dst_lo];
             at += __popc(mask);
         }
     }
@@ -239,29 +297,40 @@ extern "C" __global__ void step_fill(const i64* off, const int* nbr, const int* 
 
 struct Step {
     i64 row_base;  // the step's first slot in roff
-    i64 src_base;  // a source's position = its id (a root) or compact index - src_base
+    i64 src_base;  // its source run's first compact position
 };
 
-// Extend the paths ending at layer[0, n) (compact indices) by step S: each adds its count
-// into the count of every vertex it reaches; a vertex reached first is appended to
-// touched[*tail]. root >= 0: the layer is that one vertex with one path (the root, by its
-// snapshot id, outside the count array). Warps take the layer's vertices in turn, or, for
-// a layer smaller than the block's warps, the block takes one vertex at a time (a hub
-// root's row spread over every thread).
-__device__ void extend(const i64* roff, const int* rnbr, const Step& S, const int* layer,
-                       int n, int root, u64* cnt, int* touched, int* tail, u64* ctl) {
+#define MAX_K 16  // dcsm/model.py's MAX_PATTERN_VERTICES
+#define MAX_STEPS (2 * MAX_K)  // each pattern edge, either way
+
+// Row of the vertex ranked y (at run position pos_of[y]) in step S.
+__device__ __forceinline__ const i64* row_of(const i64* roff, const Step& S, int pos) {
+    return roff + S.row_base + (pos - S.src_base);
+}
+
+// Extend the paths ending at layer[0, n) (ranks) by step S to the vertices ranked below
+// bound (rows in rank order: a lane stops at its first entry at or above it): each adds
+// its count into the count of every vertex it reaches; a vertex reached first is appended
+// to touched[*tail]. first: the layer is the root alone (rank bound), with one path, outside
+// the count array. Warps take the layer's vertices in turn, or, for a layer smaller than
+// the block's warps, the block takes one vertex at a time (a hub root's row spread over
+// every thread).
+__device__ void extend(const i64* roff, const int* rnbr, const int* pos_of, const Step& S,
+                       const int* layer, int n, bool first, int bound, u64* cnt,
+                       int* touched, int* tail, u64* ctl) {
     bool block_wide = n < WARPS;
     int lane = block_wide ? threadIdx.x : (threadIdx.x & 31);
     int width = block_wide ? THREADS : 32;
-    int first = block_wide ? 0 : (threadIdx.x >> 5);
+    int from = block_wide ? 0 : (threadIdx.x >> 5);
     int stride = block_wide ? 1 : WARPS;
-    for (int i = first; i < n; i += stride) {
-        int y = root >= 0 ? root : layer[i];
-        u64 c = root >= 0 ? 1ull : cnt[y];
-        const i64* row = roff + S.row_base + (y - S.src_base);
+    for (int i = from; i < n; i += stride) {
+        int y = first ? bound : layer[i];
+        u64 c = first ? 1ull : cnt[y];
+        const i64* row = row_of(roff, S, pos_of[y]);
         const i64 k0 = row[0], k1 = row[1];
         for (i64 k = k0 + lane; k < k1; k += width) {
             int z = rnbr[k];
+            if (z >= bound) break;
             u64 old = atomicAdd(&cnt[z], c);
             if (old == 0) touched[atomicAdd(tail, 1)] = z;
             if (old + c < old) atomicOr(&ctl[CTL_ERROR], ERR_OVERFLOW);
@@ -269,32 +338,67 @@ __device__ void extend(const i64* roff, const int* rnbr, const Step& S, const in
     }
 }
 
-// The matches with c_0 at each root of [x0, x1), added into ctl's total; block b uses
-// cnt and touched from b * compact on. steps: k of them (layout above), m = k / 2.
+// Whether the root ranked r (at position p) steps below itself by step S: its row's first
+// entry (the row's lowest rank) lies below r.
+__device__ __forceinline__ bool steps_below(const i64* roff, const int* rnbr, const Step& S,
+                                            int p, int r) {
+    const i64* row = row_of(roff, S, p);
+    return row[0] < row[1] && rnbr[row[0]] < r;
+}
+
+// The matches whose highest-ranked vertex has an id in [x0, x1), added into ctl's total;
+// block b uses cnt and touched from b * compact on. Blocks claim ranks from the highest
+// down; thread 0 passes over a rank outside the slice or whose walk cannot step below it
+// both ways from the root (most low-degree vertices). k <= MAX_K, m = k / 2.
 extern "C" __global__ void LC_BOUNDS cycle_roots(const i64* roff, const int* rnbr,
-                                                 const i64* steps, int k, int m, int x0,
+                                                 const int* pos_of, const i64* runs,
+                                                 const i64* steps, int nsteps,
+                                                 const int* walks, int k, int m, int x0,
                                                  int x1, u64* cnt_all, int* touched_all,
-                                                 i64 compact, u64* ctl) {
-    __shared__ Step st[16];
-    __shared__ int s_root, s_tail;
-    for (int i = threadIdx.x; i < k; i += THREADS) st[i] = Step{steps[2 * i], steps[2 * i + 1]};
+                                                 u64* ctl) {
+    __shared__ Step st[MAX_STEPS];
+    __shared__ int walk[MAX_K * MAX_K];
+    __shared__ i64 run[2 * (MAX_K + 1)];
+    __shared__ int s_root, s_walk, s_tail;
+    for (int i = threadIdx.x; i < nsteps; i += THREADS) st[i] = Step{steps[2 * i], steps[2 * i + 1]};
+    for (int i = threadIdx.x; i < k * k; i += THREADS) walk[i] = walks[i];
+    for (int i = threadIdx.x; i < 2 * (k + 1); i += THREADS) run[i] = runs[i];
+    __syncthreads();
+    const i64 compact = run[2 * k + 1];
     u64* cnt = cnt_all + blockIdx.x * compact;
     int* touched = touched_all + blockIdx.x * compact;
     if (threadIdx.x == 0) s_tail = 0;
     u128 mine = 0;  // this thread's arrivals times forward paths, over its block's roots
     bool over = false;
-    __syncthreads();
     for (;;) {
-        if (threadIdx.x == 0) s_root = (int)atomicAdd(&ctl[CTL_CLAIM], 1ull);
+        if (threadIdx.x == 0) {
+            int got = -1, w = 0;
+            for (;;) {
+                const u64 c = atomicAdd(&ctl[CTL_CLAIM], 1ull);
+                if (c >= (u64)compact) break;
+                const int r = (int)(compact - 1 - (i64)c);  // highest rank first
+                const int p = pos_of[r];
+                w = run_of(run, k, p);
+                const i64 x = run[2 * w] + (p - run[2 * w + 1]);
+                if (x < x0 || x >= x1) continue;
+                if (!steps_below(roff, rnbr, st[walk[w * k]], p, r) ||
+                    !steps_below(roff, rnbr, st[walk[w * k + m]], p, r))
+                    continue;
+                got = r;
+                break;
+            }
+            s_root = got;
+            s_walk = w;
+        }
         __syncthreads();
-        int r = s_root;
-        if (r >= x1 - x0) break;
-        int x = x1 - 1 - r;  // heaviest roots first
+        const int r = s_root;
+        if (r < 0) break;
+        const int* ws = walk + s_walk * k;
         // forward: from the root through layers touched[a, b) labelled c_1 .. c_m
         int a = 0, b = 0;
         for (int s = 0; s < m && (s == 0 || a < b); ++s) {
-            extend(roff, rnbr, st[s], touched + a, s == 0 ? 1 : b - a, s == 0 ? x : -1, cnt,
-                   touched, &s_tail, ctl);
+            extend(roff, rnbr, pos_of, st[ws[s]], touched + a, s == 0 ? 1 : b - a, s == 0, r,
+                   cnt, touched, &s_tail, ctl);
             __syncthreads();
             a = b;
             b = s_tail;
@@ -303,22 +407,24 @@ extern "C" __global__ void LC_BOUNDS cycle_roots(const i64* roff, const int* rnb
         if (a < b) {  // paths reach c_m; backward: from the root through c_{k-1} .. c_{m+1}
             int la = b, lb = b;
             for (int s = m; s < k - 1 && (s == m || la < lb); ++s) {
-                extend(roff, rnbr, st[s], touched + la, s == m ? 1 : lb - la, s == m ? x : -1,
-                       cnt, touched, &s_tail, ctl);
+                extend(roff, rnbr, pos_of, st[ws[s]], touched + la, s == m ? 1 : lb - la,
+                       s == m, r, cnt, touched, &s_tail, ctl);
                 __syncthreads();
                 la = lb;
                 lb = s_tail;
                 __syncthreads();
             }
             if (la < lb) {  // the last step: arrivals at c_m times the forward paths there
-                const Step& S = st[k - 1];
+                const Step& S = st[ws[k - 1]];
                 int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
                 for (int i = la + warp; i < lb; i += WARPS) {
                     int y = touched[i];
                     u64 c = cnt[y];
-                    const i64* row = roff + S.row_base + (y - S.src_base);
+                    const i64* row = row_of(roff, S, pos_of[y]);
                     for (i64 q = row[0] + lane; q < row[1]; q += 32) {
-                        u64 f = cnt[rnbr[q]];
+                        const int z = rnbr[q];
+                        if (z >= r) break;
+                        u64 f = cnt[z];
                         u128 t = mine + (u128)c * f;
                         over |= t < mine;
                         mine = t;

@@ -13,8 +13,9 @@ card, a merchant, a device), and the ones whose search cannot finish on large gr
 edges there, so such a slice raises
 :func:`dcsm.engine.snapshot.past_64_in_a_slice`'s error instead).
 
-A slice of start edges [t0, t1) counts the roots (data vertices taking pattern vertex 0)
-whose first entry lies in it, so slices add up to the whole graph as the search's do. The
+A slice of start edges [t0, t1) counts the roots whose first entry lies in it (data vertices
+taking a tree's pattern vertex 0, or a cycle's highest-ranked vertex), so slices add up to
+the whole graph as the search's do. The
 kernels (``label_count.cu``, beside this file, with its layout block) use no CuPy operation
 that launches a kernel of its own (allocation, memset and copies only), so they run beside
 the persistent kernel once loaded, which :class:`LabelCounter`'s constructor does.
@@ -29,9 +30,9 @@ from typing import Any
 
 import numpy as np
 
-from dcsm.engine.cycle_count import cheapest_walk, cycle_steps
+from dcsm.engine.cycle_count import ranked_walks
 from dcsm.engine.tree_count import counts_by_tree, tree_order
-from dcsm.model import ANY_LABEL, Pattern
+from dcsm.model import Pattern
 
 SOURCE = Path(__file__).with_name("label_count.cu")
 # Threads a block: 512 with the device to itself (the 43M-edge labelled 6-cycle: 2.52 s at
@@ -92,8 +93,8 @@ class LabelCounter:
         self.threads, self.scratch_max = threads, scratch_max
         mod = load_module(min_blocks, threads)
         names = ("lower_bounds_i32", "lower_bounds_i64", "fill_ones", "tree_absorb",
-                 "sum_range", "step_degrees", "scan_inclusive", "step_fill",
-                 "cycle_roots")  # fmt: skip
+                 "sum_range", "label_ranks", "step_degrees", "scan_inclusive",
+                 "step_fill", "cycle_roots")  # fmt: skip
         self._fn = {name: mod.get_function(name) for name in names}
         sms = int(cp.cuda.Device().attributes["MultiProcessorCount"])
         regs = {name: max(1, int(fn.num_regs)) for name, fn in self._fn.items()}
@@ -104,10 +105,10 @@ class LabelCounter:
 
     def count(self, csr: Any, pattern: Pattern, t0: int, t1: int) -> int | None:
         """The matches of ``pattern`` (:func:`counts_by_labels` must hold) in ``csr`` (a
-        ``DeviceCsr``) whose root (a tree's pattern vertex 0, a cycle's first vertex of its
-        cheapest walk, the same for every slice of one snapshot) sits at a vertex whose first
-        entry lies in the start edges [t0, t1), or None when a count passed 2^64 - 1 on the
-        way (the caller then searches). Waits for the stream."""
+        ``DeviceCsr``) whose root (a tree's pattern vertex 0, a cycle's highest-ranked
+        vertex) sits at a vertex whose first entry lies in the start edges [t0, t1), or None
+        when a count passed 2^64 - 1 on the way (the caller then searches). Waits for the
+        stream."""
         cp = self._cp
         labels = [int(x) for x in pattern.vlabels]
         with self.stream:
@@ -128,19 +129,19 @@ class LabelCounter:
         for lab in labels:
             if lab == INT32_MAX:  # no label above it: its run ends with the vertices
                 runs[lab] = (runs[lab][0], csr.nv)
-        tree = counts_by_tree(pattern)
-        # a tree's root is pattern vertex 0; a cycle's, the start of its cheapest walk
-        walk = None if tree else cheapest_walk(pattern, self._path_counter(csr, runs))
-        lo0, hi0 = runs[labels[0] if walk is None else walk[0][0]]
+        if not counts_by_tree(pattern):
+            with self.stream:
+                ctl = self._ctl()
+                if not self._cycle(csr, pattern, runs, int(bounds[n]), int(bounds[n + 1]), ctl):
+                    return 0
+            return self._total(ctl)
+        lo0, hi0 = runs[labels[0]]  # a tree's root: pattern vertex 0
         x0, x1 = max(lo0, int(bounds[n])), min(hi0, int(bounds[n + 1]))
         if x0 >= x1:
             return 0
         with self.stream:
             ctl = self._ctl()
-            if walk is None:
-                self._tree(csr, pattern, runs, x0, x1, ctl)
-            else:
-                self._cycle(csr, walk, runs, x0, x1, ctl)
+            self._tree(csr, pattern, runs, x0, x1, ctl)
         return self._total(ctl)
 
     def _ctl(self) -> Any:
@@ -154,26 +155,6 @@ class LabelCounter:
         if int(got[CTL_ERROR]) & ERR_OVERFLOW:
             return None
         return int(got[CTL_TOTAL]) | int(got[CTL_TOTAL_HI]) << 64
-
-    def _path_counter(
-        self, csr: Any, runs: dict[int, tuple[int, int]]
-    ) -> Callable[[list[int], list[int]], float]:
-        """Counts labelled paths over the labels of ``runs`` with the tree kernels (a few
-        milliseconds at 43M edges), for :func:`~dcsm.engine.cycle_count.cheapest_walk`."""
-
-        def count(labels: list[int], elabs: list[int]) -> float:
-            lo, hi = runs[labels[0]]
-            if lo == hi:
-                return 0.0
-            edges = [(i, i + 1, None if e == ANY_LABEL else e) for i, e in enumerate(elabs)]
-            path = Pattern.build("path", list(labels), edges)
-            with self.stream:
-                ctl = self._ctl()
-                self._tree(csr, path, runs, lo, hi, ctl)
-            total = self._total(ctl)
-            return float("inf") if total is None else float(total)
-
-        return count
 
     def _grid(self, name: str, warps: int) -> tuple[int]:
         return (max(1, min(self._resident[name], _MAX_GRID, -(-warps // (self.threads // 32)))),)
@@ -212,58 +193,63 @@ class LabelCounter:
         )  # fmt: skip
 
     def _cycle(
-        self, csr: Any, walk: tuple[list[int], list[int]], runs: dict[int, tuple[int, int]],
-        x0: int, x1: int, ctl: Any,
-    ) -> None:  # fmt: skip
-        """cycle_roots over the roots [x0, x1) (labelled as the walk's c_0): the steps of
-        ``walk`` (its vertex and edge labels, cut as cycle_count.cycle_steps cuts it), each
-        with its own rows (the roots' for the steps from c_0, else its source label's run),
-        in the blocks' compact count arrays' indices."""
+        self, csr: Any, pattern: Pattern, runs: dict[int, tuple[int, int]], x0: int, x1: int,
+        ctl: Any,
+    ) -> bool:  # fmt: skip
+        """cycle_roots over the roots with ids in [x0, x1): the ranks (label_ranks) of the
+        vertices of the cycle's labels, taken as compact indices in the order of
+        :func:`~dcsm.engine.cycle_count.ranked_walks`' start labels; the rows of its
+        distinct steps (each over its source label's whole run, entries as ranks); the
+        walks' steps. False, with nothing launched, when a label has no vertex (no match)."""
         cp = self._cp
-        labels, elabs = walk
+        labels, steps, walks = ranked_walks(pattern)
         k = len(labels)
+        if any(runs[lab][0] == runs[lab][1] for lab in labels):
+            return False
         base, compact = {}, 0
-        for lab in labels[1:]:
+        for lab in labels:
             base[lab] = compact
             compact += runs[lab][1] - runs[lab][0]
-        # per step: (first source id, sources, source base, dst run, edge label, dst base)
-        parts = []
-        for src, dst, lab in cycle_steps(labels, elabs):
-            if src == labels[0]:
-                first, n, src_base = x0, x1 - x0, x0
-            else:
-                first, n, src_base = runs[src][0], runs[src][1] - runs[src][0], base[src]
-            parts.append((first, n, src_base, runs[dst], lab, base[dst]))
-        row_base = np.concatenate([[0], np.cumsum([n + 1 for _, n, *_ in parts])])
+        run_table = np.array([*((runs[lab][0], base[lab]) for lab in labels), (csr.nv, compact)],
+                             np.int64)  # fmt: skip
+        d_runs = cp.asarray(run_table.ravel())
+        crank, pos_of = cp.empty(compact, np.int32), cp.empty(compact, np.int32)
+        self._fn["label_ranks"](self._grid("label_ranks", compact // 32 + 1), (self.threads,),
+                                (csr.off, d_runs, np.int32(k), crank, pos_of))  # fmt: skip
+        sizes = [runs[src][1] - runs[src][0] for src, _, _ in steps]
+        row_base = np.concatenate([[0], np.cumsum([n + 1 for n in sizes])])
         roff = cp.empty(int(row_base[-1]), np.int64)
         roff.data.memset_async(0, roff.nbytes, self.stream)
-        for (first, n, _, (d_lo, d_hi), lab, _), rb in zip(parts, row_base[:-1], strict=True):
+        for (src, dst, lab), n, rb in zip(steps, sizes, row_base[:-1], strict=True):
+            (d_lo, d_hi) = runs[dst]
             self._fn["step_degrees"](
                 self._grid("step_degrees", n), (self.threads,),
-                (csr.off, csr.nbr, csr.elab, np.int32(first), np.int32(n), np.int32(d_lo),
-                 np.int32(d_hi), np.int32(lab), roff[int(rb) + 1 :]),
+                (csr.off, csr.nbr, csr.elab, np.int32(runs[src][0]), np.int32(n),
+                 np.int32(d_lo), np.int32(d_hi), np.int32(lab), roff[int(rb) + 1 :]),
             )  # fmt: skip
         self._fn["scan_inclusive"]((1,), (self.threads,), (roff, np.int64(roff.size)))
         rnbr = cp.empty(max(1, int(self._host(roff[-1:])[0])), np.int32)
-        for (first, n, _, (d_lo, d_hi), lab, d_base), rb in zip(parts, row_base[:-1], strict=True):
+        for (src, dst, lab), n, rb in zip(steps, sizes, row_base[:-1], strict=True):
+            (d_lo, d_hi) = runs[dst]
             self._fn["step_fill"](
                 self._grid("step_fill", n), (self.threads,),
-                (csr.off, csr.nbr, csr.elab, np.int32(first), np.int32(n), np.int32(d_lo),
-                 np.int32(d_hi), np.int32(lab), np.int32(d_base), roff[int(rb) :], rnbr),
+                (csr.off, csr.nbr, csr.elab, np.int32(runs[src][0]), np.int32(n),
+                 np.int32(d_lo), np.int32(d_hi), np.int32(lab), crank[base[dst] :],
+                 roff[int(rb) :], rnbr),
             )  # fmt: skip
-        steps = np.array([(rb, src_base) for (_, _, src_base, *_), rb in
-                          zip(parts, row_base[:-1], strict=True)], np.int64)  # fmt: skip
-        d_steps = cp.asarray(steps.ravel())
-        compact = max(1, compact)
+        step_table = np.array([(rb, base[src]) for (src, _, _), rb in
+                               zip(steps, row_base[:-1], strict=True)], np.int64)  # fmt: skip
+        d_steps, d_walks = cp.asarray(step_table.ravel()), cp.asarray(walks.ravel())
         free, _ = cp.cuda.runtime.memGetInfo()
         free += cp.get_default_memory_pool().free_bytes()
         budget = min(self.scratch_max, free // SCRATCH_SHARE)
-        blocks = max(1, min(self._resident["cycle_roots"], x1 - x0, budget // (12 * compact)))
+        blocks = max(1, min(self._resident["cycle_roots"], compact, budget // (12 * compact)))
         cnt = cp.empty(blocks * compact, np.uint64)
         cnt.data.memset_async(0, cnt.nbytes, self.stream)
         touched = cp.empty(blocks * compact, np.int32)
         self._fn["cycle_roots"](
             (blocks,), (self.threads,),
-            (roff, rnbr, d_steps, np.int32(k), np.int32(k // 2), np.int32(x0), np.int32(x1),
-             cnt, touched, np.int64(compact), ctl),
+            (roff, rnbr, pos_of, d_runs, d_steps, np.int32(len(steps)), d_walks, np.int32(k),
+             np.int32(k // 2), np.int32(x0), np.int32(x1), cnt, touched, ctl),
         )  # fmt: skip
+        return True

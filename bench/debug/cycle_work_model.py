@@ -1,6 +1,7 @@
 """Where a labelled cycle count's work lies, root by root: a host model of the device's
-``cycle_roots`` (gpu/label_count.cu) on the CPU engine's step rows (``cycle_rows``), to
-choose its next change without device time.
+``cycle_roots`` (gpu/label_count.cu) as it was before ranking (every match rooted at the
+start of ``cheapest_walk``), to choose its next change without device time. The ranked
+count (each match from its highest-ranked vertex) is modelled by ``cycle_rank_model.py``.
 
     python3 -P bench/debug/cycle_work_model.py --edges 10000000 --labels 8 --out model.json
 

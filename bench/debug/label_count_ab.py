@@ -11,7 +11,8 @@ the pattern's labels); blocks in flight are min(resident, roots, budget / a bloc
 so the budget bounds how many warps wait on memory at once, and the block size trades warps
 a root against roots in flight. ``--write-graph`` saves the graph (``dcsm gen-graph``'s
 format) for the service runs that follow in the same call; ``--graph`` reads such a file
-instead of generating, so that several builds can be timed on one graph.
+instead of generating, so that several builds can be timed on one graph. ``--phases`` adds
+each kernel's summed device time (CUDA events around every launch, last repeat) to a row.
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from static_bench import shape  # noqa: E402
@@ -29,6 +32,36 @@ from dcsm.gpu.label_count import LabelCounter  # noqa: E402
 from dcsm.gpu.static_match import StaticMatcher  # noqa: E402
 from dcsm.graphio import read_graph, write_graph  # noqa: E402
 from dcsm.loadgen.gen_stream import chunglu_graph  # noqa: E402
+
+
+def _timed(counter: LabelCounter) -> Callable[[], dict[str, float]]:
+    """Wrap each of ``counter``'s kernels in a pair of CUDA events on the stream it launches
+    on; the function returned restores them and gives each kernel's summed milliseconds."""
+    import cupy as cp
+
+    saved, marks = dict(counter._fn), []
+
+    def wrap(name: str, fn: Any) -> Callable[..., None]:
+        def run(*args: Any) -> None:
+            start, end = cp.cuda.Event(), cp.cuda.Event()
+            start.record()
+            fn(*args)
+            end.record()
+            marks.append((name, start, end))
+
+        return run
+
+    counter._fn = {name: wrap(name, fn) for name, fn in saved.items()}
+
+    def done() -> dict[str, float]:
+        counter._fn = saved
+        out: dict[str, float] = {}
+        for name, start, end in marks:
+            end.synchronize()
+            out[name] = out.get(name, 0.0) + cp.cuda.get_elapsed_time(start, end)
+        return {name: round(ms, 3) for name, ms in out.items()}
+
+    return done
 
 
 def main() -> int:
@@ -42,6 +75,8 @@ def main() -> int:
     ap.add_argument("--write-graph", type=Path, default=None)
     ap.add_argument("--graph", type=Path, default=None, help="read this graph, do not generate")
     ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--phases", action="store_true",
+                    help="each kernel's device time (CUDA events) in the last repeat")  # fmt: skip
     args = ap.parse_args()
     t = time.perf_counter()
     if args.graph:
@@ -62,7 +97,8 @@ def main() -> int:
         for name in args.patterns.split(","):
             p = shape(name)
             best, got = float("inf"), None
-            for _ in range(args.repeat):
+            for i in range(args.repeat):
+                timed = _timed(counter) if args.phases and i == args.repeat - 1 else None
                 t = time.perf_counter()
                 got = counter.count(csr, p, 0, m)
                 best = min(best, time.perf_counter() - t)
@@ -71,6 +107,8 @@ def main() -> int:
                 return 1
             row = {"pattern": name, "threads": threads, "scratch_gib": gib, "count": got,
                    "seconds": round(best, 4)}  # fmt: skip
+            if timed is not None:
+                row["kernel_ms"] = timed()
             rows.append(row)
             print(json.dumps(row), flush=True)
             args.out.write_text(json.dumps({"edges": g.num_edges, "rows": rows}, indent=1))

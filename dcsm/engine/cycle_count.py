@@ -29,10 +29,11 @@ and the count 8x faster (``bench/results/backfill/rank-1128/``). A root's count 
 then the matches whose highest-ranked vertex it is: roots in disjoint ranges still count
 disjoint matches, as a backfill's slices need.
 
-The device (``gpu/label_count.py``) still roots every match at one pattern vertex. Where
-its cut falls changes the bound above (6.1e10 or 9.7e10 steps at 43M edges), so
-:func:`cheapest_walk` prices every start and direction by the halves' labelled path counts,
-a tree count each, and the device takes the least.
+The device (``gpu/label_count.py``) counts the same way: the ranks there are the compact
+indices of its count arrays, and each step's rows are kept in rank order as here.
+:func:`cheapest_walk` prices the cut of a walk rooted at one pattern vertex, the method
+before ranking, for the host models that compare the two
+(``bench/debug/cycle_rank_model.py``).
 """
 
 from __future__ import annotations
@@ -122,8 +123,7 @@ def cheapest_walk(
     from a root walks the labelled paths of its two halves (merged per end vertex, so at
     most that many steps): c_0 .. c_m one way round and c_0, c_{k-1} .. c_m the other, m =
     k // 2. Every start vertex and both directions are priced by those two path counts
-    (``count_paths``: the device's tree count on the GPU, :func:`path_counter` in host models;
-    each path asked once, with its reverse, which has as many) and the least kept, the
+    (``count_paths``: :func:`path_counter` in host models; each path asked once, with its reverse, which has as many) and the least kept, the
     first on a tie from vertex 0 on. On the 43M-edge graph of
     ``bench/results/backfill/cycle-model-1128/`` the labelled 6-cycle's cuts price 6.1e10
     and 9.7e10 steps: the same cycle written from another vertex took the dearer one."""
@@ -228,6 +228,23 @@ def cycle_steps(labels: list[int], elabs: list[int]) -> list[tuple[int, int, int
     return steps
 
 
+def ranked_walks(pattern: Pattern) -> tuple[list[int], list[tuple[int, int, int]], np.ndarray]:
+    """The walks of a ranked count (one from each vertex of ``pattern``, which satisfies
+    :func:`counts_by_cycle`, each the way :func:`cycle_walk` goes): (the labels of their
+    start vertices, walk j's from the j-th; the distinct steps of all of them, as
+    :func:`cycle_steps` gives them; int32 (k, k): each walk's steps, as indices into that
+    list). A root takes the walk that starts at its label; the walks share equal steps'
+    rows (the host's :func:`cycle_rows`, the device's ``gpu/label_count.py``)."""
+    labels, elabs = cycle_walk(pattern)
+    k = len(labels)
+    distinct: dict[tuple[int, int, int], int] = {}
+    walk_steps = np.empty((k, k), np.int32)
+    for w in range(k):
+        for s, step in enumerate(cycle_steps(*_turned(labels, elabs, w, 1))):
+            walk_steps[w, s] = distinct.setdefault(step, len(distinct))
+    return labels, list(distinct), walk_steps
+
+
 def cycle_rows(arrays: tuple[np.ndarray, ...], num_vertices: int, pattern: Pattern) -> CycleRows:
     """The ranked rows of every walk of ``pattern`` (which satisfies :func:`counts_by_cycle`)
     over the graph ``arrays`` = (off, deg, nbr, elab, vlab, ...) of the CPU kernels: from
@@ -237,20 +254,14 @@ def cycle_rows(arrays: tuple[np.ndarray, ...], num_vertices: int, pattern: Patte
     step built once (:func:`step_rows`)."""
     deg, vlab = arrays[1], arrays[4]
     nv = num_vertices
-    labels, elabs = cycle_walk(pattern)
+    labels, steps, walk_steps = ranked_walks(pattern)
     k = len(labels)
-    walks = [_turned(labels, elabs, start, 1) for start in range(k)]
     rank = np.empty(nv, np.int32)
     rank[np.lexsort((np.arange(nv), deg[:nv]))] = np.arange(nv, dtype=np.int32)
-    distinct: dict[tuple[int, int, int], int] = {}
-    walk_steps = np.empty((k, k), np.int32)
-    for w, (lab, el) in enumerate(walks):
-        for s, step in enumerate(cycle_steps(lab, el)):
-            walk_steps[w, s] = distinct.setdefault(step, len(distinct))
-    offs, nbrs = step_rows(arrays, nv, list(distinct), rank)
+    offs, nbrs = step_rows(arrays, nv, steps, rank)
     root_walk = np.full(nv, -1, np.int8)
-    for w, (lab, _) in enumerate(walks):
-        root_walk[rank[vlab[:nv] == lab[0]]] = w
+    for w, lab in enumerate(labels):
+        root_walk[rank[vlab[:nv] == lab]] = w
     return CycleRows(offs, nbrs, walk_steps, root_walk, rank, k // 2)
 
 

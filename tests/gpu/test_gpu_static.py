@@ -625,9 +625,9 @@ def test_labelled_counts_beside_the_running_kernel() -> None:
 
 
 def test_a_labelled_cycle_counts_alike_from_any_vertex(matcher: StaticMatcher) -> None:
-    """The device prices each cut of a labelled cycle by its halves' path counts (its tree
-    kernels) and roots the count at the cheapest: the same cycle written from every vertex,
-    both ways round, counts as the CPU engine does, whole and in slices."""
+    """The device counts each match of a labelled cycle from its highest-ranked vertex, on
+    the walk from that vertex's label: the same cycle written from every vertex, both ways
+    round, counts as the CPU engine does, whole and in slices."""
     cpu, csr, _ = labelled_case(1)
     base = LABELLED["c6"]
     want = cpu.count_static(base)
@@ -645,3 +645,13 @@ def test_a_labelled_cycle_counts_alike_from_any_vertex(matcher: StaticMatcher) -
             parts = [matcher.count(csr, p, (int(a), int(b)))
                      for a, b in zip(cuts[:-1], cuts[1:], strict=True)]  # fmt: skip
             assert sum(parts) == want, (shift, flip)
+
+
+def test_a_labelled_cycle_through_a_missing_label_counts_nothing(matcher: StaticMatcher) -> None:
+    """A labelled cycle one of whose labels no vertex carries has no match: 0 from the label
+    counter (which builds nothing), as from the search."""
+    _, csr, _ = labelled_case(0)
+    p = _lcycle([0, 1, 9, 2])
+    m = matcher.start_edges(csr)
+    assert matcher._labels.count(csr, p, 0, m) == 0
+    assert matcher.count(csr, p, by_labels=False) == 0
