@@ -123,10 +123,11 @@ def cheapest_walk(
     from a root walks the labelled paths of its two halves (merged per end vertex, so at
     most that many steps): c_0 .. c_m one way round and c_0, c_{k-1} .. c_m the other, m =
     k // 2. Every start vertex and both directions are priced by those two path counts
-    (``count_paths``: :func:`path_counter` in host models; each path asked once, with its reverse, which has as many) and the least kept, the
-    first on a tie from vertex 0 on. On the 43M-edge graph of
-    ``bench/results/backfill/cycle-model-1128/`` the labelled 6-cycle's cuts price 6.1e10
-    and 9.7e10 steps: the same cycle written from another vertex took the dearer one."""
+    (``count_paths``: :func:`path_counter` in host models; each path asked once, with its
+    reverse, which has as many) and the least kept, the first on a tie from vertex 0 on. On
+    the 43M-edge graph of ``bench/results/backfill/cycle-model-1128/`` the labelled
+    6-cycle's cuts price 6.1e10 and 9.7e10 steps: the same cycle written from another
+    vertex took the dearer one."""
     labels, elabs = cycle_walk(pattern)
     k, m = len(labels), len(labels) // 2
     memo: dict[tuple, float] = {}
