@@ -31,7 +31,7 @@
 // different, so one count array holds every layer of a root; the touched list resets it
 // (work proportional to the root's rows, never to the graph). Each distinct step (a
 // source label, a destination label, an edge label; the walks share them) walks its own
-// rows, built once a count before the roots (step_degrees, scan_inclusive, step_fill):
+// rows, built once a count before the roots (step_degrees, a scan, step_fill):
 // only the entries it may take, as ranks, so that a root's layers read short contiguous
 // rows that stay in L2 rather than binary-searching the snapshot's. A row's entries are
 // one destination label's, in id order and so in rank order: a step stops at the first
@@ -55,8 +55,10 @@
 //                          position; label_ranks writes, step_fill reads crank,
 //                          cycle_roots pos_of.
 //   roff   i64[sum of (sources + 1)]  cycle: every distinct step's row offsets into rnbr;
-//                          step_degrees writes lengths, scan_inclusive the offsets;
+//                          step_degrees writes lengths, the scan the offsets;
 //                          step_fill, cycle_roots read; host reads the last (rnbr's size).
+//   sums   i64[tiles]      the scan's tile totals: scan_tiles writes, scan_inclusive
+//                          scans them, scan_add reads.
 //   rnbr   int32[entries]  cycle: the steps' rows, ranks; step_fill writes, cycle_roots
 //                          reads.
 //   steps  i64[distinct steps, 2]  cycle: per step (row_base, src_base: its source run's
@@ -233,7 +235,7 @@ extern "C" __global__ void label_ranks(const i64* off, const i64* runs, int k, i
 // each holding the ranks of the neighbours the step may reach (its destination label, its
 // edge label): roff[row_base + i] .. roff[row_base + i + 1] into rnbr for the run's i-th
 // vertex. step_degrees writes row i's length at roff[row_base + 1 + i] (the step's first
-// slot stays 0), scan_inclusive turns the whole of roff into offsets (each step's first
+// slot stays 0), the scan turns the whole of roff into offsets (each step's first
 // slot then holds where the step before it ended), step_fill writes the entries.
 
 // Entries of row x whose neighbour lies in [dst_lo, dst_hi) by an edge labelled
@@ -253,14 +255,15 @@ extern "C" __global__ void step_degrees(const i64* off, const int* nbr, const in
     }
 }
 
-// a[0, n) = its inclusive prefix sums; one block: thread t sums a contiguous chunk, the
-// block scans the chunk sums, each thread rewrites its chunk.
-extern "C" __global__ void scan_inclusive(i64* a, i64 n) {
+// a[lo, hi) = its inclusive prefix sums, by one block: thread t sums a contiguous chunk,
+// the block scans the chunk sums, each thread rewrites its chunk. Returns the total to
+// every thread.
+__device__ i64 block_scan(i64* a, i64 lo, i64 hi) {
     __shared__ i64 part[THREADS];
-    const i64 chunk = (n + THREADS - 1) / THREADS;
-    const i64 lo = min(n, threadIdx.x * chunk), hi = min(n, lo + chunk);
+    const i64 n = hi - lo, chunk = (n + THREADS - 1) / THREADS;
+    const i64 c0 = lo + min(n, threadIdx.x * chunk), c1 = min(hi, c0 + chunk);
     i64 sum = 0;
-    for (i64 i = lo; i < hi; ++i) sum += a[i];
+    for (i64 i = c0; i < c1; ++i) sum += a[i];
     part[threadIdx.x] = sum;
     __syncthreads();
     for (int d = 1; d < THREADS; d <<= 1) {  // Hillis-Steele over the chunk sums
@@ -270,7 +273,28 @@ extern "C" __global__ void scan_inclusive(i64* a, i64 n) {
         __syncthreads();
     }
     i64 run = threadIdx.x ? part[threadIdx.x - 1] : 0;
-    for (i64 i = lo; i < hi; ++i) a[i] = run += a[i];
+    for (i64 i = c0; i < c1; ++i) a[i] = run += a[i];
+    const i64 total = part[THREADS - 1];
+    __syncthreads();  // part is read by all before a next call rewrites it
+    return total;
+}
+
+// Inclusive prefix sums of a[0, n) in three launches: scan_tiles (block b scans the tile
+// [b * tile, (b + 1) * tile) and writes its total to sums[b]), scan_inclusive over sums
+// (one block), scan_add (block b > 0 adds sums[b - 1] to its tile). One tile: only
+// scan_inclusive over a itself.
+extern "C" __global__ void scan_inclusive(i64* a, i64 n) { block_scan(a, 0, n); }
+
+extern "C" __global__ void scan_tiles(i64* a, i64 n, i64 tile, i64* sums) {
+    const i64 lo = blockIdx.x * tile;
+    const i64 total = block_scan(a, lo, min(n, lo + tile));
+    if (threadIdx.x == 0) sums[blockIdx.x] = total;
+}
+
+extern "C" __global__ void scan_add(i64* a, i64 n, i64 tile, const i64* sums) {
+    if (blockIdx.x == 0) return;
+    const i64 lo = blockIdx.x * tile, hi = min(n, lo + tile), add = sums[blockIdx.x - 1];
+    for (i64 i = lo + threadIdx.x; i < hi; i += THREADS) a[i] += add;
 }
 
 // The entries step_degrees counted, as ranks dst_rank[z - dst_lo] (dst_rank: crank from
@@ -346,10 +370,19 @@ __device__ __forceinline__ bool steps_below(const i64* roff, const int* rnbr, co
     return row[0] < row[1] && rnbr[row[0]] < r;
 }
 
+// Claims. Blocks claim units of ranks, highest first: the first CLAIM_ONE ranks one a
+// unit (the hubs, each a long root, spread over the blocks), the rest CLAIM_RUN a unit,
+// whose ranks warp 0 checks side by side (most are low-degree vertices that cannot step
+// below themselves both ways from the root) and queues in shared memory.
+#ifndef CLAIM_ONE
+#define CLAIM_ONE 65536
+#endif
+#define CLAIM_RUN 32
+
 // The matches whose highest-ranked vertex has an id in [x0, x1), added into ctl's total;
-// block b uses cnt and touched from b * compact on. Blocks claim ranks from the highest
-// down; thread 0 passes over a rank outside the slice or whose walk cannot step below it
-// both ways from the root (most low-degree vertices). k <= MAX_K, m = k / 2.
+// block b uses cnt and touched from b * compact on. A rank is passed over when its vertex
+// lies outside the slice or its walk cannot step below it both ways from the root.
+// k <= MAX_K, m = k / 2.
 extern "C" __global__ void LC_BOUNDS cycle_roots(const i64* roff, const int* rnbr,
                                                  const int* pos_of, const i64* runs,
                                                  const i64* steps, int nsteps,
@@ -360,35 +393,62 @@ extern "C" __global__ void LC_BOUNDS cycle_roots(const i64* roff, const int* rnb
     __shared__ int walk[MAX_K * MAX_K];
     __shared__ i64 run[2 * (MAX_K + 1)];
     __shared__ int s_root, s_walk, s_tail;
+    __shared__ int q_rank[CLAIM_RUN], q_walk[CLAIM_RUN], q_n, q_at;  // warp 0's queue
     for (int i = threadIdx.x; i < nsteps; i += THREADS) st[i] = Step{steps[2 * i], steps[2 * i + 1]};
     for (int i = threadIdx.x; i < k * k; i += THREADS) walk[i] = walks[i];
     for (int i = threadIdx.x; i < 2 * (k + 1); i += THREADS) run[i] = runs[i];
+    if (threadIdx.x == 0) s_tail = q_n = q_at = 0;
     __syncthreads();
     const i64 compact = run[2 * k + 1];
     u64* cnt = cnt_all + blockIdx.x * compact;
     int* touched = touched_all + blockIdx.x * compact;
-    if (threadIdx.x == 0) s_tail = 0;
     u128 mine = 0;  // this thread's arrivals times forward paths, over its block's roots
     bool over = false;
     for (;;) {
-        if (threadIdx.x == 0) {
+        if (threadIdx.x < 32) {  // warp 0: the next root, from the queue or a new unit
+            const int lane = threadIdx.x;
             int got = -1, w = 0;
             for (;;) {
-                const u64 c = atomicAdd(&ctl[CTL_CLAIM], 1ull);
-                if (c >= (u64)compact) break;
-                const int r = (int)(compact - 1 - (i64)c);  // highest rank first
-                const int p = pos_of[r];
-                w = run_of(run, k, p);
-                const i64 x = run[2 * w] + (p - run[2 * w + 1]);
-                if (x < x0 || x >= x1) continue;
-                if (!steps_below(roff, rnbr, st[walk[w * k]], p, r) ||
-                    !steps_below(roff, rnbr, st[walk[w * k + m]], p, r))
-                    continue;
-                got = r;
-                break;
+                __syncwarp();
+                if (q_at < q_n) {
+                    got = q_rank[q_at];
+                    w = q_walk[q_at];
+                    break;
+                }
+                u64 unit = 0;
+                if (lane == 0) unit = atomicAdd(&ctl[CTL_CLAIM], 1ull);
+                unit = __shfl_sync(0xffffffffu, unit, 0);
+                const bool one = unit < (u64)CLAIM_ONE;
+                const i64 first = one ? (i64)unit : CLAIM_ONE + (i64)(unit - CLAIM_ONE) * CLAIM_RUN;
+                if (first >= compact) break;
+                const i64 idx = first + lane;
+                bool ok = idx < compact && (lane == 0 || !one);
+                int r = 0, wl = 0;
+                if (ok) {
+                    r = (int)(compact - 1 - idx);
+                    const int p = pos_of[r];
+                    wl = run_of(run, k, p);
+                    const i64 x = run[2 * wl] + (p - run[2 * wl + 1]);
+                    ok = x >= x0 && x < x1 && steps_below(roff, rnbr, st[walk[wl * k]], p, r) &&
+                         steps_below(roff, rnbr, st[walk[wl * k + m]], p, r);
+                }
+                const unsigned mask = __ballot_sync(0xffffffffu, ok);
+                __syncwarp();  // every lane has read q_at and q_n
+                if (ok) {
+                    const int at = __popc(mask & ((1u << lane) - 1));
+                    q_rank[at] = r;
+                    q_walk[at] = wl;
+                }
+                if (lane == 0) {
+                    q_n = __popc(mask);
+                    q_at = 0;
+                }
             }
-            s_root = got;
-            s_walk = w;
+            if (lane == 0) {
+                s_root = got;
+                s_walk = w;
+                if (got >= 0) ++q_at;
+            }
         }
         __syncthreads();
         const int r = s_root;

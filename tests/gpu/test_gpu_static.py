@@ -655,3 +655,16 @@ def test_a_labelled_cycle_through_a_missing_label_counts_nothing(matcher: Static
     m = matcher.start_edges(csr)
     assert matcher._labels.count(csr, p, 0, m) == 0
     assert matcher.count(csr, p, by_labels=False) == 0
+
+
+@pytest.mark.parametrize("n", [1, 16_384, 100_003])
+def test_the_label_counters_scan_gives_the_prefix_sums(matcher: StaticMatcher, n: int) -> None:
+    """The cycle rows' offsets come from a scan of one tile, or of many tiles and then their
+    totals: either way numpy's cumulative sums."""
+    import cupy as cp
+
+    a = np.random.default_rng(n).integers(0, 1 << 20, n, dtype=np.int64)
+    with matcher.stream:
+        d = cp.asarray(a)
+        matcher._labels._scan(d)
+    assert np.array_equal(matcher._host(d), np.cumsum(a))
