@@ -15,10 +15,10 @@ edges there, so such a slice raises
 
 A slice of start edges [t0, t1) counts the roots whose first entry lies in it (data vertices
 taking a tree's pattern vertex 0, or a cycle's highest-ranked vertex), so slices add up to
-the whole graph as the search's do. The
-kernels (``label_count.cu``, beside this file, with its layout block) use no CuPy operation
-that launches a kernel of its own (allocation, memset and copies only), so they run beside
-the persistent kernel once loaded, which :class:`LabelCounter`'s constructor does.
+the whole graph as the search's do. The kernels (``label_count.cu``, beside this file, with
+its layout block) use no CuPy operation that launches a kernel of its own (allocation,
+memset and copies only), so they run beside the persistent kernel once loaded, which
+:class:`LabelCounter`'s constructor does.
 """
 
 from __future__ import annotations
@@ -35,19 +35,20 @@ from dcsm.engine.tree_count import counts_by_tree, tree_order
 from dcsm.model import Pattern
 
 SOURCE = Path(__file__).with_name("label_count.cu")
-# Threads a block: 512 with the device to itself (the 43M-edge labelled 6-cycle: 2.52 s at
-# 512 against 2.64-3.46 s at 256 and 2.72 s at 1,024, bench/results/static/labels-1128/);
+# Threads a block: 512 with the device to itself (the 43M-edge labelled 6-cycle, ranked:
+# 0.112 s at 512 against 0.243 at 128, 0.153 at 256 and 0.118 at 1,024,
+# bench/results/static/rank-1128/);
 # 256 beside the persistent kernel, whose blocks leave 24,576 registers an SM: three blocks
 # of 256 threads at 32 registers fit there, one of 512.
 THREADS = 512
 BESIDE_THREADS = 256
 CTL_CLAIM, CTL_TOTAL, CTL_TOTAL_HI, CTL_ERROR = range(4)
 ERR_OVERFLOW = 8
-# The cycle's per-block count and touched arrays (12 bytes a vertex of the pattern's labels
-# but the root's) take at most this share of the device's free memory, and at most
+# The cycle's per-block count and touched arrays (12 bytes a vertex of the pattern's
+# labels) take at most this share of the device's free memory, and at most
 # SCRATCH_MAX: fewer blocks, not a failure, on a full device.
 SCRATCH_SHARE = 4
-SCRATCH_MAX = 16 << 30  # 8 GiB: 238 blocks at 43M, 3.46 s; 16 GiB: 2.52 s (512 threads)
+SCRATCH_MAX = 16 << 30  # before ranking, 43M: 8 GiB 238 blocks 3.46 s; 16 GiB 2.52 s
 _MAX_GRID = 1 << 16
 SCAN_TILE = 1 << 14  # entries a block scans (_scan)
 INT32_MAX = 2**31 - 1
@@ -237,7 +238,7 @@ class LabelCounter:
         roff = cp.empty(int(row_base[-1]), np.int64)
         roff.data.memset_async(0, roff.nbytes, self.stream)
         for (src, dst, lab), n, rb in zip(steps, sizes, row_base[:-1], strict=True):
-            (d_lo, d_hi) = runs[dst]
+            d_lo, d_hi = runs[dst]
             self._fn["step_degrees"](
                 self._grid("step_degrees", n), (self.threads,),
                 (csr.off, csr.nbr, csr.elab, np.int32(runs[src][0]), np.int32(n),
@@ -246,7 +247,7 @@ class LabelCounter:
         self._scan(roff)
         rnbr = cp.empty(max(1, int(self._host(roff[-1:])[0])), np.int32)
         for (src, dst, lab), n, rb in zip(steps, sizes, row_base[:-1], strict=True):
-            (d_lo, d_hi) = runs[dst]
+            d_lo, d_hi = runs[dst]
             self._fn["step_fill"](
                 self._grid("step_fill", n), (self.threads,),
                 (csr.off, csr.nbr, csr.elab, np.int32(runs[src][0]), np.int32(n),
