@@ -3,8 +3,9 @@ bench/debug/host_path_cost.py (every step of the host path timed; the script ass
 the call result holds a count for each update), bench/debug/decode_cost.py (the
 embeddings decode; the script checks the rows against numpy across a stamp wrap and a ring
 wrap), bench/debug/cycle_walk_model.py (a labelled backfill's work by enumeration and by
-meeting in the middle, its counts checked), and bench/debug/orientation_model.py (the
-4-cycle's work in each orientation of an update)."""
+meeting in the middle, its counts checked), bench/debug/orientation_model.py (the
+4-cycle's work in each orientation of an update) and bench/debug/cycle_root_sizes.py (the
+ranked cycle count's roots by size, its count checked)."""
 
 from __future__ import annotations
 
@@ -61,3 +62,16 @@ def test_orientation_model_runs_and_the_flip_never_costs_more() -> None:
     given, other, flipped, best = (int(w.replace(",", "")) for w in work.groups())
     assert best <= flipped <= min(given, other) and flipped <= 1.01 * best, out
     assert "of the tests" in out
+
+
+def test_cycle_root_sizes_checks_its_count_and_adds_up() -> None:
+    """bench/debug/cycle_root_sizes.py on a small graph: its walk counts what the CPU engine
+    counts (the script stops otherwise), and the shares grow with the table size and the
+    number of largest roots, to at most all of them."""
+    out = run_script("cycle_root_sizes.py", "--edges", "60000")
+    assert re.search(r"the labelled 6-cycle: [\d,]+ roots, [\d,]+ walked, [\d,]+ entries", out)
+    roots = [float(x) for x in re.findall(r"([\d.]+)% of the walked roots", out)]
+    entries = [float(x) for x in re.findall(r"([\d.]+)% of the entries", out)]
+    assert len(roots) == len(entries) == 8, out
+    for shares in (roots, entries):
+        assert shares == sorted(shares) and shares[-1] <= 100.0
