@@ -66,8 +66,8 @@ def test_orientation_model_runs_and_the_flip_never_costs_more() -> None:
 
 def test_cycle_root_sizes_checks_its_count_and_adds_up() -> None:
     """bench/debug/cycle_root_sizes.py on a small graph: its walk counts what the CPU engine
-    counts (the script stops otherwise), and the shares grow with the table size and the
-    number of largest roots, to at most all of them."""
+    counts (the script stops otherwise), and the shares of roots and entries grow with the
+    table size, to at most all of them."""
     out = run_script("cycle_root_sizes.py", "--edges", "60000")
     assert re.search(r"the labelled 6-cycle: [\d,]+ roots, [\d,]+ walked, [\d,]+ entries", out)
     roots = [float(x) for x in re.findall(r"([\d.]+)% of the walked roots", out)]
