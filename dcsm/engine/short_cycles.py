@@ -6,8 +6,8 @@ Rank is the degree, then the id, as in :mod:`.cycle_count`. Every vertex of such
 is alike, so each matching subgraph has one highest-ranked vertex r, and it is counted
 there:
 
-- a triangle r, u, w with w < u < r: for each neighbour u of r ranked below r, the
-  neighbours of r ranked below u that are also neighbours of u (two sorted rows merged);
+- a triangle r, u, w with w < u < r: r's neighbours ranked below r are marked, and for
+  each such u, its neighbours ranked below u that are marked are counted;
 - a 4-cycle r, u, w, x with u, w, x < r, w opposite r: for each w, the number c of
   neighbours of r ranked below r whose rows hold w, and C(c, 2) cycles through r and w
   (Chiba and Nishizeki's wedge count).
@@ -78,27 +78,24 @@ def short_cycle_rows(
 
 
 @njit(cache=True, nogil=True)
-def _triangles(offs, nbrs, r):  # type: ignore[no-untyped-def]
-    """Triangles whose highest-ranked vertex is r."""
+def _triangles(offs, nbrs, r, mark):  # type: ignore[no-untyped-def]
+    """Triangles whose highest-ranked vertex is r: r's neighbours below it marked, then
+    each one's neighbours below itself that are marked. mark is all zero before and
+    after."""
+    a0, a1 = offs[r], offs[r]
+    while a1 < offs[r + 1] and nbrs[a1] < r:
+        mark[nbrs[a1]] = 1
+        a1 += 1
     total = 0
-    a0 = offs[r]
-    for i in range(a0, offs[r + 1]):
+    for i in range(a0, a1):
         u = nbrs[i]
-        if u >= r:
-            break
-        p, q, q1 = a0, offs[u], offs[u + 1]  # row r before i: ranked below u
-        while p < i and q < q1:
-            a, b = nbrs[p], nbrs[q]
-            if b >= u:
+        for q in range(offs[u], offs[u + 1]):
+            w = nbrs[q]
+            if w >= u:
                 break
-            if a < b:
-                p += 1
-            elif a > b:
-                q += 1
-            else:
-                total += 1
-                p += 1
-                q += 1
+            total += mark[w]
+    for i in range(a0, a1):
+        mark[nbrs[i]] = 0
     return np.uint64(total)
 
 
@@ -135,13 +132,13 @@ def _roots(offs, nbrs, rank, k, scale, lo, hi, out):  # type: ignore[no-untyped-
     """out[x - lo] = scale x the cycles whose highest-ranked vertex is x, for x in [lo, hi);
     returns whether a count passed 2^64 - 1."""
     nv = offs.shape[0] - 1
-    cnt = np.zeros(nv if k == 4 else 0, np.int64)
+    cnt = np.zeros(nv, np.int64)  # a triangle's marks, a 4-cycle's wedge counts
     touched = np.empty(nv if k == 4 else 0, np.int32)
     over = False
     s = np.uint64(scale)
     for x in range(lo, hi):
         if k == 3:
-            c = _triangles(offs, nbrs, rank[x])
+            c = _triangles(offs, nbrs, rank[x], cnt)
         else:
             c, o = _four_cycles(offs, nbrs, rank[x], cnt, touched)
             over |= o
