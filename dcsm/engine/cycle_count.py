@@ -176,7 +176,7 @@ def _rows_pass(off, deg, nbr, elab, vlab, nv, rank, src, dst, lab, offs, out, fi
     for x in prange(nv):
         r = rank[x]
         for t in range(src.shape[0]):
-            if vlab[x] != src[t]:
+            if src[t] != ANY_LABEL and vlab[x] != src[t]:
                 continue
             p = offs[t, r] if fill else 0
             q = p
@@ -191,6 +191,14 @@ def _rows_pass(off, deg, nbr, elab, vlab, nv, rank, src, dst, lab, offs, out, fi
                 offs[t, r + 1] = q
 
 
+def degree_rank(deg: np.ndarray, num_vertices: int) -> np.ndarray:
+    """int32 (num_vertices,): each vertex's rank by degree, then id (0: the lowest)."""
+    nv = num_vertices
+    rank = np.empty(nv, np.int32)
+    rank[np.lexsort((np.arange(nv), deg[:nv]))] = np.arange(nv, dtype=np.int32)
+    return rank
+
+
 def step_rows(
     arrays: tuple[np.ndarray, ...],
     num_vertices: int,
@@ -198,8 +206,9 @@ def step_rows(
     rank: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(offs int64 (len(steps), num_vertices + 1), nbrs int32): the rows of each step (the
-    start's label, the end's, the edge's) over the graph ``arrays`` of the CPU kernels, with
-    vertices numbered by ``rank`` (a permutation of the ids): row r of step t is
+    start's label, the end's, the edge's; any may be ANY_LABEL) over the graph ``arrays``
+    of the CPU kernels, with vertices numbered by ``rank`` (a permutation of the ids): row
+    r of step t is
     ``nbrs[offs[t, r] : offs[t, r + 1]]``, the ranks of the vertices it goes to, in order."""
     off, deg, nbr, elab, vlab = arrays[:5]
     nv = num_vertices
@@ -257,8 +266,7 @@ def cycle_rows(arrays: tuple[np.ndarray, ...], num_vertices: int, pattern: Patte
     nv = num_vertices
     labels, steps, walk_steps = ranked_walks(pattern)
     k = len(labels)
-    rank = np.empty(nv, np.int32)
-    rank[np.lexsort((np.arange(nv), deg[:nv]))] = np.arange(nv, dtype=np.int32)
+    rank = degree_rank(deg, nv)
     offs, nbrs = step_rows(arrays, nv, steps, rank)
     root_walk = np.full(nv, -1, np.int8)
     for w, lab in enumerate(labels):

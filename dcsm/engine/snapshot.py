@@ -29,11 +29,21 @@ from . import cpu_kernels as kern
 from .bulk import intern_graph
 from .cycle_count import counts_by_cycle, cycle_counts, cycle_rows
 from .plan import GraphShape, stack_plans, static_plan
+from .short_cycles import counts_by_short_cycle, short_cycle_counts, short_cycle_rows
 from .tree_count import checked_sum, root_counts, root_counts_exact, tree_plan
 
 WEDGES = 2000  # wedges sampled for GraphShape.closure (seeded: the same graph, the same plan)
 SLICES_PER_THREAD = 8  # run_all: slices of equal degree sums, so that hubs spread out
 PARALLEL_ENTRIES = 1 << 16  # run_all: a graph of fewer adjacency entries runs on one thread
+
+
+def counts_without_search(pattern: Pattern) -> bool:
+    """Whether a count of ``pattern`` adds up per-root counts instead of searching: a tree
+    :func:`~dcsm.engine.tree_count.tree_plan` plans, a cycle whose vertex labels are fixed
+    and all different, or a triangle or 4-cycle of one vertex label and one edge label."""
+    return (
+        tree_plan(pattern) is not None or counts_by_cycle(pattern) or counts_by_short_cycle(pattern)
+    )
 
 
 def _usable_cores() -> int:
@@ -164,11 +174,10 @@ class StaticSnapshot:
             return self._counting[id(pattern)][1]
 
     def _counted(self, pattern: Pattern, lo: int, hi: int) -> np.ndarray | None:
-        """The matches with its root at each of the vertices [lo, hi), of a tree that
-        :func:`~dcsm.engine.tree_count.tree_plan` counts or a cycle whose labels are fixed
-        and all different (a tree's root is its plan's, a cycle's its highest-ranked
-        vertex: the same for every slice), or None where a cycle's count passes 64 bits at
-        a vertex (a tree's is then taken in Python integers)."""
+        """The matches with its root at each of the vertices [lo, hi), of a pattern that
+        :func:`counts_without_search` takes (a tree's root is its plan's, a cycle's its
+        highest-ranked vertex: the same for every slice), or None where a cycle's count
+        passes 64 bits at a vertex (a tree's is then taken in Python integers)."""
         nv = self.num_vertices
         if tree_plan(pattern) is not None:  # past 2^64 at a vertex: in Python integers
 
@@ -177,6 +186,9 @@ class StaticSnapshot:
                 return root_counts_exact(self.arrays, nv, pattern) if counts is None else counts
 
             return self._counting_for(pattern, counted)[lo:hi]
+        if counts_by_short_cycle(pattern):
+            short = self._counting_for(pattern, lambda: short_cycle_rows(self.arrays, nv, pattern))
+            return short_cycle_counts(short, lo, hi)
         rows = self._counting_for(pattern, lambda: cycle_rows(self.arrays, nv, pattern))
         return cycle_counts(rows, lo, hi)
 
@@ -190,12 +202,13 @@ class StaticSnapshot:
         counted without being enumerated to the last vertex). A count of a tree whose
         vertices could share a data vertex only as leaves alike of one parent (labels all
         different, or fan-outs), or of a cycle whose vertex labels are fixed and all
-        different, adds up per-root counts found without enumerating
-        (:mod:`~dcsm.engine.tree_count`: dynamic programming; :mod:`~dcsm.engine.cycle_count`:
-        meeting in the middle), a root being where a tree's root pattern vertex is, or a
-        cycle's highest-ranked vertex."""
+        different, or of a triangle or 4-cycle of one vertex label and one edge label, adds
+        up per-root counts found without enumerating (:mod:`~dcsm.engine.tree_count`:
+        dynamic programming; :mod:`~dcsm.engine.cycle_count`: meeting in the middle;
+        :mod:`~dcsm.engine.short_cycles`: wedges), a root being where a tree's root pattern
+        vertex is, or a cycle's highest-ranked vertex."""
         n = pattern.num_vertices
-        if not emit and (tree_plan(pattern) is not None or counts_by_cycle(pattern)):
+        if not emit and counts_without_search(pattern):
             counts = self._counted(pattern, lo, hi)
             if counts is not None:
                 total, over = (0, True) if counts.dtype == object else checked_sum(counts)

@@ -1,0 +1,155 @@
+"""Counting triangles and 4-cycles of one vertex label and one edge label (the unlabelled
+triangle and 4-cycle above all: rings of three or four accounts) without a search, each
+match from its highest-ranked vertex.
+
+Rank is the degree, then the id, as in :mod:`.cycle_count`. Every vertex of such a pattern
+is alike, so each matching subgraph has one highest-ranked vertex r, and it is counted
+there:
+
+- a triangle r, u, w with w < u < r: r's neighbours ranked below r are marked, and for
+  each such u, its neighbours ranked below u that are marked are counted;
+- a 4-cycle r, u, w, x with u, w, x < r, w opposite r: for each w, the number c of
+  neighbours of r ranked below r whose rows hold w, and C(c, 2) cycles through r and w
+  (Chiba and Nishizeki's wedge count).
+
+Three or four different vertices come out by construction (the others rank below r, u != x
+by the pair, no vertex is its own neighbour), so these counts are of subgraphs, and the
+embeddings are each subgraph's 6 or 8 automorphisms (all of them keep the labels, which
+are one). Rows hold the ranks of a vertex's neighbours that fit (label, edge label), in
+rank order, so each walk stops at the first entry ranked at or above the root: in a
+power-law graph a low-degree root walks almost nothing. The search walks every partial
+match instead: a 4-cycle count on a 1M-edge Chung-Lu graph took it 101 s on 2 cores
+(``bench/results/scale-up/flip-1128/cpu/``).
+
+A root's count is the subgraphs (``distinct`` patterns) or embeddings whose highest-ranked
+vertex it is, so roots in disjoint ranges count disjoint matches, as a backfill's slices
+need. Counts only; a count past 2^64 - 1 is reported as an overflow, and the caller
+searches instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from ..model import Pattern
+from .cycle_count import degree_rank, step_rows
+
+
+def counts_by_short_cycle(pattern: Pattern) -> bool:
+    """Whether ``pattern`` is a triangle or a 4-cycle whose vertices all carry one label (or
+    all a wildcard) and whose edges all carry one label (or all a wildcard): then
+    :func:`short_cycle_counts` counts it."""
+    n = pattern.num_vertices
+    if n not in (3, 4) or pattern.num_edges != n:
+        return False
+    if not (np.bincount(pattern.edges.ravel(), minlength=n) == 2).all():
+        return False  # n edges, connected: a cycle when every degree is 2
+    return len(np.unique(pattern.vlabels)) == 1 and len(np.unique(pattern.elabels)) == 1
+
+
+@dataclass(frozen=True)
+class ShortCycleRows:
+    """The fitting edges as rows over vertices numbered by rank (``rank[x]``: degree, then
+    id): vertex r's row is ``nbrs[offs[r] : offs[r + 1]]``, the ranks of its neighbours
+    that fit, ascending. ``k``: 3 or 4; ``scale``: what a root's subgraph count is
+    multiplied by (the automorphisms, or 1 for ``distinct``)."""
+
+    offs: np.ndarray  # int64 (num_vertices + 1,)
+    nbrs: np.ndarray  # int32 ranks
+    rank: np.ndarray  # int32 (num_vertices,) by vertex id
+    k: int
+    scale: int
+
+
+def short_cycle_rows(
+    arrays: tuple[np.ndarray, ...], num_vertices: int, pattern: Pattern
+) -> ShortCycleRows:
+    """The rows of ``pattern`` (which satisfies :func:`counts_by_short_cycle`) over the
+    graph ``arrays`` of the CPU kernels."""
+    k = pattern.num_vertices
+    label, edge_label = int(pattern.vlabels[0]), int(pattern.elabels[0])
+    rank = degree_rank(arrays[1], num_vertices)
+    offs, nbrs = step_rows(arrays, num_vertices, [(label, label, edge_label)], rank)
+    scale = 1 if pattern.distinct else 2 * k
+    return ShortCycleRows(offs[0], nbrs, rank, k, scale)
+
+
+@njit(cache=True, nogil=True)
+def _triangles(offs, nbrs, r, mark):  # type: ignore[no-untyped-def]
+    """Triangles whose highest-ranked vertex is r: r's neighbours below it marked, then
+    each one's neighbours below itself that are marked. mark is all zero before and
+    after."""
+    a0, a1 = offs[r], offs[r]
+    while a1 < offs[r + 1] and nbrs[a1] < r:
+        mark[nbrs[a1]] = 1
+        a1 += 1
+    total = 0
+    for i in range(a0, a1):
+        u = nbrs[i]
+        for q in range(offs[u], offs[u + 1]):
+            w = nbrs[q]
+            if w >= u:
+                break
+            total += mark[w]
+    for i in range(a0, a1):
+        mark[nbrs[i]] = 0
+    return np.uint64(total)
+
+
+@njit(cache=True, nogil=True)
+def _four_cycles(offs, nbrs, r, cnt, touched):  # type: ignore[no-untyped-def]
+    """(4-cycles whose highest-ranked vertex is r, whether the count passed 2^64 - 1);
+    cnt is all zero before and after."""
+    nt = 0
+    for i in range(offs[r], offs[r + 1]):
+        u = nbrs[i]
+        if u >= r:
+            break
+        for q in range(offs[u], offs[u + 1]):
+            w = nbrs[q]
+            if w >= r:
+                break
+            if cnt[w] == 0:
+                touched[nt] = w
+                nt += 1
+            cnt[w] += 1
+    total = np.uint64(0)
+    over = False
+    for j in range(nt):
+        c = np.uint64(cnt[touched[j]])
+        cnt[touched[j]] = 0
+        t = total + c * (c - np.uint64(1)) // np.uint64(2)  # c < 2^31: the pairs fit
+        over |= t < total
+        total = t
+    return total, over
+
+
+@njit(cache=True, nogil=True)
+def _roots(offs, nbrs, rank, k, scale, lo, hi, out):  # type: ignore[no-untyped-def]
+    """out[x - lo] = scale x the cycles whose highest-ranked vertex is x, for x in [lo, hi);
+    returns whether a count passed 2^64 - 1."""
+    nv = offs.shape[0] - 1
+    cnt = np.zeros(nv, np.int64)  # a triangle's marks, a 4-cycle's wedge counts
+    touched = np.empty(nv if k == 4 else 0, np.int32)
+    over = False
+    s = np.uint64(scale)
+    for x in range(lo, hi):
+        if k == 3:
+            c = _triangles(offs, nbrs, rank[x], cnt)
+        else:
+            c, o = _four_cycles(offs, nbrs, rank[x], cnt, touched)
+            over |= o
+        over |= c > np.uint64(0xFFFFFFFFFFFFFFFF) // s
+        out[x - lo] = c * s
+    return over
+
+
+def short_cycle_counts(rows: ShortCycleRows, lo: int, hi: int) -> np.ndarray | None:
+    """The matches whose highest-ranked vertex is each data vertex of ``[lo, hi)`` (uint64),
+    or None if a count passed 2^64 - 1."""
+    out = np.zeros(max(0, hi - lo), np.uint64)
+    over = _roots(rows.offs, rows.nbrs, rows.rank, rows.k, rows.scale, lo, hi, out)
+    return None if over else out

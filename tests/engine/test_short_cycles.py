@@ -1,0 +1,95 @@
+"""Triangles and 4-cycles of one vertex label and one edge label counted without a search
+(short_cycles.py), each match from its highest-ranked vertex: the search's count in total
+and per slice of roots, embeddings and distinct subgraphs, wildcard and fixed labels;
+networkx's count on a plain graph; which patterns take it."""
+
+from __future__ import annotations
+
+import functools
+import itertools
+
+import networkx as nx
+import numpy as np
+import pytest
+
+from dcsm.engine.cpu import CpuEngine
+from dcsm.engine.short_cycles import counts_by_short_cycle, short_cycle_counts, short_cycle_rows
+from dcsm.engine.snapshot import StaticSnapshot, counts_without_search
+from dcsm.loadgen.gen_stream import chunglu_graph
+from dcsm.model import Graph, Pattern
+
+_ = None  # wildcard label
+
+
+def ring(k: int, label: int | None = _, edge: int | None = _, distinct: bool = False) -> Pattern:
+    edges = [(i, (i + 1) % k, edge) for i in range(k)]
+    return Pattern.build(f"c{k}", [label] * k, edges, distinct)
+
+
+@functools.cache
+def labelled_snapshot(seed: int) -> StaticSnapshot:
+    return StaticSnapshot.from_graph(chunglu_graph(4000, 400, labels=2, edge_labels=2, seed=seed))
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+@pytest.mark.parametrize("distinct", [False, True])
+@pytest.mark.parametrize(("label", "edge"), [(_, _), (_, 1), (0, _), (1, 0)])
+@pytest.mark.parametrize("k", [3, 4])
+def test_counts_equal_the_search(
+    seed: int, distinct: bool, label: int | None, edge: int | None, k: int
+) -> None:
+    """The wedge count gives the search's count (the search run with emit, which
+    enumerates), in total and over slices of roots."""
+    p = ring(k, label, edge, distinct)
+    assert counts_by_short_cycle(p) and counts_without_search(p)
+    snap = labelled_snapshot(seed)
+    searched, rows = snap.run(p, 0, snap.num_vertices, emit=True)
+    assert len(rows) == searched > 0
+    assert snap.run(p, 0, snap.num_vertices, emit=False)[0] == searched
+    cuts, _work = snap.slices(5)
+    parts = [snap.run(p, int(lo), int(hi), emit=False)[0] for lo, hi in itertools.pairwise(cuts)]
+    assert sum(parts) == searched
+
+
+def test_networkx_counts_the_same_rings() -> None:
+    """On a plain random graph: 6 embeddings a triangle and 8 a 4-cycle, networkx's
+    triangles and its cycles of length 4, through the CPU engine's count."""
+    g = nx.gnm_random_graph(60, 300, seed=7)
+    src, dst = (np.array(col, np.int64) for col in zip(*g.edges, strict=True))
+    eng = CpuEngine()
+    ids = np.arange(60, dtype=np.int64)
+    labels, elabels = np.zeros(60, np.int32), np.zeros(len(src), np.int32)
+    eng.load_graph(Graph(ids, labels, src, dst, elabels))
+    triangles = sum(nx.triangles(g).values()) // 3
+    squares = sum(1 for c in nx.simple_cycles(g, length_bound=4) if len(c) == 4)
+    assert triangles > 0 and squares > 0
+    assert eng.count_static(ring(3)) == 6 * triangles
+    assert eng.count_static(ring(4)) == 8 * squares
+    assert eng.count_static(ring(4, distinct=True)) == squares
+
+
+def test_each_ring_is_counted_at_its_highest_ranked_vertex() -> None:
+    """Per-root counts: only vertices of the pattern's label root anything, and a vertex of
+    degree 1 or less never does (it ranks below any neighbour it could close a ring with)."""
+    snap = labelled_snapshot(1)
+    nv = snap.num_vertices
+    for k in (3, 4):
+        counts = short_cycle_counts(short_cycle_rows(snap.arrays, nv, ring(k, 0)), 0, nv)
+        assert counts is not None and counts.sum() > 0
+        assert not counts[snap.arrays[4][:nv] != 0].any()
+        assert not counts[snap.arrays[1][:nv] <= 1].any()
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        ring(5),  # a 5-cycle: searched
+        Pattern.build("mixed", [0, 0, 1, 1], [(0, 1, _), (1, 2, _), (2, 3, _), (3, 0, _)]),
+        Pattern.build("elabs", [_] * 4, [(0, 1, 0), (1, 2, 1), (2, 3, 0), (3, 0, 1)]),
+        Pattern.build("path", [_] * 4, [(0, 1, _), (1, 2, _), (2, 3, _)]),
+        Pattern.build("diamond", [_] * 4, [(0, 1, _), (1, 2, _), (2, 3, _), (3, 0, _), (0, 2, _)]),
+        Pattern.build("c4-typed", [0, 1, 2, 3], [(i, (i + 1) % 4, _) for i in range(4)]),
+    ],
+)
+def test_other_patterns_are_not_counted_by_wedges(pattern: Pattern) -> None:
+    assert not counts_by_short_cycle(pattern)
