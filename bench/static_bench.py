@@ -106,20 +106,33 @@ SHAPES: dict[str, list[tuple[int, int]]] = {
 }  # fmt: skip
 
 
+PREFIXES = ("l", "ab")  # shape(): all-different labels; two labels taking turns
+
+
+def _prefix(name: str) -> str:
+    """The PREFIXES entry ``name`` is a shape with, or "" (a plain shape, or none)."""
+    return next((p for p in PREFIXES if name.startswith(p) and name[len(p) :] in SHAPES), "")
+
+
 def shape(name: str, label: int = 0) -> Pattern:
     """SHAPES[name] with every vertex labelled ``label``; "l" + a shape: vertex i labelled
     i, all different (the typed chains and rings the label counter counts without a
-    search, gpu/label_count.py). Edge labels 0 (any for the labelled ones)."""
-    labelled = name not in SHAPES and name[1:] in SHAPES and name[0] == "l"
-    edges = SHAPES[name[1:] if labelled else name]
+    search, gpu/label_count.py); "ab" + a shape: vertex i labelled i % 2 (two labels taking
+    turns round a ring: two accounts sharing two devices). Edge labels 0 (any for the
+    labelled ones)."""
+    if name in SHAPES:
+        edges = SHAPES[name]
+        return Pattern.build(name, [label] * (1 + max(max(e) for e in edges)),
+                             [(u, v, 0) for u, v in edges])  # fmt: skip
+    prefix = _prefix(name)
+    edges = SHAPES[name[len(prefix) :]]
     n = 1 + max(max(e) for e in edges)
-    if labelled:
-        return Pattern.build(name, list(range(n)), [(u, v, None) for u, v in edges])
-    return Pattern.build(name, [label] * n, [(u, v, 0) for u, v in edges])
+    labels = list(range(n)) if prefix == "l" else [i % 2 for i in range(n)]
+    return Pattern.build(name, labels, [(u, v, None) for u, v in edges])
 
 
 def known_shape(name: str) -> bool:
-    return name in SHAPES or (name[:1] == "l" and name[1:] in SHAPES)
+    return name in SHAPES or _prefix(name) != ""
 
 
 # name -> (graph file, query folder, query files, extra shapes), under --data.

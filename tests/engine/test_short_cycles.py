@@ -26,6 +26,11 @@ def ring(k: int, label: int | None = _, edge: int | None = _, distinct: bool = F
     return Pattern.build(f"c{k}", [label] * k, edges, distinct)
 
 
+def alternating(a: int, b: int, edge: int | None = _, distinct: bool = False) -> Pattern:
+    edges = [(i, (i + 1) % 4, edge) for i in range(4)]
+    return Pattern.build("c4-ab", [a, b, a, b], edges, distinct)
+
+
 @functools.cache
 def labelled_snapshot(seed: int) -> StaticSnapshot:
     return StaticSnapshot.from_graph(chunglu_graph(4000, 400, labels=2, edge_labels=2, seed=seed))
@@ -49,6 +54,29 @@ def test_counts_equal_the_search(
     cuts, _work = snap.slices(5)
     parts = [snap.run(p, int(lo), int(hi), emit=False)[0] for lo, hi in itertools.pairwise(cuts)]
     assert sum(parts) == searched
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+@pytest.mark.parametrize("distinct", [False, True])
+@pytest.mark.parametrize(("a", "b", "edge"), [(0, 1, _), (1, 0, 0)])
+def test_alternating_rings_count_as_the_search_counts(
+    seed: int, distinct: bool, a: int, b: int, edge: int | None
+) -> None:
+    """A 4-cycle of labels A, B, A, B: roots of either label, each walking to the other
+    label and back; the search's count, whole and over slices."""
+    p = alternating(a, b, edge, distinct)
+    assert counts_by_short_cycle(p)
+    snap = labelled_snapshot(seed)
+    searched, rows = snap.run(p, 0, snap.num_vertices, emit=True)
+    assert len(rows) == searched > 0
+    assert snap.run(p, 0, snap.num_vertices, emit=False)[0] == searched
+    cuts, _work = snap.slices(5)
+    parts = [snap.run(p, int(lo), int(hi), emit=False)[0] for lo, hi in itertools.pairwise(cuts)]
+    assert sum(parts) == searched
+    counts = short_cycle_counts(short_cycle_rows(snap.arrays, snap.num_vertices, p), 0,
+                                snap.num_vertices)  # fmt: skip
+    labels = snap.arrays[4][: snap.num_vertices]
+    assert counts is not None and counts[labels == a].any() and counts[labels == b].any()
 
 
 def test_networkx_counts_the_same_rings() -> None:
@@ -89,6 +117,9 @@ def test_each_ring_is_counted_at_its_highest_ranked_vertex() -> None:
         Pattern.build("path", [_] * 4, [(0, 1, _), (1, 2, _), (2, 3, _)]),
         Pattern.build("diamond", [_] * 4, [(0, 1, _), (1, 2, _), (2, 3, _), (3, 0, _), (0, 2, _)]),
         Pattern.build("c4-typed", [0, 1, 2, 3], [(i, (i + 1) % 4, _) for i in range(4)]),
+        Pattern.build("c4-ab-any", [0, 1, 0, _], [(i, (i + 1) % 4, _) for i in range(4)]),
+        Pattern.build("c4-aabb", [0, 1, 1, 0], [(i, (i + 1) % 4, _) for i in range(4)]),
+        Pattern.build("c3-aab", [0, 0, 1], [(0, 1, _), (1, 2, _), (2, 0, _)]),
     ],
 )
 def test_other_patterns_are_not_counted_by_wedges(pattern: Pattern) -> None:
