@@ -208,8 +208,8 @@ def step_rows(
     """(offs int64 (len(steps), num_vertices + 1), nbrs int32): the rows of each step (the
     start's label, the end's, the edge's; any may be ANY_LABEL) over the graph ``arrays``
     of the CPU kernels, with vertices numbered by ``rank`` (a permutation of the ids): row
-    r of step t is
-    ``nbrs[offs[t, r] : offs[t, r + 1]]``, the ranks of the vertices it goes to, in order."""
+    r of step t is ``nbrs[offs[t, r] : offs[t, r + 1]]``, the ranks of the vertices it goes
+    to, in order."""
     off, deg, nbr, elab, vlab = arrays[:5]
     nv = num_vertices
     src, dst, lab = (np.array(col, np.int32).reshape(-1) for col in zip(*steps, strict=True))

@@ -40,7 +40,8 @@ PARALLEL_ENTRIES = 1 << 16  # run_all: a graph of fewer adjacency entries runs o
 def counts_without_search(pattern: Pattern) -> bool:
     """Whether a count of ``pattern`` adds up per-root counts instead of searching: a tree
     :func:`~dcsm.engine.tree_count.tree_plan` plans, a cycle whose vertex labels are fixed
-    and all different, or a triangle or 4-cycle of one vertex label and one edge label."""
+    and all different, or a ring :func:`~dcsm.engine.short_cycles.counts_by_short_cycle`
+    takes (a triangle or 4-cycle of one label, a 4-cycle of two labels taking turns)."""
     return (
         tree_plan(pattern) is not None or counts_by_cycle(pattern) or counts_by_short_cycle(pattern)
     )
