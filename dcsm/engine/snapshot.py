@@ -28,6 +28,7 @@ from ..model import Graph, Pattern
 from . import cpu_kernels as kern
 from .bulk import intern_graph
 from .cycle_count import counts_by_cycle, cycle_counts, cycle_rows
+from .diamond_count import counts_by_diamond, diamond_counts, diamond_rows
 from .plan import GraphShape, stack_plans, static_plan
 from .short_cycles import counts_by_short_cycle, short_cycle_counts, short_cycle_rows
 from .tree_count import checked_sum, root_counts, root_counts_exact, tree_plan
@@ -40,10 +41,14 @@ PARALLEL_ENTRIES = 1 << 16  # run_all: a graph of fewer adjacency entries runs o
 def counts_without_search(pattern: Pattern) -> bool:
     """Whether a count of ``pattern`` adds up per-root counts instead of searching: a tree
     :func:`~dcsm.engine.tree_count.tree_plan` plans, a cycle whose vertex labels are fixed
-    and all different, or a ring :func:`~dcsm.engine.short_cycles.counts_by_short_cycle`
-    takes (a triangle or 4-cycle of one label, a 4-cycle of two labels taking turns)."""
+    and all different, a ring :func:`~dcsm.engine.short_cycles.counts_by_short_cycle`
+    takes (a triangle or 4-cycle of one label, a 4-cycle of two labels taking turns), or a
+    diamond of one label."""
     return (
-        tree_plan(pattern) is not None or counts_by_cycle(pattern) or counts_by_short_cycle(pattern)
+        tree_plan(pattern) is not None
+        or counts_by_cycle(pattern)
+        or counts_by_short_cycle(pattern)
+        or counts_by_diamond(pattern)
     )
 
 
@@ -190,6 +195,9 @@ class StaticSnapshot:
         if counts_by_short_cycle(pattern):
             short = self._counting_for(pattern, lambda: short_cycle_rows(self.arrays, nv, pattern))
             return short_cycle_counts(short, lo, hi)
+        if counts_by_diamond(pattern):
+            rows_d = self._counting_for(pattern, lambda: diamond_rows(self.arrays, nv, pattern))
+            return diamond_counts(rows_d, lo, hi)
         rows = self._counting_for(pattern, lambda: cycle_rows(self.arrays, nv, pattern))
         return cycle_counts(rows, lo, hi)
 
@@ -200,14 +208,13 @@ class StaticSnapshot:
         the search's first plan vertex takes; every match is found from exactly one root):
         (count, int64 (k, n) external ids if ``emit``, else an empty array). ``limit``:
         keep only the first that many rows (the count stays exact, and the rest is
-        counted without being enumerated to the last vertex). A count of a tree whose
-        vertices could share a data vertex only as leaves alike of one parent (labels all
-        different, or fan-outs), or of a cycle whose vertex labels are fixed and all
-        different, or of a triangle or 4-cycle of one vertex label and one edge label, adds
-        up per-root counts found without enumerating (:mod:`~dcsm.engine.tree_count`:
-        dynamic programming; :mod:`~dcsm.engine.cycle_count`: meeting in the middle;
-        :mod:`~dcsm.engine.short_cycles`: wedges), a root being where a tree's root pattern
-        vertex is, or a cycle's highest-ranked vertex."""
+        counted without being enumerated to the last vertex). A count of a pattern
+        :func:`counts_without_search` takes adds up per-root counts found without
+        enumerating (:mod:`~dcsm.engine.tree_count`: dynamic programming;
+        :mod:`~dcsm.engine.cycle_count`: meeting in the middle;
+        :mod:`~dcsm.engine.short_cycles`: wedges; :mod:`~dcsm.engine.diamond_count`: common
+        neighbours of a chord), a root being where a tree's root pattern vertex is, a
+        cycle's highest-ranked vertex, or a diamond's chord's higher end."""
         n = pattern.num_vertices
         if not emit and counts_without_search(pattern):
             counts = self._counted(pattern, lo, hi)
