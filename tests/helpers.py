@@ -23,6 +23,7 @@ from types import ModuleType
 from typing import Any
 
 from dcsm.engine import make_engine
+from dcsm.engine.snapshot import StaticSnapshot
 from dcsm.model import Graph, Pattern, UpdateBatch
 
 Delta = tuple[str, int, int, tuple[int, ...]]  # (query, sign, seq, match)
@@ -211,3 +212,20 @@ def bench_script(name: str) -> ModuleType:
         sys.modules[module_name] = module  # dataclasses look their module up while it executes
         found.loader.exec_module(module)
     return sys.modules[module_name]
+
+
+def counted_as_searched(snap: StaticSnapshot, pattern: Pattern, slices: int = 5) -> int:
+    """The search's count of ``pattern`` in ``snap`` (run with emit, which enumerates; at
+    least one match), after asserting that a count without rows, and the counts of
+    ``slices`` slices of roots summed, give the same (for the patterns counted per root
+    without a search)."""
+    searched, rows = snap.run(pattern, 0, snap.num_vertices, emit=True)
+    assert len(rows) == searched > 0
+    assert snap.run(pattern, 0, snap.num_vertices, emit=False)[0] == searched
+    cuts, _work = snap.slices(slices)
+    parts = [
+        snap.run(pattern, int(lo), int(hi), emit=False)[0]
+        for lo, hi in zip(cuts[:-1], cuts[1:], strict=True)
+    ]
+    assert sum(parts) == searched
+    return searched

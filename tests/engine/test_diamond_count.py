@@ -10,6 +10,7 @@ import functools
 import itertools
 
 import pytest
+from helpers import counted_as_searched
 
 from dcsm.engine.diamond_count import counts_by_diamond, diamond_counts, diamond_rows
 from dcsm.engine.snapshot import StaticSnapshot, counts_without_search
@@ -43,12 +44,7 @@ def test_diamond_counts_equal_the_search(
     p = diamond(label, edge, distinct, edges)
     assert counts_by_diamond(p) and counts_without_search(p)
     snap = snapshot(seed)
-    searched, rows = snap.run(p, 0, snap.num_vertices, emit=True)
-    assert len(rows) == searched > 0
-    assert snap.run(p, 0, snap.num_vertices, emit=False)[0] == searched
-    cuts, _work = snap.slices(5)
-    parts = [snap.run(p, int(lo), int(hi), emit=False)[0] for lo, hi in itertools.pairwise(cuts)]
-    assert sum(parts) == searched
+    counted_as_searched(snap, p)
 
 
 def test_a_diamond_is_counted_at_its_chords_higher_end() -> None:

@@ -6,11 +6,11 @@ networkx's count on a plain graph; which patterns take it."""
 from __future__ import annotations
 
 import functools
-import itertools
 
 import networkx as nx
 import numpy as np
 import pytest
+from helpers import counted_as_searched
 
 from dcsm.engine.cpu import CpuEngine
 from dcsm.engine.short_cycles import counts_by_short_cycle, short_cycle_counts, short_cycle_rows
@@ -48,12 +48,7 @@ def test_counts_equal_the_search(
     p = ring(k, label, edge, distinct)
     assert counts_by_short_cycle(p) and counts_without_search(p)
     snap = labelled_snapshot(seed)
-    searched, rows = snap.run(p, 0, snap.num_vertices, emit=True)
-    assert len(rows) == searched > 0
-    assert snap.run(p, 0, snap.num_vertices, emit=False)[0] == searched
-    cuts, _work = snap.slices(5)
-    parts = [snap.run(p, int(lo), int(hi), emit=False)[0] for lo, hi in itertools.pairwise(cuts)]
-    assert sum(parts) == searched
+    counted_as_searched(snap, p)
 
 
 @pytest.mark.parametrize("seed", [1, 2])
@@ -67,12 +62,7 @@ def test_alternating_rings_count_as_the_search_counts(
     p = alternating(a, b, edge, distinct)
     assert counts_by_short_cycle(p)
     snap = labelled_snapshot(seed)
-    searched, rows = snap.run(p, 0, snap.num_vertices, emit=True)
-    assert len(rows) == searched > 0
-    assert snap.run(p, 0, snap.num_vertices, emit=False)[0] == searched
-    cuts, _work = snap.slices(5)
-    parts = [snap.run(p, int(lo), int(hi), emit=False)[0] for lo, hi in itertools.pairwise(cuts)]
-    assert sum(parts) == searched
+    counted_as_searched(snap, p)
     counts = short_cycle_counts(short_cycle_rows(snap.arrays, snap.num_vertices, p), 0,
                                 snap.num_vertices)  # fmt: skip
     labels = snap.arrays[4][: snap.num_vertices]
