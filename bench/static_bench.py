@@ -103,6 +103,7 @@ SHAPES: dict[str, list[tuple[int, int]]] = {
     "star5": [(0, i) for i in range(1, 5)],
     "cycle4": [(i, (i + 1) % 4) for i in range(4)],
     "cycle5": [(i, (i + 1) % 5) for i in range(5)],
+    "tailed4": [(0, 1), (1, 2), (2, 0), (0, 3)],
 }  # fmt: skip
 
 

@@ -1,7 +1,8 @@
 """Counting triangles and 4-cycles of one vertex label and one edge label (the unlabelled
-triangle and 4-cycle above all: rings of three or four accounts), and 4-cycles of two
-labels taking turns (two accounts sharing two devices), without a search, each match from
-its highest-ranked vertex.
+triangle and 4-cycle above all: rings of three or four accounts), 4-cycles of two labels
+taking turns (two accounts sharing two devices), and triangles with a pendant edge (a ring
+of three with one more account), without a search, each match from its highest-ranked
+vertex (a tailed triangle: its triangle's).
 
 Rank is the degree, then the id, as in :mod:`.cycle_count`. Every vertex of such a pattern
 is alike, so each matching subgraph has one highest-ranked vertex r, and it is counted
@@ -14,15 +15,17 @@ there:
   (Chiba and Nishizeki's wedge count).
 
 With labels A and B taking turns, a root labelled A steps to B then back to A, and one
-labelled B the other way round. Three or four different vertices come out by construction
+labelled B the other way round. A tailed triangle is a triangle and one more neighbour of
+one of its vertices: each triangle found adds the fitting neighbours its three vertices
+have outside it. Three or four different vertices come out by construction
 (the others rank below r, u != x by the pair, no vertex is its own neighbour), so these
 counts are of subgraphs, and the embeddings are each subgraph's label-preserving
 automorphisms: 6 for a triangle and 8 for a 4-cycle of one label, 4 for labels taking
-turns. Rows hold the ranks of a vertex's neighbours that fit (label, edge label), in
-rank order, so each walk stops at the first entry ranked at or above the root: in a
-power-law graph a low-degree root walks almost nothing. The search walks every partial
-match instead: a 4-cycle count on a 1M-edge Chung-Lu graph took it 101 s on 2 cores
-(``bench/results/scale-up/flip-1128/cpu/``).
+turns, 2 for a tailed triangle. Rows hold the ranks of a vertex's neighbours that fit
+(label, edge label), in rank order, so each walk stops at the first entry ranked at or
+above the root: in a power-law graph a low-degree root walks almost nothing. The search
+walks every partial match instead: a 4-cycle count on a 1M-edge Chung-Lu graph took it
+100 s on 2 cores, against 0.13 s here (``bench/results/static/short-cycles-1128/``).
 
 A root's count is the subgraphs (``distinct`` patterns) or embeddings whose highest-ranked
 vertex it is, so roots in disjoint ranges count disjoint matches, as a backfill's slices
@@ -67,15 +70,29 @@ def counts_by_short_cycle(pattern: Pattern) -> bool:
     return labels is not None and (len(set(labels)) == 1 or alternating(labels))
 
 
+def counts_by_tailed_triangle(pattern: Pattern) -> bool:
+    """Whether ``pattern`` is a triangle with a pendant edge at one of its vertices (four
+    vertices of degrees 3, 2, 2, 1) whose vertices all carry one label (or all a wildcard)
+    and whose edges all carry one label (or all a wildcard): then
+    :func:`short_cycle_counts` counts it."""
+    if pattern.num_vertices != 4 or pattern.num_edges != 4:
+        return False
+    if len(np.unique(pattern.vlabels)) != 1 or len(np.unique(pattern.elabels)) != 1:
+        return False
+    return sorted(np.bincount(pattern.edges.ravel(), minlength=4).tolist()) == [1, 2, 2, 3]
+
+
 @dataclass(frozen=True)
 class ShortCycleRows:
     """The fitting edges as rows over vertices numbered by rank (``rank[x]``: degree, then
     id): in step t, vertex r's row is ``nbrs[offs[t, r] : offs[t, r + 1]]``, the ranks of
     its neighbours that fit, ascending. One step for a ring of one label (that label to
     itself); two for labels A and B taking turns (A to B, B to A), a root's walk taking
-    ``first[r]``, then the other. ``k``: 3 or 4; ``scale``: what a root's subgraph count
-    is multiplied by (the label-preserving automorphisms: 6, 8, or 4 for labels taking
-    turns; 1 for ``distinct``)."""
+    ``first[r]``, then the other. ``k``: 3 or 4; ``tail``: each triangle weighs the
+    fitting neighbours its vertices have outside it (a tailed triangle's pendant);
+    ``scale``: what a root's subgraph count is multiplied by (the label-preserving
+    automorphisms: 6, 8, 4 for labels taking turns, 2 for a tailed triangle; 1 for
+    ``distinct``)."""
 
     offs: np.ndarray  # int64 (steps, num_vertices + 1)
     nbrs: np.ndarray  # int32 ranks
@@ -83,19 +100,25 @@ class ShortCycleRows:
     rank: np.ndarray  # int32 (num_vertices,) by vertex id
     k: int
     scale: int
+    tail: bool = False
 
 
 def short_cycle_rows(
     arrays: tuple[np.ndarray, ...], num_vertices: int, pattern: Pattern
 ) -> ShortCycleRows:
-    """The rows of ``pattern`` (which satisfies :func:`counts_by_short_cycle`) over the
-    graph ``arrays`` of the CPU kernels."""
-    labels = _ring_labels(pattern)
-    assert labels is not None
-    k, edge_label = len(labels), int(pattern.elabels[0])
+    """The rows of ``pattern`` (which satisfies :func:`counts_by_short_cycle` or
+    :func:`counts_by_tailed_triangle`) over the graph ``arrays`` of the CPU kernels."""
     nv = num_vertices
     rank = degree_rank(arrays[1], nv)
     first = np.zeros(nv, np.int8)
+    edge_label = int(pattern.elabels[0])
+    if counts_by_tailed_triangle(pattern):
+        label = int(pattern.vlabels[0])
+        offs, nbrs = step_rows(arrays, nv, [(label, label, edge_label)], rank)
+        return ShortCycleRows(offs, nbrs, first, rank, 3, 1 if pattern.distinct else 2, True)
+    labels = _ring_labels(pattern)
+    assert labels is not None
+    k = len(labels)
     if alternating(labels):
         a, b = labels[0], labels[1]
         offs, nbrs = step_rows(arrays, nv, [(a, b, edge_label), (b, a, edge_label)], rank)
@@ -108,10 +131,11 @@ def short_cycle_rows(
 
 
 @njit(cache=True, nogil=True)
-def _triangles(offs, nbrs, r, mark):  # type: ignore[no-untyped-def]
+def _triangles(offs, nbrs, r, mark, tail):  # type: ignore[no-untyped-def]
     """Triangles whose highest-ranked vertex is r: r's neighbours below it marked, then
-    each one's neighbours below itself that are marked. mark is all zero before and
-    after."""
+    each one's neighbours below itself that are marked; with ``tail``, each triangle
+    weighs the neighbours its three vertices have outside it (the pendants). mark is all
+    zero before and after."""
     a0, a1 = offs[r], offs[r]
     while a1 < offs[r + 1] and nbrs[a1] < r:
         mark[nbrs[a1]] = 1
@@ -123,7 +147,12 @@ def _triangles(offs, nbrs, r, mark):  # type: ignore[no-untyped-def]
             w = nbrs[q]
             if w >= u:
                 break
-            total += mark[w]
+            if mark[w] and tail:
+                total += (
+                    (offs[r + 1] - offs[r]) + (offs[u + 1] - offs[u]) + (offs[w + 1] - offs[w]) - 6
+                )
+            elif mark[w]:
+                total += 1
     for i in range(a0, a1):
         mark[nbrs[i]] = 0
     return np.uint64(total)
@@ -159,7 +188,7 @@ def _four_cycles(offs, back, nbrs, r, cnt, touched):  # type: ignore[no-untyped-
 
 
 @njit(cache=True, nogil=True)
-def _roots(offs, nbrs, first, rank, k, scale, lo, hi, out):  # type: ignore[no-untyped-def]
+def _roots(offs, nbrs, first, rank, k, tail, scale, lo, hi, out):  # type: ignore[no-untyped-def]
     """out[x - lo] = scale x the cycles whose highest-ranked vertex is x, for x in [lo, hi);
     returns whether a count passed 2^64 - 1."""
     steps, nv = offs.shape[0], offs.shape[1] - 1
@@ -170,7 +199,7 @@ def _roots(offs, nbrs, first, rank, k, scale, lo, hi, out):  # type: ignore[no-u
     for x in range(lo, hi):
         r = rank[x]
         if k == 3:
-            c = _triangles(offs[0], nbrs, r, cnt)
+            c = _triangles(offs[0], nbrs, r, cnt, tail)
         else:
             t = first[r]
             c, o = _four_cycles(offs[t], offs[(t + 1) % steps], nbrs, r, cnt, touched)
@@ -184,6 +213,6 @@ def short_cycle_counts(rows: ShortCycleRows, lo: int, hi: int) -> np.ndarray | N
     """The matches whose highest-ranked vertex is each data vertex of ``[lo, hi)`` (uint64),
     or None if a count passed 2^64 - 1."""
     out = np.zeros(max(0, hi - lo), np.uint64)
-    over = _roots(rows.offs, rows.nbrs, rows.first, rows.rank, rows.k, rows.scale, lo, hi,
-                  out)  # fmt: skip
+    over = _roots(rows.offs, rows.nbrs, rows.first, rows.rank, rows.k, rows.tail, rows.scale,
+                  lo, hi, out)  # fmt: skip
     return None if over else out

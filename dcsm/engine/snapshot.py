@@ -30,7 +30,12 @@ from .bulk import intern_graph
 from .cycle_count import counts_by_cycle, cycle_counts, cycle_rows
 from .diamond_count import counts_by_diamond, diamond_counts, diamond_rows
 from .plan import GraphShape, stack_plans, static_plan
-from .short_cycles import counts_by_short_cycle, short_cycle_counts, short_cycle_rows
+from .short_cycles import (
+    counts_by_short_cycle,
+    counts_by_tailed_triangle,
+    short_cycle_counts,
+    short_cycle_rows,
+)
 from .tree_count import checked_sum, root_counts, root_counts_exact, tree_plan
 
 WEDGES = 2000  # wedges sampled for GraphShape.closure (seeded: the same graph, the same plan)
@@ -43,11 +48,12 @@ def counts_without_search(pattern: Pattern) -> bool:
     :func:`~dcsm.engine.tree_count.tree_plan` plans, a cycle whose vertex labels are fixed
     and all different, a ring :func:`~dcsm.engine.short_cycles.counts_by_short_cycle`
     takes (a triangle or 4-cycle of one label, a 4-cycle of two labels taking turns), or a
-    diamond of one label."""
+    tailed triangle or a diamond of one label."""
     return (
         tree_plan(pattern) is not None
         or counts_by_cycle(pattern)
         or counts_by_short_cycle(pattern)
+        or counts_by_tailed_triangle(pattern)
         or counts_by_diamond(pattern)
     )
 
@@ -192,7 +198,7 @@ class StaticSnapshot:
                 return root_counts_exact(self.arrays, nv, pattern) if counts is None else counts
 
             return self._counting_for(pattern, counted)[lo:hi]
-        if counts_by_short_cycle(pattern):
+        if counts_by_short_cycle(pattern) or counts_by_tailed_triangle(pattern):
             short = self._counting_for(pattern, lambda: short_cycle_rows(self.arrays, nv, pattern))
             return short_cycle_counts(short, lo, hi)
         if counts_by_diamond(pattern):

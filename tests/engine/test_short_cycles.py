@@ -13,7 +13,12 @@ import pytest
 from helpers import counted_as_searched
 
 from dcsm.engine.cpu import CpuEngine
-from dcsm.engine.short_cycles import counts_by_short_cycle, short_cycle_counts, short_cycle_rows
+from dcsm.engine.short_cycles import (
+    counts_by_short_cycle,
+    counts_by_tailed_triangle,
+    short_cycle_counts,
+    short_cycle_rows,
+)
 from dcsm.engine.snapshot import StaticSnapshot, counts_without_search
 from dcsm.loadgen.gen_stream import chunglu_graph
 from dcsm.model import Graph, Pattern
@@ -69,6 +74,29 @@ def test_alternating_rings_count_as_the_search_counts(
     assert counts is not None and counts[labels == a].any() and counts[labels == b].any()
 
 
+def tailed(label: int | None = _, edge: int | None = _, distinct: bool = False,
+           edges: tuple = ((0, 1), (1, 2), (2, 0), (0, 3))) -> Pattern:  # fmt: skip
+    return Pattern.build("tailed", [label] * 4, [(u, v, edge) for u, v in edges], distinct)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+@pytest.mark.parametrize("distinct", [False, True])
+@pytest.mark.parametrize(("label", "edge"), [(_, _), (_, 1), (0, _), (1, 0)])
+@pytest.mark.parametrize(
+    "edges", [((0, 1), (1, 2), (2, 0), (0, 3)), ((3, 2), (2, 0), (0, 3), (1, 0))]
+)
+def test_tailed_triangles_count_as_the_search_counts(
+    seed: int, distinct: bool, label: int | None, edge: int | None, edges: tuple
+) -> None:
+    """A triangle with a pendant edge: each triangle weighs the fitting neighbours outside
+    it of its three vertices; the search's count, whole and over slices, however the
+    pattern numbers its vertices."""
+    p = tailed(label, edge, distinct, edges)
+    assert counts_by_tailed_triangle(p) and counts_without_search(p)
+    assert not counts_by_short_cycle(p)
+    counted_as_searched(labelled_snapshot(seed), p)
+
+
 def test_networkx_counts_the_same_rings() -> None:
     """On a plain random graph: 6 embeddings a triangle and 8 a 4-cycle, networkx's
     triangles and its cycles of length 4, through the CPU engine's count."""
@@ -110,7 +138,8 @@ def test_each_ring_is_counted_at_its_highest_ranked_vertex() -> None:
         Pattern.build("c4-ab-any", [0, 1, 0, _], [(i, (i + 1) % 4, _) for i in range(4)]),
         Pattern.build("c4-aabb", [0, 1, 1, 0], [(i, (i + 1) % 4, _) for i in range(4)]),
         Pattern.build("c3-aab", [0, 0, 1], [(0, 1, _), (1, 2, _), (2, 0, _)]),
+        Pattern.build("tailed-ab", [0, 0, 0, 1], [(0, 1, _), (1, 2, _), (2, 0, _), (0, 3, _)]),
     ],
 )
 def test_other_patterns_are_not_counted_by_wedges(pattern: Pattern) -> None:
-    assert not counts_by_short_cycle(pattern)
+    assert not counts_by_short_cycle(pattern) and not counts_by_tailed_triangle(pattern)
