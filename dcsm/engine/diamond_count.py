@@ -24,17 +24,13 @@ import numpy as np
 from numba import njit
 
 from ..model import Pattern
-from .cycle_count import degree_rank, step_rows
+from .short_cycles import one_label_rows, one_label_shape
 
 
 def counts_by_diamond(pattern: Pattern) -> bool:
     """Whether ``pattern`` is a diamond whose vertices all carry one label (or all a
     wildcard) and whose edges all carry one label (or all a wildcard)."""
-    if pattern.num_vertices != 4 or pattern.num_edges != 5:
-        return False  # four vertices, five edges: K4 less one edge, the diamond
-    if len(np.unique(pattern.vlabels)) != 1 or len(np.unique(pattern.elabels)) != 1:
-        return False
-    return sorted(np.bincount(pattern.edges.ravel(), minlength=4).tolist()) == [2, 2, 3, 3]
+    return one_label_shape(pattern, [2, 2, 3, 3])  # K4 less one edge
 
 
 @dataclass(frozen=True)
@@ -55,8 +51,7 @@ def diamond_rows(
     """The rows of ``pattern`` (which satisfies :func:`counts_by_diamond`) over the graph
     ``arrays`` of the CPU kernels."""
     label, edge_label = int(pattern.vlabels[0]), int(pattern.elabels[0])
-    rank = degree_rank(arrays[1], num_vertices)
-    offs, nbrs = step_rows(arrays, num_vertices, [(label, label, edge_label)], rank)
+    offs, nbrs, rank = one_label_rows(arrays, num_vertices, label, edge_label)
     return DiamondRows(offs[0], nbrs, rank, 1 if pattern.distinct else 4)
 
 

@@ -70,16 +70,37 @@ def counts_by_short_cycle(pattern: Pattern) -> bool:
     return labels is not None and (len(set(labels)) == 1 or alternating(labels))
 
 
+def one_label_shape(pattern: Pattern, degrees: list[int]) -> bool:
+    """Whether the vertices of ``pattern`` all carry one label (or all a wildcard), its
+    edges all carry one label (or all a wildcard), and its vertex degrees, ascending, are
+    ``degrees`` (patterns are connected: with four vertices, [1, 2, 2, 3] is the tailed
+    triangle and [2, 2, 3, 3] the diamond)."""
+    n = pattern.num_vertices
+    if n != len(degrees) or 2 * pattern.num_edges != sum(degrees):
+        return False
+    if len(np.unique(pattern.vlabels)) != 1 or len(np.unique(pattern.elabels)) != 1:
+        return False
+    return sorted(np.bincount(pattern.edges.ravel(), minlength=n).tolist()) == degrees
+
+
+def one_label_rows(
+    arrays: tuple[np.ndarray, ...], num_vertices: int, label: int, edge_label: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(offs int64 (1, num_vertices + 1), nbrs, rank): the edges between vertices labelled
+    ``label`` by edges labelled ``edge_label`` (either may be ANY_LABEL) of the graph
+    ``arrays``, as :func:`~.cycle_count.step_rows` rows over vertices numbered by
+    :func:`~.cycle_count.degree_rank`."""
+    rank = degree_rank(arrays[1], num_vertices)
+    offs, nbrs = step_rows(arrays, num_vertices, [(label, label, edge_label)], rank)
+    return offs, nbrs, rank
+
+
 def counts_by_tailed_triangle(pattern: Pattern) -> bool:
     """Whether ``pattern`` is a triangle with a pendant edge at one of its vertices (four
     vertices of degrees 3, 2, 2, 1) whose vertices all carry one label (or all a wildcard)
     and whose edges all carry one label (or all a wildcard): then
     :func:`short_cycle_counts` counts it."""
-    if pattern.num_vertices != 4 or pattern.num_edges != 4:
-        return False
-    if len(np.unique(pattern.vlabels)) != 1 or len(np.unique(pattern.elabels)) != 1:
-        return False
-    return sorted(np.bincount(pattern.edges.ravel(), minlength=4).tolist()) == [1, 2, 2, 3]
+    return one_label_shape(pattern, [1, 2, 2, 3])
 
 
 @dataclass(frozen=True)
@@ -109,23 +130,22 @@ def short_cycle_rows(
     """The rows of ``pattern`` (which satisfies :func:`counts_by_short_cycle` or
     :func:`counts_by_tailed_triangle`) over the graph ``arrays`` of the CPU kernels."""
     nv = num_vertices
-    rank = degree_rank(arrays[1], nv)
     first = np.zeros(nv, np.int8)
-    edge_label = int(pattern.elabels[0])
+    label, edge_label = int(pattern.vlabels[0]), int(pattern.elabels[0])
     if counts_by_tailed_triangle(pattern):
-        label = int(pattern.vlabels[0])
-        offs, nbrs = step_rows(arrays, nv, [(label, label, edge_label)], rank)
+        offs, nbrs, rank = one_label_rows(arrays, nv, label, edge_label)
         return ShortCycleRows(offs, nbrs, first, rank, 3, 1 if pattern.distinct else 2, True)
     labels = _ring_labels(pattern)
     assert labels is not None
     k = len(labels)
     if alternating(labels):
         a, b = labels[0], labels[1]
+        rank = degree_rank(arrays[1], nv)
         offs, nbrs = step_rows(arrays, nv, [(a, b, edge_label), (b, a, edge_label)], rank)
         first[rank[arrays[4][:nv] == b]] = 1
         scale = 4
     else:
-        offs, nbrs = step_rows(arrays, nv, [(labels[0], labels[0], edge_label)], rank)
+        offs, nbrs, rank = one_label_rows(arrays, nv, label, edge_label)
         scale = 2 * k
     return ShortCycleRows(offs, nbrs, first, rank, k, 1 if pattern.distinct else scale)
 
