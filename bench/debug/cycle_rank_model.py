@@ -78,17 +78,31 @@ def _walk(offs, nbrs, steps, m, roots, bound):  # type: ignore[no-untyped-def]
     return total, work, visits
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "))
+def graph_arguments(ap: argparse.ArgumentParser) -> None:
+    """The options of the labelled cycle models: the graph and the cycle's length."""
     ap.add_argument("--edges", type=int, default=1_000_000)
     ap.add_argument("--labels", type=int, default=8)
     ap.add_argument("--k", type=int, default=6, help="cycle length (<= labels)")
     ap.add_argument("--seed", type=int, default=0)
+
+
+def labelled_cycle(args: argparse.Namespace) -> tuple[StaticSnapshot, Pattern]:
+    """The seeded Chung-Lu graph of ``args`` as a snapshot, and the cycle of ``args.k``
+    vertices labelled 0 .. k - 1."""
+    snap = StaticSnapshot.from_graph(chunglu_graph(args.edges, labels=args.labels, seed=args.seed))
+    k = args.k
+    return snap, Pattern.build(
+        f"lcycle{k}", list(range(k)), [(j, (j + 1) % k, None) for j in range(k)]
+    )
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "))
+    graph_arguments(ap)
     args = ap.parse_args()
     t = time.perf_counter()
-    snap = StaticSnapshot.from_graph(chunglu_graph(args.edges, labels=args.labels, seed=args.seed))
+    snap, p = labelled_cycle(args)
     nv, k = snap.num_vertices, args.k
-    p = Pattern.build(f"lcycle{k}", list(range(k)), [(j, (j + 1) % k, None) for j in range(k)])
     vlab = snap.arrays[4][:nv]
     walk = cycle_count.cheapest_walk(p, cycle_count.path_counter(snap.arrays, nv))
     offs, nbrs = walk_rows(snap.arrays, nv, *walk)

@@ -34,9 +34,9 @@ import numpy as np
 from numba import njit
 
 from dcsm.engine import cycle_count
-from dcsm.engine.snapshot import StaticSnapshot
-from dcsm.loadgen.gen_stream import chunglu_graph
-from dcsm.model import Pattern
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from cycle_rank_model import graph_arguments, labelled_cycle  # noqa: E402
 
 SIZES = (16, 32, 64, 128, 256, 512, 1024, 4096)
 
@@ -114,16 +114,12 @@ def _sizes(offs, nbrs, steps, m, roots, touched_out, work_out):  # type: ignore[
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "))
-    ap.add_argument("--edges", type=int, default=1_000_000)
-    ap.add_argument("--labels", type=int, default=8)
-    ap.add_argument("--k", type=int, default=6, help="cycle length (<= labels)")
-    ap.add_argument("--seed", type=int, default=0)
+    graph_arguments(ap)
     ap.add_argument("--out", type=Path, help="JSON of the figures printed")
     args = ap.parse_args()
     t = time.perf_counter()
-    snap = StaticSnapshot.from_graph(chunglu_graph(args.edges, labels=args.labels, seed=args.seed))
+    snap, p = labelled_cycle(args)
     nv, k = snap.num_vertices, args.k
-    p = Pattern.build(f"lcycle{k}", list(range(k)), [(j, (j + 1) % k, None) for j in range(k)])
     rows = cycle_count.cycle_rows(snap.arrays, nv, p)
     sizes, works, total = [], [], 0
     for w in range(k):
