@@ -67,9 +67,9 @@ from typing import Any
 import numpy as np
 
 from dcsm.engine.cpu import CpuEngine
-from dcsm.engine.cycle_count import counts_by_labels
 from dcsm.engine.plan import plan_query
 from dcsm.errors import PatternError
+from dcsm.gpu.label_count import counts_on_device
 from dcsm.graphio import read_csm_query, read_graph
 from dcsm.model import ANY_LABEL, Graph, Pattern
 
@@ -716,7 +716,7 @@ def main(argv: list[str] | None = None) -> int:
                         dcount, dgpu_s = best_of(args.repeat, matcher.count, csr, distinct)
                     except PatternError as exc:  # a wildcard symmetry: no distinct twin
                         print(f"{gname} {p.name}: no distinct count ({exc})", file=sys.stderr)
-                by_labels = counts_by_labels(p)
+                by_labels = counts_on_device(p)
                 search_s = None
                 if matcher is not None and args.search and by_labels:
                     t = time.perf_counter()

@@ -372,12 +372,62 @@ __device__ __forceinline__ bool steps_below(const i64* roff, const int* rnbr, co
 
 // Claims. Blocks claim units of ranks, highest first: the first CLAIM_ONE ranks one a
 // unit (the hubs, each a long root, spread over the blocks), the rest CLAIM_RUN a unit,
-// whose ranks warp 0 checks side by side (most are low-degree vertices that cannot step
-// below themselves both ways from the root) and queues in shared memory.
+// whose ranks warp 0 checks side by side (most are low-degree vertices that cannot root a
+// match) and queues in shared memory.
 #ifndef CLAIM_ONE
 #define CLAIM_ONE 65536
 #endif
 #define CLAIM_RUN 32
+
+struct Claims {  // warp 0's queue, in shared memory
+    int rank[CLAIM_RUN], walk[CLAIM_RUN], n, at;
+};
+
+// The block's next root (cycle_roots, ring_count.cuh's wedge_roots), by warp 0, every lane
+// of it: its rank, or -1 when every rank is claimed, and in *walk its walk. fits(r, &walk)
+// says whether the root ranked r is to be walked (in the slice, and able to root a match)
+// and which walk it takes. q.n and q.at start at 0.
+template <class Fits>
+__device__ int next_root(u64* ctl, i64 compact, Claims& q, Fits fits, int* walk) {
+    const int lane = threadIdx.x;
+    int got = -1, w = 0;
+    for (;;) {
+        __syncwarp();
+        if (q.at < q.n) {
+            got = q.rank[q.at];
+            w = q.walk[q.at];
+            break;
+        }
+        u64 unit = 0;
+        if (lane == 0) unit = atomicAdd(&ctl[CTL_CLAIM], 1ull);
+        unit = __shfl_sync(0xffffffffu, unit, 0);
+        const bool one = unit < (u64)CLAIM_ONE;
+        const i64 first = one ? (i64)unit : CLAIM_ONE + (i64)(unit - CLAIM_ONE) * CLAIM_RUN;
+        if (first >= compact) break;
+        const i64 idx = first + lane;
+        bool ok = idx < compact && (lane == 0 || !one);
+        int r = 0, wl = 0;
+        if (ok) {
+            r = (int)(compact - 1 - idx);
+            ok = fits(r, &wl);
+        }
+        const unsigned mask = __ballot_sync(0xffffffffu, ok);
+        __syncwarp();  // every lane has read q.at and q.n
+        if (ok) {
+            const int at = __popc(mask & ((1u << lane) - 1));
+            q.rank[at] = r;
+            q.walk[at] = wl;
+        }
+        if (lane == 0) {
+            q.n = __popc(mask);
+            q.at = 0;
+        }
+    }
+    __syncwarp();  // every lane has read q.at
+    if (lane == 0 && got >= 0) ++q.at;
+    *walk = w;
+    return got;
+}
 
 // The matches whose highest-ranked vertex has an id in [x0, x1), added into ctl's total;
 // block b uses cnt and touched from b * compact on. A rank is passed over when its vertex
@@ -393,11 +443,11 @@ extern "C" __global__ void LC_BOUNDS cycle_roots(const i64* roff, const int* rnb
     __shared__ int walk[MAX_K * MAX_K];
     __shared__ i64 run[2 * (MAX_K + 1)];
     __shared__ int s_root, s_walk, s_tail;
-    __shared__ int q_rank[CLAIM_RUN], q_walk[CLAIM_RUN], q_n, q_at;  // warp 0's queue
+    __shared__ Claims q;
     for (int i = threadIdx.x; i < nsteps; i += THREADS) st[i] = Step{steps[2 * i], steps[2 * i + 1]};
     for (int i = threadIdx.x; i < k * k; i += THREADS) walk[i] = walks[i];
     for (int i = threadIdx.x; i < 2 * (k + 1); i += THREADS) run[i] = runs[i];
-    if (threadIdx.x == 0) s_tail = q_n = q_at = 0;
+    if (threadIdx.x == 0) s_tail = q.n = q.at = 0;
     __syncthreads();
     const i64 compact = run[2 * k + 1];
     u64* cnt = cnt_all + blockIdx.x * compact;
@@ -406,48 +456,17 @@ extern "C" __global__ void LC_BOUNDS cycle_roots(const i64* roff, const int* rnb
     bool over = false;
     for (;;) {
         if (threadIdx.x < 32) {  // warp 0: the next root, from the queue or a new unit
-            const int lane = threadIdx.x;
-            int got = -1, w = 0;
-            for (;;) {
-                __syncwarp();
-                if (q_at < q_n) {
-                    got = q_rank[q_at];
-                    w = q_walk[q_at];
-                    break;
-                }
-                u64 unit = 0;
-                if (lane == 0) unit = atomicAdd(&ctl[CTL_CLAIM], 1ull);
-                unit = __shfl_sync(0xffffffffu, unit, 0);
-                const bool one = unit < (u64)CLAIM_ONE;
-                const i64 first = one ? (i64)unit : CLAIM_ONE + (i64)(unit - CLAIM_ONE) * CLAIM_RUN;
-                if (first >= compact) break;
-                const i64 idx = first + lane;
-                bool ok = idx < compact && (lane == 0 || !one);
-                int r = 0, wl = 0;
-                if (ok) {
-                    r = (int)(compact - 1 - idx);
-                    const int p = pos_of[r];
-                    wl = run_of(run, k, p);
-                    const i64 x = run[2 * wl] + (p - run[2 * wl + 1]);
-                    ok = x >= x0 && x < x1 && steps_below(roff, rnbr, st[walk[wl * k]], p, r) &&
-                         steps_below(roff, rnbr, st[walk[wl * k + m]], p, r);
-                }
-                const unsigned mask = __ballot_sync(0xffffffffu, ok);
-                __syncwarp();  // every lane has read q_at and q_n
-                if (ok) {
-                    const int at = __popc(mask & ((1u << lane) - 1));
-                    q_rank[at] = r;
-                    q_walk[at] = wl;
-                }
-                if (lane == 0) {
-                    q_n = __popc(mask);
-                    q_at = 0;
-                }
-            }
-            if (lane == 0) {
+            int w = 0;
+            const int got = next_root(ctl, compact, q, [&](int r, int* wl) {
+                const int p = pos_of[r];
+                *wl = run_of(run, k, p);
+                const i64 x = run[2 * *wl] + (p - run[2 * *wl + 1]);
+                return x >= x0 && x < x1 && steps_below(roff, rnbr, st[walk[*wl * k]], p, r) &&
+                       steps_below(roff, rnbr, st[walk[*wl * k + m]], p, r);
+            }, &w);
+            if (threadIdx.x == 0) {
                 s_root = got;
                 s_walk = w;
-                if (got >= 0) ++q_at;
             }
         }
         __syncthreads();
@@ -507,3 +526,5 @@ extern "C" __global__ void LC_BOUNDS cycle_roots(const i64* roff, const int* rnb
     mine = warp_sum(mine);
     if ((threadIdx.x & 31) == 0) add_total(ctl, mine);
 }
+
+#include "ring_count.cuh"

@@ -30,9 +30,12 @@ from typing import Any
 
 import numpy as np
 
-from dcsm.engine.cycle_count import ranked_walks
+from dcsm.engine.cycle_count import counts_by_labels, ranked_walks
+from dcsm.engine.short_cycles import RingShape, ring_shape
 from dcsm.engine.tree_count import counts_by_tree, tree_order
-from dcsm.model import Pattern
+from dcsm.model import ANY_LABEL, Pattern
+
+from .loader import kernel_source
 
 SOURCE = Path(__file__).with_name("label_count.cu")
 # Threads a block: 512 with the device to itself (the 43M-edge labelled 6-cycle, ranked:
@@ -63,7 +66,15 @@ def load_module(min_blocks: int = 0, threads: int = THREADS):  # type: ignore[no
 
     caps = (f"-DLC_MIN_BLOCKS={min_blocks}",) if min_blocks else ()
     options = ("-std=c++17", "--device-int128", f"-DTHREADS={threads}", *caps)
-    return cp.RawModule(code=SOURCE.read_text(), options=options)
+    return cp.RawModule(code=kernel_source(SOURCE), options=options)
+
+
+def counts_on_device(pattern: Pattern) -> bool:
+    """Whether :meth:`LabelCounter.count` counts ``pattern``: a tree or a cycle whose vertex
+    labels are fixed and all different, or a ring :func:`~dcsm.engine.short_cycles.ring_shape`
+    takes (a triangle, 4-cycle, tailed triangle or diamond of one label, a 4-cycle of two
+    labels taking turns)."""
+    return counts_by_labels(pattern) or ring_shape(pattern) is not None
 
 
 class LabelCounter:
@@ -96,7 +107,8 @@ class LabelCounter:
         mod = load_module(min_blocks, threads)
         names = ("lower_bounds_i32", "lower_bounds_i64", "fill_ones", "tree_absorb",
                  "sum_range", "label_ranks", "step_degrees", "scan_inclusive",
-                 "scan_tiles", "scan_add", "step_fill", "cycle_roots")  # fmt: skip
+                 "scan_tiles", "scan_add", "step_fill", "cycle_roots", "ring_pairs",
+                 "wedge_roots")  # fmt: skip
         self._fn = {name: mod.get_function(name) for name in names}
         sms = int(cp.cuda.Device().attributes["MultiProcessorCount"])
         regs = {name: max(1, int(fn.num_regs)) for name, fn in self._fn.items()}
@@ -106,13 +118,14 @@ class LabelCounter:
         }
 
     def count(self, csr: Any, pattern: Pattern, t0: int, t1: int) -> int | None:
-        """The matches of ``pattern`` (:func:`counts_by_labels` must hold) in ``csr`` (a
-        ``DeviceCsr``) whose root (a tree's pattern vertex 0, a cycle's highest-ranked
-        vertex) sits at a vertex whose first entry lies in the start edges [t0, t1), or None
-        when a count passed 2^64 - 1 on the way (the caller then searches). Waits for the
-        stream."""
+        """The matches of ``pattern`` (:func:`counts_on_device` must hold) in ``csr`` (a
+        ``DeviceCsr``) whose root (a tree's pattern vertex 0, a cycle's or a ring's
+        highest-ranked vertex, a diamond's chord's higher end) sits at a vertex whose first
+        entry lies in the start edges [t0, t1), or None when a count passed 2^64 - 1 on the
+        way (the caller then searches). Waits for the stream."""
         cp = self._cp
-        labels = [int(x) for x in pattern.vlabels]
+        shape = ring_shape(pattern)
+        labels = list(shape.labels) if shape else [int(x) for x in pattern.vlabels]
         with self.stream:
             # label runs in the snapshot's ids, and the roots of [t0, t1)
             keys = np.array([*labels, *(x + 1 for x in labels), t0, t1], np.int64)
@@ -131,14 +144,24 @@ class LabelCounter:
         for lab in labels:
             if lab == INT32_MAX:  # no label above it: its run ends with the vertices
                 runs[lab] = (runs[lab][0], csr.nv)
+            elif lab == ANY_LABEL:  # a ring of any label: every vertex
+                runs[lab] = (0, csr.nv)
+        x0, x1 = int(bounds[n]), int(bounds[n + 1])
+        if shape is not None:
+            with self.stream:
+                ctl = self._ctl()
+                if not self._ring(csr, shape, runs, x0, x1, ctl):
+                    return 0
+            total = self._total(ctl)
+            return None if total is None else total * shape.scale
         if not counts_by_tree(pattern):
             with self.stream:
                 ctl = self._ctl()
-                if not self._cycle(csr, pattern, runs, int(bounds[n]), int(bounds[n + 1]), ctl):
+                if not self._cycle(csr, pattern, runs, x0, x1, ctl):
                     return 0
             return self._total(ctl)
         lo0, hi0 = runs[labels[0]]  # a tree's root: pattern vertex 0
-        x0, x1 = max(lo0, int(bounds[n])), min(hi0, int(bounds[n + 1]))
+        x0, x1 = max(lo0, x0), min(hi0, x1)
         if x0 >= x1:
             return 0
         with self.stream:
@@ -209,20 +232,20 @@ class LabelCounter:
         self._fn["scan_inclusive"]((1,), (self.threads,), (sums, np.int64(tiles)))
         self._fn["scan_add"]((tiles,), (self.threads,), (*args, sums))
 
-    def _cycle(
-        self, csr: Any, pattern: Pattern, runs: dict[int, tuple[int, int]], x0: int, x1: int,
-        ctl: Any,
-    ) -> bool:  # fmt: skip
-        """cycle_roots over the roots with ids in [x0, x1): the ranks (label_ranks) of the
-        vertices of the cycle's labels, taken as compact indices in the order of
-        :func:`~dcsm.engine.cycle_count.ranked_walks`' start labels; the rows of its
-        distinct steps (each over its source label's whole run, entries as ranks); the
-        walks' steps. False, with nothing launched, when a label has no vertex (no match)."""
+    def _ranked_rows(
+        self, csr: Any, labels: list[int], steps: list[tuple[int, int, int]],
+        runs: dict[int, tuple[int, int]],
+    ) -> tuple[Any, ...] | None:  # fmt: skip
+        """The ranks of the vertices of ``labels`` (label_ranks), taken as compact indices in
+        the order of ``labels``, and the rows of ``steps`` (source label, destination label,
+        edge label), each over its source label's whole run, entries as ranks
+        (step_degrees, a scan, step_fill): (d_runs, pos_of, roff, rnbr, step_table (each
+        step's first row slot and its source run's first compact position), compact); None,
+        with nothing launched, when a label has no vertex (no match)."""
         cp = self._cp
-        labels, steps, walks = ranked_walks(pattern)
         k = len(labels)
         if any(runs[lab][0] == runs[lab][1] for lab in labels):
-            return False
+            return None
         base, compact = {}, 0
         for lab in labels:
             base[lab] = compact
@@ -256,11 +279,34 @@ class LabelCounter:
             )  # fmt: skip
         step_table = np.array([(rb, base[src]) for (src, _, _), rb in
                                zip(steps, row_base[:-1], strict=True)], np.int64)  # fmt: skip
-        d_steps, d_walks = cp.asarray(step_table.ravel()), cp.asarray(walks.ravel())
+        return d_runs, pos_of, roff, rnbr, cp.asarray(step_table.ravel()), compact
+
+    def _root_blocks(self, name: str, compact: int, per_vertex: int) -> int:
+        """Blocks of ``name`` (cycle_roots, wedge_roots), each with scratch arrays of
+        ``per_vertex`` bytes a compact vertex, within SCRATCH_SHARE of the free memory and
+        scratch_max."""
+        cp = self._cp
         free, _ = cp.cuda.runtime.memGetInfo()
         free += cp.get_default_memory_pool().free_bytes()
         budget = min(self.scratch_max, free // SCRATCH_SHARE)
-        blocks = max(1, min(self._resident["cycle_roots"], compact, budget // (12 * compact)))
+        return max(1, min(self._resident[name], compact, budget // (per_vertex * compact)))
+
+    def _cycle(
+        self, csr: Any, pattern: Pattern, runs: dict[int, tuple[int, int]], x0: int, x1: int,
+        ctl: Any,
+    ) -> bool:  # fmt: skip
+        """cycle_roots over the roots with ids in [x0, x1): the :meth:`_ranked_rows` of
+        :func:`~dcsm.engine.cycle_count.ranked_walks`' start labels and distinct steps, and
+        the walks' steps. False, with nothing launched, when a label has no vertex."""
+        cp = self._cp
+        labels, steps, walks = ranked_walks(pattern)
+        k = len(labels)
+        built = self._ranked_rows(csr, labels, steps, runs)
+        if built is None:
+            return False
+        d_runs, pos_of, roff, rnbr, d_steps, compact = built
+        d_walks = cp.asarray(walks.ravel())
+        blocks = self._root_blocks("cycle_roots", compact, 12)
         cnt = cp.empty(blocks * compact, np.uint64)
         cnt.data.memset_async(0, cnt.nbytes, self.stream)
         touched = cp.empty(blocks * compact, np.int32)
@@ -269,4 +315,41 @@ class LabelCounter:
             (roff, rnbr, pos_of, d_runs, d_steps, np.int32(len(steps)), d_walks, np.int32(k),
              np.int32(k // 2), np.int32(x0), np.int32(x1), cnt, touched, ctl),
         )  # fmt: skip
+        return True
+
+    def _ring(
+        self, csr: Any, shape: RingShape, runs: dict[int, tuple[int, int]], x0: int, x1: int,
+        ctl: Any,
+    ) -> bool:  # fmt: skip
+        """The subgraphs of ``shape`` rooted at ids in [x0, x1) into ctl's total: the
+        :meth:`_ranked_rows` of its labels, one step from each to the next, then wedge_roots
+        (4-cycles) or ring_pairs (the rest, of one label). False, with nothing launched,
+        when a label has no vertex."""
+        cp = self._cp
+        labels = list(shape.labels)
+        k = len(labels)
+        steps = [(labels[j], labels[(j + 1) % k], shape.edge_label) for j in range(k)]
+        built = self._ranked_rows(csr, labels, steps, runs)
+        if built is None:
+            return False
+        d_runs, pos_of, roff, rnbr, d_steps, compact = built
+        if shape.kind == "cycle4":
+            blocks = self._root_blocks("wedge_roots", compact, 8)
+            cnt = cp.empty(blocks * compact, np.uint32)
+            cnt.data.memset_async(0, cnt.nbytes, self.stream)
+            touched = cp.empty(blocks * compact, np.int32)
+            self._fn["wedge_roots"](
+                (blocks,), (self.threads,),
+                (roff, rnbr, pos_of, d_runs, np.int32(k), d_steps, np.int32(x0), np.int32(x1),
+                 cnt, touched, ctl),
+            )  # fmt: skip
+            return True
+        lo, hi = runs[labels[0]]  # one label: a rank is its place in the run
+        r0, r1 = max(x0, lo) - lo, min(x1, hi) - lo
+        if r0 < r1:
+            mode = ("triangle", "tailed", "diamond").index(shape.kind)
+            self._fn["ring_pairs"](
+                (self._resident["ring_pairs"],), (self.threads,),
+                (roff, rnbr, np.int32(r0), np.int32(r1), np.int32(mode), ctl),
+            )  # fmt: skip
         return True

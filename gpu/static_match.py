@@ -76,13 +76,12 @@ from typing import Any
 
 import numpy as np
 
-from dcsm.engine.cycle_count import counts_by_labels
 from dcsm.engine.plan import QueryPlan, plan_query, static_plan
 from dcsm.engine.snapshot import past_64_in_a_slice
 from dcsm.errors import EngineError
 from dcsm.model import ANY_LABEL, MAX_PATTERN_VERTICES, Graph, Pattern
 
-from .label_count import BESIDE_THREADS, LabelCounter
+from .label_count import BESIDE_THREADS, LabelCounter, counts_on_device
 from .label_count import THREADS as LABEL_THREADS
 from .loader import kernel_source
 
@@ -587,9 +586,10 @@ class StaticMatcher:
     ) -> int:
         """Number of matches (embeddings; subgraphs for a ``distinct`` pattern), exact.
 
-        A tree or a cycle whose vertex labels are fixed and all different is counted without
-        a search (:mod:`.label_count`) unless ``by_labels`` is off, or a count passes 2^64 -
-        1 on the way there. Otherwise:
+        A tree or a cycle whose vertex labels are fixed and all different, and a ring of one
+        label (triangle, 4-cycle, tailed triangle, diamond) or a 4-cycle of two labels taking
+        turns, is counted without a search (:mod:`.label_count`) unless ``by_labels`` is
+        off, or a count passes 2^64 - 1 on the way there. Otherwise:
 
         static_units gives each start edge its units of work (the windows of its level 2),
         their prefix sum is taken (:meth:`_prefix_sum`), and one static_count launch runs
@@ -601,7 +601,7 @@ class StaticMatcher:
         t0, t1 = self._starts(csr, starts)
         if t0 == t1:
             return 0
-        if by_labels and isinstance(plan, Pattern) and counts_by_labels(plan):
+        if by_labels and isinstance(plan, Pattern) and counts_on_device(plan):
             counted = self._labels.count(csr, plan, t0, t1)
             if counted is not None:
                 return counted
@@ -823,11 +823,13 @@ class StaticMatcher:
         tri = Pattern.build("tri", [None] * 3, [(0, 1, None), (1, 2, None), (0, 2, None)])
         edge = Pattern.build("edge", [0, None], [(0, 1, None)])
         for pattern in (tri, edge):
-            self.count(csr, pattern)
+            self.count(csr, pattern, by_labels=False)
             for _ in self.enumerate(csr, pattern, chunk_rows=1000):
                 pass
-        # the label counter's kernels: a labelled tree and a labelled cycle
+        # the label counter's kernels: a labelled tree, a labelled cycle, rings
         self.count(csr, Pattern.build("ltree", [1, 0], [(0, 1, None)]))
         self.count(csr, Pattern.build("lcycle", [0, 1, 2], [(0, 1, None), (1, 2, None),
                                                             (2, 0, None)]))  # fmt: skip
+        self.count(csr, tri)
+        self.count(csr, Pattern.build("c4", [None] * 4, [(i, (i + 1) % 4, None) for i in range(4)]))
         self.stream.synchronize()

@@ -24,7 +24,7 @@ import numpy as np
 from numba import njit
 
 from ..model import Pattern
-from .short_cycles import one_label_rows, one_label_shape
+from .short_cycles import one_label_rows, one_label_shape, ring_shape
 
 
 def counts_by_diamond(pattern: Pattern) -> bool:
@@ -50,9 +50,10 @@ def diamond_rows(
 ) -> DiamondRows:
     """The rows of ``pattern`` (which satisfies :func:`counts_by_diamond`) over the graph
     ``arrays`` of the CPU kernels."""
-    label, edge_label = int(pattern.vlabels[0]), int(pattern.elabels[0])
-    offs, nbrs, rank = one_label_rows(arrays, num_vertices, label, edge_label)
-    return DiamondRows(offs[0], nbrs, rank, 1 if pattern.distinct else 4)
+    shape = ring_shape(pattern)
+    assert shape is not None and shape.kind == "diamond"
+    offs, nbrs, rank = one_label_rows(arrays, num_vertices, shape.labels[0], shape.edge_label)
+    return DiamondRows(offs[0], nbrs, rank, shape.scale)
 
 
 @njit(cache=True, nogil=True)

@@ -104,6 +104,43 @@ def counts_by_tailed_triangle(pattern: Pattern) -> bool:
 
 
 @dataclass(frozen=True)
+class RingShape:
+    """What :func:`ring_shape` found: ``kind`` ("triangle", "cycle4", "tailed" or
+    "diamond"); ``labels``, the vertex labels a walk round the ring takes in turn, (L,) for
+    one label (ANY_LABEL: any) or (A, B) for a 4-cycle of two labels taking turns;
+    ``edge_label`` (ANY_LABEL: any); ``scale``, what a subgraph count is multiplied by (the
+    label-preserving automorphisms: 6 for a triangle, 8 for a 4-cycle of one label, 4 for
+    labels taking turns or a diamond, 2 for a tailed triangle; 1 for ``distinct``)."""
+
+    kind: str
+    labels: tuple[int, ...]
+    edge_label: int
+    scale: int
+
+
+_SCALES = {"triangle": 6, "cycle4": 8, "tailed": 2, "diamond": 4}
+
+
+def ring_shape(pattern: Pattern) -> RingShape | None:
+    """The ring ``pattern`` is, if it is counted by wedges or common neighbours here or in
+    :mod:`.diamond_count` (and on the device, ``gpu/label_count.py``), else None."""
+    edge_label = int(pattern.elabels[0])
+    if one_label_shape(pattern, [1, 2, 2, 3]):
+        kind, labels = "tailed", [int(pattern.vlabels[0])]
+    elif one_label_shape(pattern, [2, 2, 3, 3]):
+        kind, labels = "diamond", [int(pattern.vlabels[0])]
+    else:
+        ring = _ring_labels(pattern)
+        if ring is None or not (len(set(ring)) == 1 or alternating(ring)):
+            return None
+        kind, labels = ("triangle" if len(ring) == 3 else "cycle4"), ring[:2]
+        if len(set(ring)) == 1:
+            labels = ring[:1]
+    scale = 1 if pattern.distinct else 4 if len(labels) == 2 else _SCALES[kind]
+    return RingShape(kind, tuple(labels), edge_label, scale)
+
+
+@dataclass(frozen=True)
 class ShortCycleRows:
     """The fitting edges as rows over vertices numbered by rank (``rank[x]``: degree, then
     id): in step t, vertex r's row is ``nbrs[offs[t, r] : offs[t, r + 1]]``, the ranks of
@@ -111,9 +148,7 @@ class ShortCycleRows:
     itself); two for labels A and B taking turns (A to B, B to A), a root's walk taking
     ``first[r]``, then the other. ``k``: 3 or 4; ``tail``: each triangle weighs the
     fitting neighbours its vertices have outside it (a tailed triangle's pendant);
-    ``scale``: what a root's subgraph count is multiplied by (the label-preserving
-    automorphisms: 6, 8, 4 for labels taking turns, 2 for a tailed triangle; 1 for
-    ``distinct``)."""
+    ``scale``: :class:`RingShape`'s."""
 
     offs: np.ndarray  # int64 (steps, num_vertices + 1)
     nbrs: np.ndarray  # int32 ranks
@@ -130,24 +165,19 @@ def short_cycle_rows(
     """The rows of ``pattern`` (which satisfies :func:`counts_by_short_cycle` or
     :func:`counts_by_tailed_triangle`) over the graph ``arrays`` of the CPU kernels."""
     nv = num_vertices
+    shape = ring_shape(pattern)
+    assert shape is not None and shape.kind != "diamond"
     first = np.zeros(nv, np.int8)
-    label, edge_label = int(pattern.vlabels[0]), int(pattern.elabels[0])
-    if counts_by_tailed_triangle(pattern):
-        offs, nbrs, rank = one_label_rows(arrays, nv, label, edge_label)
-        return ShortCycleRows(offs, nbrs, first, rank, 3, 1 if pattern.distinct else 2, True)
-    labels = _ring_labels(pattern)
-    assert labels is not None
-    k = len(labels)
-    if alternating(labels):
-        a, b = labels[0], labels[1]
+    k = 4 if shape.kind == "cycle4" else 3
+    if len(shape.labels) == 2:
+        a, b = shape.labels
         rank = degree_rank(arrays[1], nv)
-        offs, nbrs = step_rows(arrays, nv, [(a, b, edge_label), (b, a, edge_label)], rank)
+        steps = [(a, b, shape.edge_label), (b, a, shape.edge_label)]
+        offs, nbrs = step_rows(arrays, nv, steps, rank)
         first[rank[arrays[4][:nv] == b]] = 1
-        scale = 4
     else:
-        offs, nbrs, rank = one_label_rows(arrays, nv, label, edge_label)
-        scale = 2 * k
-    return ShortCycleRows(offs, nbrs, first, rank, k, 1 if pattern.distinct else scale)
+        offs, nbrs, rank = one_label_rows(arrays, nv, shape.labels[0], shape.edge_label)
+    return ShortCycleRows(offs, nbrs, first, rank, k, shape.scale, shape.kind == "tailed")
 
 
 @njit(cache=True, nogil=True)
