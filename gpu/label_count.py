@@ -234,14 +234,16 @@ class LabelCounter:
 
     def _ranked_rows(
         self, csr: Any, labels: list[int], steps: list[tuple[int, int, int]],
-        runs: dict[int, tuple[int, int]],
+        runs: dict[int, tuple[int, int]], *, own_rows: bool = False,
     ) -> tuple[Any, ...] | None:  # fmt: skip
         """The ranks of the vertices of ``labels`` (label_ranks), taken as compact indices in
         the order of ``labels``, and the rows of ``steps`` (source label, destination label,
         edge label), each over its source label's whole run, entries as ranks
         (step_degrees, a scan, step_fill): (d_runs, pos_of, roff, rnbr, step_table (each
         step's first row slot and its source run's first compact position), compact); None,
-        with nothing launched, when a label has no vertex (no match)."""
+        with nothing launched, when a label has no vertex (no match). ``own_rows``: the one
+        step's rows are the snapshot's own (one label over every vertex, every edge fitting:
+        ranks are ids), so none are built."""
         cp = self._cp
         k = len(labels)
         if any(runs[lab][0] == runs[lab][1] for lab in labels):
@@ -256,6 +258,8 @@ class LabelCounter:
         crank, pos_of = cp.empty(compact, np.int32), cp.empty(compact, np.int32)
         self._fn["label_ranks"](self._grid("label_ranks", compact // 32 + 1), (self.threads,),
                                 (csr.off, d_runs, np.int32(k), crank, pos_of))  # fmt: skip
+        if own_rows:
+            return d_runs, pos_of, csr.off, csr.nbr, cp.zeros(2, np.int64), compact
         sizes = [runs[src][1] - runs[src][0] for src, _, _ in steps]
         row_base = np.concatenate([[0], np.cumsum([n + 1 for n in sizes])])
         roff = cp.empty(int(row_base[-1]), np.int64)
@@ -322,14 +326,17 @@ class LabelCounter:
         ctl: Any,
     ) -> bool:  # fmt: skip
         """The subgraphs of ``shape`` rooted at ids in [x0, x1) into ctl's total: the
-        :meth:`_ranked_rows` of its labels, one step from each to the next, then wedge_roots
+        :meth:`_ranked_rows` of its labels, one step from each to the next (the snapshot's
+        own rows where those are the step's), then wedge_roots
         (4-cycles) or ring_pairs (the rest, of one label). False, with nothing launched,
         when a label has no vertex."""
         cp = self._cp
         labels = list(shape.labels)
         k = len(labels)
         steps = [(labels[j], labels[(j + 1) % k], shape.edge_label) for j in range(k)]
-        built = self._ranked_rows(csr, labels, steps, runs)
+        own = (k == 1 and runs[labels[0]] == (0, csr.nv)
+               and shape.edge_label in (ANY_LABEL, csr.elab_one))  # fmt: skip
+        built = self._ranked_rows(csr, labels, steps, runs, own_rows=own)
         if built is None:
             return False
         d_runs, pos_of, roff, rnbr, d_steps, compact = built

@@ -13,16 +13,18 @@
 // Rows are label_count.cu's step rows, ranks in rank order: one step (the label to
 // itself, the edge label) for one label, two (A to B, B to A) for labels taking turns.
 //
-// ring_pairs: a warp takes 32 row entries at a time; the entries (r, u) with u < r (an
-// edge from the root r to a lower rank) are walked one after the other by the whole warp,
-// the shorter of the two rows searched in the other (binary search, rows sorted):
+// ring_pairs: a warp takes 32 row entries at a time, a lane one; each entry (r, u) with
+// u < r (an edge from the root r to a lower rank) is walked by its lane, or by the whole
+// warp when both rows are long, the shorter of the two rows searched in the other (binary
+// search, rows sorted):
 //   triangle: r's and u's entries below u in common: one triangle each (w < u < r);
 //   tailed:   each such w adds the pendants the triangle's three vertices can take
 //             (their row lengths less 2 each);
 //   diamond:  t = r's and u's whole rows in common (the apexes over the chord r - u),
 //             C(t, 2) diamonds.
 // Work is spread by entries, so a hub's row is shared by many warps, and nothing but the
-// rows is read (no scratch).
+// rows is read (no scratch). With one label over every vertex and any edge (or the one
+// label every edge carries), the rows are the snapshot's own (gpu/label_count.py).
 //
 // wedge_roots: a block takes one root r at a time (label_count.cu's claims: ranks highest
 // first, the hubs one a claim), steps from r to every u below it (first step), then from
@@ -47,27 +49,57 @@
 #define RING_TAILED 1
 #define RING_DIAMOND 2
 
-// The entries of a[lo, hi) (ascending, no repeats) also in b[b0, b1), lane by lane: each
-// lane's share of the count, or, with `tail`, of the pendants of the triangles (r, u, w)
-// they close (dr, du: the row lengths of r and u; w's from roff).
+// Pairs whose shorter row is longer than this are walked by the whole warp, the rest by
+// their own lane.
+#ifndef RING_LONG
+#define RING_LONG 64
+#endif
+
+// The entries of rnbr[lo, hi) (ascending, no repeats) also in rnbr[b0, b1), taken by lane
+// `first` on, `step` apart (one lane: 0, 1; the warp: its lane, 32): their count, or with
+// `tail` the pendants of the triangles (r, u, w) they close (dr_du: the row lengths of r
+// and u; w's from roff). A lane alone moves its lower bound on as it goes.
 __device__ __forceinline__ u64 common(const int* rnbr, i64 lo, i64 hi, i64 b0, i64 b1,
-                                      const i64* roff, bool tail, i64 dr_du) {
+                                      const i64* roff, bool tail, i64 dr_du, int first,
+                                      int step) {
     u64 mine = 0;
-    for (i64 q = lo + (threadIdx.x & 31); q < hi; q += 32) {
+    for (i64 q = lo + first; q < hi; q += step) {
         const int w = rnbr[q];
         const i64 at = lower_bound(rnbr, b0, b1, w);
         if (at < b1 && rnbr[at] == w) mine += tail ? (u64)(dr_du + roff[w + 1] - roff[w] - 6) : 1ull;
+        if (step == 1) b0 = at;
     }
     return mine;
 }
 
+// Rows a and b of a pair (r, u): for a triangle or a tailed triangle, their entries below
+// u (r's come before e, where u sits in it; u's are cut by a search); for a diamond, the
+// whole rows. The shorter one first.
+struct PairRows {
+    i64 lo, hi, b0, b1, dr_du;
+};
+
+__device__ __forceinline__ PairRows pair_rows(const i64* roff, const int* rnbr, int r, int u,
+                                              i64 e, int mode) {
+    const i64 ra = roff[r], ua = roff[u], rb = roff[r + 1], ub = roff[u + 1];
+    const i64 r_end = mode == RING_DIAMOND ? rb : e;
+    const i64 u_end = mode == RING_DIAMOND ? ub : lower_bound(rnbr, ua, ub, u);
+    const i64 dr_du = (rb - ra) + (ub - ua);
+    if (u_end - ua <= r_end - ra) return PairRows{ua, u_end, ra, r_end, dr_du};
+    return PairRows{ra, r_end, ua, u_end, dr_du};
+}
+
 // Subgraphs rooted at ranks [r0, r1) of one label's rows (row r: roff[r] .. roff[r + 1]),
-// mode RING_TRIANGLE, RING_TAILED or RING_DIAMOND, added into ctl's total.
+// mode RING_TRIANGLE, RING_TAILED or RING_DIAMOND, added into ctl's total. A warp takes 32
+// entries at a time, a lane one entry (r, u); each pair with u < r is walked by its own
+// lane, or, when both its rows are longer than RING_LONG, by the whole warp after the
+// others.
 extern "C" __global__ void LC_BOUNDS ring_pairs(const i64* roff, const int* rnbr, int r0,
                                                 int r1, int mode, u64* ctl) {
     const int lane = threadIdx.x & 31;
     const i64 e1 = roff[r1];
     const i64 warps = ((i64)gridDim.x * blockDim.x) >> 5;
+    const bool tail = mode == RING_TAILED;
     u128 mine = 0;
     for (i64 c = roff[r0] + ((blockIdx.x * (i64)blockDim.x + threadIdx.x) >> 5) * 32; c < e1;
          c += warps * 32) {
@@ -79,25 +111,25 @@ extern "C" __global__ void LC_BOUNDS ring_pairs(const i64* roff, const int* rnbr
             u = rnbr[e];
             ok = u < r;
         }
-        for (unsigned todo = __ballot_sync(0xffffffffu, ok); todo; todo &= todo - 1) {
+        PairRows p{0, 0, 0, 0, 0};
+        if (ok) p = pair_rows(roff, rnbr, r, u, e, mode);
+        const bool long_pair = ok && p.hi - p.lo > RING_LONG;
+        if (ok && !long_pair) {
+            const u64 t = common(rnbr, p.lo, p.hi, p.b0, p.b1, roff, tail, p.dr_du, 0, 1);
+            mine += mode == RING_DIAMOND ? (t > 1 ? t * (t - 1) / 2 : 0) : t;
+        }
+        for (unsigned todo = __ballot_sync(0xffffffffu, long_pair); todo; todo &= todo - 1) {
             const int l = __ffs(todo) - 1;
-            const int rr = __shfl_sync(0xffffffffu, r, l), uu = __shfl_sync(0xffffffffu, u, l);
-            const i64 ee = __shfl_sync(0xffffffffu, e, l);
-            const i64 ra = roff[rr], ua = roff[uu];
-            if (mode == RING_DIAMOND) {  // whole rows: the apexes over the chord rr - uu
-                const i64 rb = roff[rr + 1], ub = roff[uu + 1];
-                const bool u_shorter = ub - ua <= rb - ra;
-                const u64 t = __reduce_add_sync(
-                    0xffffffffu, (unsigned)(u_shorter ? common(rnbr, ua, ub, ra, rb, roff, false, 0)
-                                                      : common(rnbr, ra, rb, ua, ub, roff, false, 0)));
-                if (lane == 0 && t > 1) mine += (u128)(t * (t - 1) / 2);
-            } else {  // the entries below uu: rr's come before ee, uu's are cut by a search
-                const i64 ub = lower_bound(rnbr, ua, roff[uu + 1], uu);
-                const bool tail = mode == RING_TAILED;
-                const i64 dr_du = (roff[rr + 1] - ra) + (roff[uu + 1] - ua);
-                mine += ub - ua <= ee - ra ? common(rnbr, ua, ub, ra, ee, roff, tail, dr_du)
-                                           : common(rnbr, ra, ee, ua, ub, roff, tail, dr_du);
+            const i64 lo = __shfl_sync(0xffffffffu, p.lo, l), hi = __shfl_sync(0xffffffffu, p.hi, l);
+            const i64 b0 = __shfl_sync(0xffffffffu, p.b0, l), b1 = __shfl_sync(0xffffffffu, p.b1, l);
+            const i64 dr_du = __shfl_sync(0xffffffffu, p.dr_du, l);
+            const u64 t = common(rnbr, lo, hi, b0, b1, roff, tail, dr_du, lane, 32);
+            if (mode != RING_DIAMOND) {
+                mine += t;
+                continue;
             }
+            const u64 all = __reduce_add_sync(0xffffffffu, (unsigned)t);
+            if (lane == 0 && all > 1) mine += all * (all - 1) / 2;
         }
     }
     mine = warp_sum(mine);

@@ -701,10 +701,13 @@ def one_label_power_law() -> tuple[CpuEngine, DeviceCsr, np.ndarray]:
 
 def _ring_cases() -> list[tuple[str, str]]:
     """(graph, ring) pairs: every ring on the labelled graphs; on the one-label graph, those
-    of label 0 or a wildcard."""
+    of label 0 or a wildcard; on the graph of one edge label, wildcard rings (their rows are
+    the snapshot's own)."""
     one = [n for n, p in RINGS.items() if set(p.vlabels.tolist()) <= {0, -1}]
+    own = ["tri-any", "c4-any-d", "tailed-any-d"]  # the one-edge-label graph's own rows
     return [(c, n) for c in ("labelled-1", "labelled-2") for n in sorted(RINGS)] + [
-        ("one-label", n) for n in sorted(one)
+        *(("one-label", n) for n in sorted(one)),
+        *(("one-edge-label", n) for n in own),
     ]
 
 
@@ -718,7 +721,10 @@ def test_rings_counted_as_the_search_counts(matcher: StaticMatcher, case: str, n
     from dcsm.engine.short_cycles import ring_shape
     from dcsm.gpu.label_count import counts_on_device
 
-    cpu, csr, _ = one_label_power_law() if case == "one-label" else labelled_case(int(case[-1]))
+    if case.startswith("one"):
+        cpu, csr, _ = one_label_power_law() if case == "one-label" else one_label_case()
+    else:
+        cpu, csr, _ = labelled_case(int(case[-1]))
     p = RINGS[name]
     assert ring_shape(p) is not None and counts_on_device(p)
     m = matcher.start_edges(csr)
