@@ -383,12 +383,12 @@ struct Claims {  // warp 0's queue, in shared memory
     int rank[CLAIM_RUN], walk[CLAIM_RUN], n, at;
 };
 
-// The block's next root (cycle_roots, ring_count.cuh's wedge_roots), by warp 0, every lane
-// of it: its rank, or -1 when every rank is claimed, and in *walk its walk. fits(r, &walk)
-// says whether the root ranked r is to be walked (in the slice, and able to root a match)
-// and which walk it takes. q.n and q.at start at 0.
+// The block's next root among the ranks [0, ranks) (cycle_roots, ring_count.cuh's
+// wedge_roots), by warp 0, every lane of it: its rank, or -1 when every rank is claimed,
+// and in *walk its walk. fits(r, &walk) says whether the root ranked r is to be walked (in
+// the slice, and able to root a match) and which walk it takes. q.n and q.at start at 0.
 template <class Fits>
-__device__ int next_root(u64* ctl, i64 compact, Claims& q, Fits fits, int* walk) {
+__device__ int next_root(u64* ctl, i64 ranks, Claims& q, Fits fits, int* walk) {
     const int lane = threadIdx.x;
     int got = -1, w = 0;
     for (;;) {
@@ -403,12 +403,12 @@ __device__ int next_root(u64* ctl, i64 compact, Claims& q, Fits fits, int* walk)
         unit = __shfl_sync(0xffffffffu, unit, 0);
         const bool one = unit < (u64)CLAIM_ONE;
         const i64 first = one ? (i64)unit : CLAIM_ONE + (i64)(unit - CLAIM_ONE) * CLAIM_RUN;
-        if (first >= compact) break;
+        if (first >= ranks) break;
         const i64 idx = first + lane;
-        bool ok = idx < compact && (lane == 0 || !one);
+        bool ok = idx < ranks && (lane == 0 || !one);
         int r = 0, wl = 0;
         if (ok) {
-            r = (int)(compact - 1 - idx);
+            r = (int)(ranks - 1 - idx);
             ok = fits(r, &wl);
         }
         const unsigned mask = __ballot_sync(0xffffffffu, ok);

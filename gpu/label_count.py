@@ -52,6 +52,10 @@ ERR_OVERFLOW = 8
 # SCRATCH_MAX: fewer blocks, not a failure, on a full device.
 SCRATCH_SHARE = 4
 SCRATCH_MAX = 16 << 30  # before ranking, 43M: 8 GiB 238 blocks 3.46 s; 16 GiB 2.52 s
+# A 4-cycle's highest ranks walked by the whole grid (ring_count.cuh's wedge_hubs), each
+# with its own count array: the top 1,000 roots of a 10M-edge Chung-Lu graph hold 76 % of
+# its wedges (bench/debug/wedge_root_sizes.py).
+HUB_ROOTS = 1024
 _MAX_GRID = 1 << 16
 SCAN_TILE = 1 << 14  # entries a block scans (_scan)
 INT32_MAX = 2**31 - 1
@@ -87,6 +91,7 @@ class LabelCounter:
         min_blocks: the counting kernels' minimum of blocks an SM (0: ptxas' own).
         threads: threads a block (a multiple of 32, at most 1,024).
         scratch_max: most bytes of the cycle's per-block arrays (see SCRATCH_SHARE).
+        hub_roots: a 4-cycle's top ranks walked by the whole grid (HUB_ROOTS).
     """
 
     def __init__(
@@ -97,18 +102,19 @@ class LabelCounter:
         *,
         threads: int = THREADS,
         scratch_max: int = SCRATCH_MAX,
+        hub_roots: int = HUB_ROOTS,
     ) -> None:
         import cupy as cp
 
         if threads % 32 or not 32 <= threads <= 1024:
             raise ValueError(f"threads must be a multiple of 32 in [32, 1024], got {threads}")
         self._cp, self.stream, self._host = cp, stream, host
-        self.threads, self.scratch_max = threads, scratch_max
+        self.threads, self.scratch_max, self.hub_roots = threads, scratch_max, hub_roots
         mod = load_module(min_blocks, threads)
         names = ("lower_bounds_i32", "lower_bounds_i64", "fill_ones", "tree_absorb",
                  "sum_range", "label_ranks", "step_degrees", "scan_inclusive",
                  "scan_tiles", "scan_add", "step_fill", "cycle_roots", "ring_pairs",
-                 "wedge_roots")  # fmt: skip
+                 "hub_items", "wedge_hubs", "wedge_roots")  # fmt: skip
         self._fn = {name: mod.get_function(name) for name in names}
         sms = int(cp.cuda.Device().attributes["MultiProcessorCount"])
         regs = {name: max(1, int(fn.num_regs)) for name, fn in self._fn.items()}
@@ -262,8 +268,7 @@ class LabelCounter:
             return d_runs, pos_of, csr.off, csr.nbr, cp.zeros(2, np.int64), compact
         sizes = [runs[src][1] - runs[src][0] for src, _, _ in steps]
         row_base = np.concatenate([[0], np.cumsum([n + 1 for n in sizes])])
-        roff = cp.empty(int(row_base[-1]), np.int64)
-        roff.data.memset_async(0, roff.nbytes, self.stream)
+        roff = self._zeros(int(row_base[-1]), np.int64)
         for (src, dst, lab), n, rb in zip(steps, sizes, row_base[:-1], strict=True):
             d_lo, d_hi = runs[dst]
             self._fn["step_degrees"](
@@ -285,14 +290,29 @@ class LabelCounter:
                                zip(steps, row_base[:-1], strict=True)], np.int64)  # fmt: skip
         return d_runs, pos_of, roff, rnbr, cp.asarray(step_table.ravel()), compact
 
+    def _zeros(self, n: int, dtype: Any) -> Any:
+        """n zeros on the stream (a memset: no kernel of CuPy's own)."""
+        a = self._cp.empty(n, dtype)
+        a.data.memset_async(0, a.nbytes, self.stream)
+        return a
+
+    def _budget(self) -> int:
+        """Bytes the counting's scratch arrays may take: SCRATCH_SHARE of the free memory,
+        at most scratch_max."""
+        cp = self._cp
+        free, _ = cp.cuda.runtime.memGetInfo()
+        free += cp.get_default_memory_pool().free_bytes()
+        return min(self.scratch_max, free // SCRATCH_SHARE)
+
+    def _hubs(self, compact: int) -> int:
+        """The 4-cycle's hub roots (wedge_hubs): hub_roots, within half the budget."""
+        return max(0, min(self.hub_roots, compact, self._budget() // (2 * 4 * compact)))
+
     def _root_blocks(self, name: str, compact: int, per_vertex: int) -> int:
         """Blocks of ``name`` (cycle_roots, wedge_roots), each with scratch arrays of
         ``per_vertex`` bytes a compact vertex, within SCRATCH_SHARE of the free memory and
         scratch_max."""
-        cp = self._cp
-        free, _ = cp.cuda.runtime.memGetInfo()
-        free += cp.get_default_memory_pool().free_bytes()
-        budget = min(self.scratch_max, free // SCRATCH_SHARE)
+        budget = self._budget()
         return max(1, min(self._resident[name], compact, budget // (per_vertex * compact)))
 
     def _cycle(
@@ -311,8 +331,7 @@ class LabelCounter:
         d_runs, pos_of, roff, rnbr, d_steps, compact = built
         d_walks = cp.asarray(walks.ravel())
         blocks = self._root_blocks("cycle_roots", compact, 12)
-        cnt = cp.empty(blocks * compact, np.uint64)
-        cnt.data.memset_async(0, cnt.nbytes, self.stream)
+        cnt = self._zeros(blocks * compact, np.uint64)
         touched = cp.empty(blocks * compact, np.int32)
         self._fn["cycle_roots"](
             (blocks,), (self.threads,),
@@ -341,15 +360,21 @@ class LabelCounter:
             return False
         d_runs, pos_of, roff, rnbr, d_steps, compact = built
         if shape.kind == "cycle4":
+            walk = (roff, rnbr, pos_of, d_runs, np.int32(k), d_steps, np.int32(x0), np.int32(x1))
+            hubs = self._hubs(compact)
+            if hubs:
+                items, claim = self._zeros(hubs + 1, np.int64), self._zeros(1, np.uint64)
+                self._fn["hub_items"](self._grid("hub_items", hubs // 32 + 1), (self.threads,),
+                                      (*walk, np.int32(hubs), items))  # fmt: skip
+                self._scan(items)
+                hub_cnt = self._zeros(hubs * compact, np.uint32)
+                args = (*walk, np.int32(hubs), items, hub_cnt, claim, ctl)
+                self._fn["wedge_hubs"]((self._resident["wedge_hubs"],), (self.threads,), args)
             blocks = self._root_blocks("wedge_roots", compact, 8)
-            cnt = cp.empty(blocks * compact, np.uint32)
-            cnt.data.memset_async(0, cnt.nbytes, self.stream)
+            cnt = self._zeros(blocks * compact, np.uint32)
             touched = cp.empty(blocks * compact, np.int32)
-            self._fn["wedge_roots"](
-                (blocks,), (self.threads,),
-                (roff, rnbr, pos_of, d_runs, np.int32(k), d_steps, np.int32(x0), np.int32(x1),
-                 cnt, touched, ctl),
-            )  # fmt: skip
+            args = (*walk, np.int32(compact - hubs), cnt, touched, ctl)
+            self._fn["wedge_roots"]((blocks,), (self.threads,), args)
             return True
         lo, hi = runs[labels[0]]  # one label: a rank is its place in the run
         r0, r1 = max(x0, lo) - lo, min(x1, hi) - lo

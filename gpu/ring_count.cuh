@@ -13,10 +13,10 @@
 // Rows are label_count.cu's step rows, ranks in rank order: one step (the label to
 // itself, the edge label) for one label, two (A to B, B to A) for labels taking turns.
 //
-// ring_pairs: a warp takes 32 row entries at a time, a lane one; each entry (r, u) with
-// u < r (an edge from the root r to a lower rank) is walked by its lane, or by the whole
-// warp when both rows are long, the shorter of the two rows searched in the other (binary
-// search, rows sorted):
+// ring_pairs: a warp takes 32 row entries at a time, a lane one; for each entry (r, u)
+// with u < r (an edge from the root r to a lower rank), the entries of the shorter of the
+// two rows are searched in the other (binary search, rows sorted), the warp's lanes taking
+// the pairs' entries in turn:
 //   triangle: r's and u's entries below u in common: one triangle each (w < u < r);
 //   tailed:   each such w adds the pendants the triangle's three vertices can take
 //             (their row lengths less 2 each);
@@ -27,10 +27,11 @@
 // label every edge carries), the rows are the snapshot's own (gpu/label_count.py).
 //
 // wedge_roots: a block takes one root r at a time (label_count.cu's claims: ranks highest
-// first, the hubs one a claim), steps from r to every u below it (first step), then from
-// each u to every w below r (second step), and adds one wedge into cnt[w]; the 4-cycles
-// through r and w (w opposite r) number C(cnt[w], 2). Each w reached first is appended to
-// touched, which then resets cnt (work proportional to the root's rows).
+// first), steps from r to every u below it (first step), then from each u to every w below
+// r (second step), and adds one wedge into cnt[w]; the 4-cycles through r and w (w
+// opposite r) number C(cnt[w], 2). Each w reached first is appended to touched, which then
+// resets cnt (work proportional to the root's rows). The top ranks are wedge_hubs': the
+// whole grid on a few roots at a time (below).
 //
 // Buffers (device memory; gpu/label_count.py allocates all of them on the matcher's stream):
 //   roff, rnbr  label_count.cu's step rows (roff i64 offsets, rnbr int32 ranks); read only.
@@ -41,6 +42,10 @@
 //   cnt         u32[blocks, compact]: wedge_roots' wedge counts, block b's from b * compact;
 //               host zeroes it once, each block returns its part to zero after every root.
 //   touched     int32[blocks, compact]: the ranks block b reached for its current root.
+//   items       i64[hubs + 1]: hub h's first item (hub_items writes counts from 1 on, host
+//               zeroes items[0], the scan makes them offsets); wedge_hubs reads.
+//   hub_cnt     u32[hubs, compact]: hub h's wedge counts; host zeroes, wedge_hubs adds.
+//   claim       u64[1]: wedge_hubs' next item; host zeroes.
 //   ctl         u64[4]: label_count.cu's [claim, total, total_hi, error]; both kernels add
 //               their subgraphs into the 128-bit total (the host multiplies by the
 //               automorphisms), wedge_roots claims ranks.
@@ -49,32 +54,10 @@
 #define RING_TAILED 1
 #define RING_DIAMOND 2
 
-// Pairs whose shorter row is longer than this are walked by the whole warp, the rest by
-// their own lane.
-#ifndef RING_LONG
-#define RING_LONG 64
-#endif
-
-// The entries of rnbr[lo, hi) (ascending, no repeats) also in rnbr[b0, b1), taken by lane
-// `first` on, `step` apart (one lane: 0, 1; the warp: its lane, 32): their count, or with
-// `tail` the pendants of the triangles (r, u, w) they close (dr_du: the row lengths of r
-// and u; w's from roff). A lane alone moves its lower bound on as it goes.
-__device__ __forceinline__ u64 common(const int* rnbr, i64 lo, i64 hi, i64 b0, i64 b1,
-                                      const i64* roff, bool tail, i64 dr_du, int first,
-                                      int step) {
-    u64 mine = 0;
-    for (i64 q = lo + first; q < hi; q += step) {
-        const int w = rnbr[q];
-        const i64 at = lower_bound(rnbr, b0, b1, w);
-        if (at < b1 && rnbr[at] == w) mine += tail ? (u64)(dr_du + roff[w + 1] - roff[w] - 6) : 1ull;
-        if (step == 1) b0 = at;
-    }
-    return mine;
-}
-
 // Rows a and b of a pair (r, u): for a triangle or a tailed triangle, their entries below
 // u (r's come before e, where u sits in it; u's are cut by a search); for a diamond, the
-// whole rows. The shorter one first.
+// whole rows. The shorter one is walked (lo, hi), each entry searched in the other
+// (b0, b1); dr_du: the two whole rows' lengths (a tailed triangle's pendants).
 struct PairRows {
     i64 lo, hi, b0, b1, dr_du;
 };
@@ -91,62 +74,164 @@ __device__ __forceinline__ PairRows pair_rows(const i64* roff, const int* rnbr, 
 
 // Subgraphs rooted at ranks [r0, r1) of one label's rows (row r: roff[r] .. roff[r + 1]),
 // mode RING_TRIANGLE, RING_TAILED or RING_DIAMOND, added into ctl's total. A warp takes 32
-// entries at a time, a lane one entry (r, u); each pair with u < r is walked by its own
-// lane, or, when both its rows are longer than RING_LONG, by the whole warp after the
-// others.
+// entries at a time, a lane one entry (r, u); the pairs with u < r put their walked rows
+// in the warp's shared arrays, and the lanes take the concatenation of those rows in turn
+// (a warp scan of their lengths gives each pair's first item; an item finds its pair by a
+// binary search over the 32 firsts), so a long row is shared by the whole warp. A
+// diamond's pair counts its common entries in shared memory, then C(t, 2) is taken.
 extern "C" __global__ void LC_BOUNDS ring_pairs(const i64* roff, const int* rnbr, int r0,
                                                 int r1, int mode, u64* ctl) {
-    const int lane = threadIdx.x & 31;
+    __shared__ i64 s_at[WARPS][32], s_lo[WARPS][32], s_b0[WARPS][32], s_b1[WARPS][32];
+    __shared__ i64 s_dr_du[WARPS][32];
+    __shared__ unsigned s_t[WARPS][32];
+    const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
     const i64 e1 = roff[r1];
     const i64 warps = ((i64)gridDim.x * blockDim.x) >> 5;
-    const bool tail = mode == RING_TAILED;
     u128 mine = 0;
     for (i64 c = roff[r0] + ((blockIdx.x * (i64)blockDim.x + threadIdx.x) >> 5) * 32; c < e1;
          c += warps * 32) {
         const i64 e = c + lane;
-        int r = 0, u = 0;
-        bool ok = e < e1;
-        if (ok) {
-            r = (int)(lower_bound(roff, (i64)r0, (i64)r1 + 1, e + 1) - 1);  // the row holding e
-            u = rnbr[e];
-            ok = u < r;
-        }
         PairRows p{0, 0, 0, 0, 0};
-        if (ok) p = pair_rows(roff, rnbr, r, u, e, mode);
-        const bool long_pair = ok && p.hi - p.lo > RING_LONG;
-        if (ok && !long_pair) {
-            const u64 t = common(rnbr, p.lo, p.hi, p.b0, p.b1, roff, tail, p.dr_du, 0, 1);
-            mine += mode == RING_DIAMOND ? (t > 1 ? t * (t - 1) / 2 : 0) : t;
+        if (e < e1) {
+            const int r = (int)(lower_bound(roff, (i64)r0, (i64)r1 + 1, e + 1) - 1);  // e's row
+            const int u = rnbr[e];
+            if (u < r) p = pair_rows(roff, rnbr, r, u, e, mode);
         }
-        for (unsigned todo = __ballot_sync(0xffffffffu, long_pair); todo; todo &= todo - 1) {
-            const int l = __ffs(todo) - 1;
-            const i64 lo = __shfl_sync(0xffffffffu, p.lo, l), hi = __shfl_sync(0xffffffffu, p.hi, l);
-            const i64 b0 = __shfl_sync(0xffffffffu, p.b0, l), b1 = __shfl_sync(0xffffffffu, p.b1, l);
-            const i64 dr_du = __shfl_sync(0xffffffffu, p.dr_du, l);
-            const u64 t = common(rnbr, lo, hi, b0, b1, roff, tail, dr_du, lane, 32);
-            if (mode != RING_DIAMOND) {
-                mine += t;
-                continue;
+        const i64 len = p.hi - p.lo;
+        i64 incl = len;
+        for (int d = 1; d < 32; d <<= 1) {
+            const i64 v = __shfl_up_sync(0xffffffffu, incl, d);
+            if (lane >= d) incl += v;
+        }
+        const i64 total = __shfl_sync(0xffffffffu, incl, 31);
+        s_at[wid][lane] = incl - len;
+        s_lo[wid][lane] = p.lo;
+        s_b0[wid][lane] = p.b0;
+        s_b1[wid][lane] = p.b1;
+        s_dr_du[wid][lane] = p.dr_du;
+        s_t[wid][lane] = 0;
+        __syncwarp();
+        for (i64 j = lane; j < total; j += 32) {
+            int i = 0;  // the last pair whose first item is at or before j: j's pair
+            for (int d = 16; d; d >>= 1)
+                if (s_at[wid][i + d] <= j) i += d;
+            const int w = rnbr[s_lo[wid][i] + (j - s_at[wid][i])];
+            const i64 b1 = s_b1[wid][i], at = lower_bound(rnbr, s_b0[wid][i], b1, w);
+            if (at < b1 && rnbr[at] == w) {
+                if (mode == RING_DIAMOND)
+                    atomicAdd(&s_t[wid][i], 1u);
+                else
+                    mine += mode == RING_TAILED ? (u64)(s_dr_du[wid][i] + roff[w + 1] - roff[w] - 6)
+                                                : 1ull;
             }
-            const u64 all = __reduce_add_sync(0xffffffffu, (unsigned)t);
-            if (lane == 0 && all > 1) mine += all * (all - 1) / 2;
+        }
+        __syncwarp();
+        if (mode == RING_DIAMOND) {
+            const u64 t = s_t[wid][lane];
+            if (t > 1) mine += t * (t - 1) / 2;
+        }
+        __syncwarp();  // every lane is done with the arrays before the next chunk's
+    }
+    mine = warp_sum(mine);
+    if (lane == 0) add_total(ctl, mine);
+}
+
+// A 4-cycle root of rank r at run position p: its first step's row, its entries below r
+// (the u), and whether it is in the slice [x0, x1) with two of them (else no 4-cycle).
+struct WedgeRoot {
+    int first, second;  // its steps
+    i64 a, n;           // rnbr[a, a + n): the u
+    bool fits;
+};
+
+__device__ __forceinline__ WedgeRoot wedge_root(const i64* roff, const int* rnbr,
+                                                const int* pos_of, const i64* run,
+                                                const Step* st, int k, int r, int x0, int x1) {
+    const int p = pos_of[r];
+    const int j = run_of(run, k, p);
+    const i64 x = run[2 * j] + (p - run[2 * j + 1]);
+    const i64* row = row_of(roff, st[j], p);
+    WedgeRoot w{j, (j + 1) % k, row[0], 0, false};
+    if (x < x0 || x >= x1 || row[1] - row[0] < 2 || rnbr[row[0] + 1] >= r) return w;
+    w.n = lower_bound(rnbr, row[0], row[1], r) - row[0];
+    w.fits = true;
+    return w;
+}
+
+// Hubs. The top `hubs` ranks (compact - 1 - h for h < hubs: the largest roots, which hold
+// most of the wedges: 76 % in the top 1,000 of a 10M-edge Chung-Lu graph,
+// bench/debug/wedge_root_sizes.py) are walked by the whole grid, a warp an item of
+// HUB_CHUNK of a root's u at a time, each root with its own count array in hub_cnt, so
+// that the grid's atomics fall on the few roots it is on (lines that stay in L2) rather
+// than on every block's own array. Each wedge adds the count it found before it: the
+// pairs C(c, 2) of a w reached c times, with no list of the w reached. hub_items writes
+// each hub root's items (0 outside the slice), the scan their offsets.
+#ifndef HUB_CHUNK
+#define HUB_CHUNK 8
+#endif
+
+extern "C" __global__ void hub_items(const i64* roff, const int* rnbr, const int* pos_of,
+                                     const i64* runs, int k, const i64* steps, int x0, int x1,
+                                     int hubs, i64* items) {
+    Step st[2];
+    for (int j = 0; j < k; ++j) st[j] = Step{steps[2 * j], steps[2 * j + 1]};
+    const i64 compact = runs[2 * k + 1];
+    for (i64 h = blockIdx.x * (i64)blockDim.x + threadIdx.x; h < hubs; h += (i64)gridDim.x * blockDim.x) {
+        const WedgeRoot w = wedge_root(roff, rnbr, pos_of, runs, st, k, (int)(compact - 1 - h), x0, x1);
+        items[h + 1] = w.fits ? (w.n + HUB_CHUNK - 1) / HUB_CHUNK : 0;
+    }
+}
+
+// The 4-cycles of the hub roots: items[h] .. items[h + 1] are hub h's (after the scan;
+// items[0] = 0), claimed a warp at a time through claim[0].
+extern "C" __global__ void LC_BOUNDS wedge_hubs(const i64* roff, const int* rnbr,
+                                                const int* pos_of, const i64* runs, int k,
+                                                const i64* steps, int x0, int x1, int hubs,
+                                                const i64* items, unsigned* hub_cnt,
+                                                u64* claim, u64* ctl) {
+    __shared__ Step st[2];
+    __shared__ i64 run[2 * 3];
+    if (threadIdx.x < k) st[threadIdx.x] = Step{steps[2 * threadIdx.x], steps[2 * threadIdx.x + 1]};
+    if (threadIdx.x < 2 * (k + 1)) run[threadIdx.x] = runs[threadIdx.x];
+    __syncthreads();
+    const int lane = threadIdx.x & 31;
+    const i64 compact = run[2 * k + 1], total = items[hubs];
+    u128 mine = 0;
+    for (;;) {
+        u64 item = 0;
+        if (lane == 0) item = atomicAdd(claim, 1ull);
+        item = __shfl_sync(0xffffffffu, item, 0);
+        if ((i64)item >= total) break;
+        const int h = (int)(lower_bound(items, (i64)0, (i64)hubs + 1, (i64)item + 1) - 1);
+        const int r = (int)(compact - 1 - h);
+        const WedgeRoot w = wedge_root(roff, rnbr, pos_of, run, st, k, r, x0, x1);
+        unsigned* cnt = hub_cnt + (i64)h * compact;
+        const i64 i0 = ((i64)item - items[h]) * HUB_CHUNK, i1 = min(w.n, i0 + HUB_CHUNK);
+        for (i64 i = i0; i < i1; ++i) {
+            const i64* urow = row_of(roff, st[w.second], pos_of[rnbr[w.a + i]]);
+            for (i64 j = urow[0] + lane; j < urow[1]; j += 32) {
+                const int x = rnbr[j];
+                if (x >= r) break;
+                mine += atomicAdd(&cnt[x], 1u);
+            }
         }
     }
     mine = warp_sum(mine);
     if (lane == 0) add_total(ctl, mine);
 }
 
-// 4-cycles whose highest-ranked vertex has an id in [x0, x1), added into ctl's total: k
-// runs (1: one label; 2: labels taking turns), a root of run j taking step j, then step
-// (j + 1) % k; block b uses cnt and touched from b * compact on.
+// 4-cycles whose highest-ranked vertex has an id in [x0, x1) and a rank below `top` (the
+// hubs above it are wedge_hubs'), added into ctl's total: k runs (1: one label; 2: labels
+// taking turns), a root of run j taking step j, then step (j + 1) % k; block b uses cnt
+// and touched from b * compact on.
 extern "C" __global__ void LC_BOUNDS wedge_roots(const i64* roff, const int* rnbr,
                                                  const int* pos_of, const i64* runs, int k,
-                                                 const i64* steps, int x0, int x1,
+                                                 const i64* steps, int x0, int x1, int top,
                                                  unsigned* cnt_all, int* touched_all,
                                                  u64* ctl) {
     __shared__ Step st[2];
     __shared__ i64 run[2 * 3];
-    __shared__ int s_root, s_walk, s_tail;
+    __shared__ int s_root, s_tail;
     __shared__ Claims q;
     if (threadIdx.x < k) st[threadIdx.x] = Step{steps[2 * threadIdx.x], steps[2 * threadIdx.x + 1]};
     if (threadIdx.x < 2 * (k + 1)) run[threadIdx.x] = runs[threadIdx.x];
@@ -158,31 +243,24 @@ extern "C" __global__ void LC_BOUNDS wedge_roots(const i64* roff, const int* rnb
     u128 mine = 0;
     for (;;) {
         if (threadIdx.x < 32) {  // warp 0: the next root with two neighbours below it
-            int w = 0;
-            const int got = next_root(ctl, compact, q, [&](int r, int* wl) {
-                const int p = pos_of[r];
-                *wl = run_of(run, k, p);
-                const i64 x = run[2 * *wl] + (p - run[2 * *wl + 1]);
-                const i64* row = row_of(roff, st[*wl], p);
-                return x >= x0 && x < x1 && row[1] - row[0] >= 2 && rnbr[row[0] + 1] < r;
+            int w = 0;  // wedge_root finds it again
+            const int got = next_root(ctl, top, q, [&](int r, int* wl) {
+                const WedgeRoot root = wedge_root(roff, rnbr, pos_of, run, st, k, r, x0, x1);
+                *wl = root.first;
+                return root.fits;
             }, &w);
-            if (threadIdx.x == 0) {
-                s_root = got;
-                s_walk = w;
-            }
+            if (threadIdx.x == 0) s_root = got;
         }
         __syncthreads();
         const int r = s_root;
         if (r < 0) break;
-        const Step& first = st[s_walk];
-        const Step& second = st[(s_walk + 1) % k];
-        const i64* row = row_of(roff, first, pos_of[r]);
-        const i64 a = row[0], n = lower_bound(rnbr, a, row[1], r) - a;  // the u below r
+        const WedgeRoot root = wedge_root(roff, rnbr, pos_of, run, st, k, r, x0, x1);
+        const i64 a = root.a, n = root.n;
         const bool block_wide = n < WARPS;  // few u: the block walks one u's row at a time
         const int lane = block_wide ? threadIdx.x : (threadIdx.x & 31);
         const int width = block_wide ? THREADS : 32;
         for (i64 i = block_wide ? 0 : (threadIdx.x >> 5); i < n; i += block_wide ? 1 : WARPS) {
-            const i64* urow = row_of(roff, second, pos_of[rnbr[a + i]]);
+            const i64* urow = row_of(roff, st[root.second], pos_of[rnbr[a + i]]);
             for (i64 j = urow[0] + lane; j < urow[1]; j += width) {
                 const int w = rnbr[j];
                 if (w >= r) break;

@@ -1,6 +1,7 @@
-"""The label counter's cycle kernel under block sizes and scratch budgets (gpu/label_count.py):
-one seeded labelled Chung-Lu graph on the device, each (threads, scratch GiB) variant's
-LabelCounter counting each pattern, best of --repeat, every count checked equal.
+"""The label counter's kernels under block sizes, scratch budgets and a 4-cycle's hub roots
+(gpu/label_count.py): one seeded labelled Chung-Lu graph on the device, each (threads,
+scratch GiB, hub roots) variant's LabelCounter counting each pattern, best of --repeat,
+every count checked equal.
 
     python3 -P bench/debug/label_count_ab.py --edges 43000000 --labels 8 \
         --variants 256:8,256:32,1024:8,1024:32 --patterns lcycle6,lcycle4 \
@@ -28,7 +29,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from static_bench import shape  # noqa: E402
 
-from dcsm.gpu.label_count import LabelCounter  # noqa: E402
+from dcsm.gpu.label_count import HUB_ROOTS, LabelCounter  # noqa: E402
 from dcsm.gpu.static_match import StaticMatcher  # noqa: E402
 from dcsm.graphio import read_graph, write_graph  # noqa: E402
 from dcsm.loadgen.gen_stream import chunglu_graph  # noqa: E402
@@ -69,7 +70,8 @@ def main() -> int:
     ap.add_argument("--edges", type=int, default=1_000_000)
     ap.add_argument("--labels", type=int, default=8)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--variants", default="256:8,1024:8", help="THREADS:GiB,...")
+    ap.add_argument("--variants", default="256:8,1024:8",
+                    help="THREADS:GiB[:HUBS],... (HUBS: a 4-cycle's hub roots)")  # fmt: skip
     ap.add_argument("--patterns", default="lcycle6,lcycle4")
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--write-graph", type=Path, default=None)
@@ -91,9 +93,10 @@ def main() -> int:
     m = matcher.start_edges(csr)
     rows, want = [], {}
     for spec in args.variants.split(","):
-        threads, gib = (int(x) for x in spec.split(":"))
+        threads, gib, *hubs = (int(x) for x in spec.split(":"))
+        hub_roots = hubs[0] if hubs else HUB_ROOTS
         counter = LabelCounter(matcher.stream, matcher._host, threads=threads,
-                               scratch_max=gib << 30)  # fmt: skip
+                               scratch_max=gib << 30, hub_roots=hub_roots)  # fmt: skip
         for name in args.patterns.split(","):
             p = shape(name)
             best, got = float("inf"), None
@@ -105,8 +108,8 @@ def main() -> int:
             if want.setdefault(name, got) != got:
                 print(f"{name} at {spec}: {got} != {want[name]}", file=sys.stderr)
                 return 1
-            row = {"pattern": name, "threads": threads, "scratch_gib": gib, "count": got,
-                   "seconds": round(best, 4)}  # fmt: skip
+            row = {"pattern": name, "threads": threads, "scratch_gib": gib,
+                   "hub_roots": hub_roots, "count": got, "seconds": round(best, 4)}  # fmt: skip
             if timed is not None:
                 row["kernel_ms"] = timed()
             rows.append(row)

@@ -745,3 +745,24 @@ def test_rings_of_a_missing_label_count_nothing(matcher: StaticMatcher) -> None:
     for p in (_p("c4", [9] * 4, C4), _p("c4ab", [0, 9, 0, 9], C4), _p("tri", [9] * 3, TRI)):
         assert matcher._labels.count(csr, p, 0, m) == 0
         assert matcher.count(csr, p, by_labels=False) == 0
+
+
+@pytest.mark.parametrize("hubs", [0, 1, 37])
+@pytest.mark.parametrize("name", ["c4", "c4-any-d", "c4-ab"])
+def test_four_cycles_alike_with_any_number_of_hub_roots(
+    matcher: StaticMatcher, hubs: int, name: str
+) -> None:
+    """A 4-cycle's top ranks walked by the whole grid (wedge_hubs, each with its own count
+    array) or a block each (wedge_roots): the same count with none, one or 37 of them, over
+    the whole graph and over slices."""
+    from dcsm.gpu.label_count import LabelCounter
+
+    cpu, csr, _ = labelled_case(2)
+    p = RINGS[name]
+    counter = LabelCounter(matcher.stream, matcher._host, hub_roots=hubs)
+    m = matcher.start_edges(csr)
+    want = cpu.count_static(p)
+    assert want > 0 and counter.count(csr, p, 0, m) == want
+    cuts = np.linspace(0, m, 4).astype(np.int64)
+    bounds = zip(cuts[:-1], cuts[1:], strict=True)
+    assert sum(counter.count(csr, p, int(a), int(b)) or 0 for a, b in bounds) == want
