@@ -1,7 +1,9 @@
 """Counting a tree or a cycle whose vertex labels are fixed and pairwise different on the
 device, without enumerating: the GPU side of :mod:`dcsm.engine.tree_count` (dynamic
 programming) and :mod:`dcsm.engine.cycle_count` (meeting in the middle), whose docstrings
-give the method and whose host code is the oracle.
+give the method and whose host code is the oracle; and 4-cycles and diamonds of one label,
+4-cycles of two labels taking turns (``ring_count.cuh``, after
+:mod:`dcsm.engine.short_cycles` and :mod:`dcsm.engine.diamond_count`).
 
 Such patterns are the typed rings and chains of fraud and laundering work (an account, a
 card, a merchant, a device), and the ones whose search cannot finish on large graphs: a
@@ -14,7 +16,8 @@ edges there, so such a slice raises
 :func:`dcsm.engine.snapshot.past_64_in_a_slice`'s error instead).
 
 A slice of start edges [t0, t1) counts the roots whose first entry lies in it (data vertices
-taking a tree's pattern vertex 0, or a cycle's highest-ranked vertex), so slices add up to
+taking a tree's pattern vertex 0, a cycle's highest-ranked vertex, a diamond's chord's
+higher end), so slices add up to
 the whole graph as the search's do. The kernels (``label_count.cu``, beside this file, with
 its layout block) use no CuPy operation that launches a kernel of its own (allocation,
 memset and copies only), so they run beside the persistent kernel once loaded, which
@@ -73,12 +76,23 @@ def load_module(min_blocks: int = 0, threads: int = THREADS):  # type: ignore[no
     return cp.RawModule(code=kernel_source(SOURCE), options=options)
 
 
+# The rings counted here (ring_count.cuh); the search counts triangles and tailed triangles
+# faster (20M-edge Chung-Lu graph: 7.2 against 86 ms, 90 against 95 ms,
+# bench/results/static/rings-1128/).
+DEVICE_RINGS = ("cycle4", "diamond")
+
+
+def device_ring(pattern: Pattern) -> RingShape | None:
+    """``pattern``'s :func:`~dcsm.engine.short_cycles.ring_shape` if it is one counted here (a
+    4-cycle or a diamond of one label, a 4-cycle of two labels taking turns), else None."""
+    shape = ring_shape(pattern)
+    return shape if shape is not None and shape.kind in DEVICE_RINGS else None
+
+
 def counts_on_device(pattern: Pattern) -> bool:
     """Whether :meth:`LabelCounter.count` counts ``pattern``: a tree or a cycle whose vertex
-    labels are fixed and all different, or a ring :func:`~dcsm.engine.short_cycles.ring_shape`
-    takes (a triangle, 4-cycle, tailed triangle or diamond of one label, a 4-cycle of two
-    labels taking turns)."""
-    return counts_by_labels(pattern) or ring_shape(pattern) is not None
+    labels are fixed and all different, or a :func:`device_ring`."""
+    return counts_by_labels(pattern) or device_ring(pattern) is not None
 
 
 class LabelCounter:
@@ -113,8 +127,8 @@ class LabelCounter:
         mod = load_module(min_blocks, threads)
         names = ("lower_bounds_i32", "lower_bounds_i64", "fill_ones", "tree_absorb",
                  "sum_range", "label_ranks", "step_degrees", "scan_inclusive",
-                 "scan_tiles", "scan_add", "step_fill", "cycle_roots", "ring_pairs",
-                 "hub_items", "wedge_hubs", "wedge_roots")  # fmt: skip
+                 "scan_tiles", "scan_add", "step_fill", "cycle_roots", "diamond_pairs",
+                 "hub_items", "wedge_hubs", "wedge_small", "wedge_roots")  # fmt: skip
         self._fn = {name: mod.get_function(name) for name in names}
         sms = int(cp.cuda.Device().attributes["MultiProcessorCount"])
         regs = {name: max(1, int(fn.num_regs)) for name, fn in self._fn.items()}
@@ -130,7 +144,7 @@ class LabelCounter:
         entry lies in the start edges [t0, t1), or None when a count passed 2^64 - 1 on the
         way (the caller then searches). Waits for the stream."""
         cp = self._cp
-        shape = ring_shape(pattern)
+        shape = device_ring(pattern)
         labels = list(shape.labels) if shape else [int(x) for x in pattern.vlabels]
         with self.stream:
             # label runs in the snapshot's ids, and the roots of [t0, t1)
@@ -346,9 +360,10 @@ class LabelCounter:
     ) -> bool:  # fmt: skip
         """The subgraphs of ``shape`` rooted at ids in [x0, x1) into ctl's total: the
         :meth:`_ranked_rows` of its labels, one step from each to the next (the snapshot's
-        own rows where those are the step's), then wedge_roots
-        (4-cycles) or ring_pairs (the rest, of one label). False, with nothing launched,
-        when a label has no vertex."""
+        own rows where those are the step's), then, for a 4-cycle, wedge_hubs over the top
+        ranks (hub_items, a scan), wedge_small over the rest and wedge_roots over the roots
+        it passes on, or diamond_pairs. False, with nothing launched, when a label has no
+        vertex."""
         cp = self._cp
         labels = list(shape.labels)
         k = len(labels)
@@ -370,18 +385,19 @@ class LabelCounter:
                 hub_cnt = self._zeros(hubs * compact, np.uint32)
                 args = (*walk, np.int32(hubs), items, hub_cnt, claim, ctl)
                 self._fn["wedge_hubs"]((self._resident["wedge_hubs"],), (self.threads,), args)
+            top = compact - hubs
+            big, nbig = cp.empty(max(1, top), np.int32), self._zeros(1, np.uint64)
+            self._fn["wedge_small"]((self._resident["wedge_small"],), (self.threads,),
+                                    (*walk, np.int32(top), big, nbig, ctl))  # fmt: skip
             blocks = self._root_blocks("wedge_roots", compact, 8)
             cnt = self._zeros(blocks * compact, np.uint32)
             touched = cp.empty(blocks * compact, np.int32)
-            args = (*walk, np.int32(compact - hubs), cnt, touched, ctl)
-            self._fn["wedge_roots"]((blocks,), (self.threads,), args)
+            self._fn["wedge_roots"]((blocks,), (self.threads,),
+                                    (*walk, big, nbig, cnt, touched, ctl))  # fmt: skip
             return True
-        lo, hi = runs[labels[0]]  # one label: a rank is its place in the run
+        lo, hi = runs[labels[0]]  # a diamond, of one label: a rank is its place in the run
         r0, r1 = max(x0, lo) - lo, min(x1, hi) - lo
         if r0 < r1:
-            mode = ("triangle", "tailed", "diamond").index(shape.kind)
-            self._fn["ring_pairs"](
-                (self._resident["ring_pairs"],), (self.threads,),
-                (roff, rnbr, np.int32(r0), np.int32(r1), np.int32(mode), ctl),
-            )  # fmt: skip
+            self._fn["diamond_pairs"]((self._resident["diamond_pairs"],), (self.threads,),
+                                      (roff, rnbr, np.int32(r0), np.int32(r1), ctl))  # fmt: skip
         return True

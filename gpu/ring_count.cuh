@@ -1,88 +1,73 @@
-// ring_count.cuh -- counting rings without a search: triangles, tailed triangles and
-// diamonds of one vertex label (ring_pairs), and 4-cycles of one label or of two labels
-// taking turns (wedge_roots). The device side of dcsm/engine/short_cycles.py and
-// diamond_count.py, whose docstrings give the methods; those are the semantics and the
-// host oracle. Included at the end of label_count.cu (the loader splices it in), whose
-// helpers, rows and claims it uses.
+// ring_count.cuh -- counting rings without a search: diamonds of one vertex label
+// (diamond_pairs), and 4-cycles of one label or of two labels taking turns (wedge_hubs,
+// wedge_small, wedge_roots). The device side of dcsm/engine/diamond_count.py and
+// short_cycles.py, whose docstrings give the methods; those are the semantics and the host
+// oracle. Included at the end of label_count.cu (the loader splices it in), whose helpers,
+// rows and claims it uses. Triangles and tailed triangles stay with the search, which
+// counts them faster (bench/results/static/rings-1128/: 20M edges, triangle 7.2 ms against
+// 86 ms here, tailed triangle 90 against 95 ms).
 //
-// Each subgraph is counted once, from its root: a ring's highest-ranked vertex, a tailed
-// triangle's triangle's, a diamond's chord's higher end. Ranks are label_count.cu's
-// (label_ranks): with one label, a vertex's rank is its place in its label's run, which
-// the snapshot orders by degree, then id (a wildcard label takes every vertex, in id
-// order: label, then degree; exact, as any order is, but a high label's roots walk more).
-// Rows are label_count.cu's step rows, ranks in rank order: one step (the label to
-// itself, the edge label) for one label, two (A to B, B to A) for labels taking turns.
+// Each subgraph is counted once, from its root: a 4-cycle's highest-ranked vertex, a
+// diamond's chord's higher end. Ranks are label_count.cu's (label_ranks): with one label,
+// a vertex's rank is its place in its label's run, which the snapshot orders by degree,
+// then id (a wildcard label takes every vertex, in id order: label, then degree; exact, as
+// any order is, but a high label's roots walk more). Rows are label_count.cu's step rows,
+// ranks in rank order: one step (the label to itself, the edge label) for one label, two
+// (A to B, B to A) for labels taking turns. With one label over every vertex and any edge
+// (or the one label every edge carries), the rows are the snapshot's own
+// (gpu/label_count.py).
 //
-// ring_pairs: a warp takes 32 row entries at a time, a lane one; for each entry (r, u)
-// with u < r (an edge from the root r to a lower rank), the entries of the shorter of the
-// two rows are searched in the other (binary search, rows sorted), the warp's lanes taking
-// the pairs' entries in turn:
-//   triangle: r's and u's entries below u in common: one triangle each (w < u < r);
-//   tailed:   each such w adds the pendants the triangle's three vertices can take
-//             (their row lengths less 2 each);
-//   diamond:  t = r's and u's whole rows in common (the apexes over the chord r - u),
-//             C(t, 2) diamonds.
+// diamond_pairs: a warp takes 32 row entries at a time, a lane one; for each entry (r, u)
+// with u < r (the chord from the root r to a lower rank), the entries of the shorter of
+// the two rows are searched in the other (binary search, rows sorted), the warp's lanes
+// taking the pairs' entries in turn: t common entries (the apexes), C(t, 2) diamonds.
 // Work is spread by entries, so a hub's row is shared by many warps, and nothing but the
-// rows is read (no scratch). With one label over every vertex and any edge (or the one
-// label every edge carries), the rows are the snapshot's own (gpu/label_count.py).
+// rows is read (no scratch).
 //
-// wedge_roots: a block takes one root r at a time (label_count.cu's claims: ranks highest
-// first), steps from r to every u below it (first step), then from each u to every w below
-// r (second step), and adds one wedge into cnt[w]; the 4-cycles through r and w (w
-// opposite r) number C(cnt[w], 2). Each w reached first is appended to touched, which then
-// resets cnt (work proportional to the root's rows). The top ranks are wedge_hubs': the
-// whole grid on a few roots at a time (below).
+// 4-cycles: a root r steps to every u below it (first step), then from each u to every w
+// below r (second step), one wedge r - u - w each; the 4-cycles through r and w (w
+// opposite r) number C(c, 2) for the c wedges reaching w. Who counts a root's wedges
+// depends on its size (bench/debug/wedge_root_sizes.py: on a 10M-edge Chung-Lu graph the
+// top 1,000 roots hold 76 % of the wedges, and roots touching at most 2,048 vertices,
+// 99 % of them, hold 6 %):
+//   wedge_hubs:  the top ranks, the whole grid on a few roots at a time, each root with a
+//                count array of its own (atomics on lines that stay in L2);
+//   wedge_small: a warp a root, counts in a hash table in shared memory, for a root with
+//                at most 32 u and SMALL_MAX wedges; it passes the others on;
+//   wedge_roots: a block a root passed on, counts in the block's own global array; each w
+//                reached first is appended to touched, which then resets cnt.
+// Where a wedge's count is a running one (hubs, small), each wedge adds the count it found
+// before it: the pairs C(c, 2), with no list of the w reached.
 //
 // Buffers (device memory; gpu/label_count.py allocates all of them on the matcher's stream):
 //   roff, rnbr  label_count.cu's step rows (roff i64 offsets, rnbr int32 ranks); read only.
-//   pos_of      int32[compact]: a rank's place in the runs (label_ranks); wedge_roots reads.
-//   runs        i64[2 * (k + 1)]: the runs (label_count.cu's layout); wedge_roots reads.
+//   pos_of      int32[compact]: a rank's place in the runs (label_ranks); the 4-cycle
+//               kernels read.
+//   runs        i64[2 * (k + 1)]: the runs (label_count.cu's layout); the 4-cycle kernels
+//               read.
 //   steps       i64[k, 2]: step j (from run j's label to the next run's) as (row_base,
-//               src_base); host uploads; wedge_roots reads.
-//   cnt         u32[blocks, compact]: wedge_roots' wedge counts, block b's from b * compact;
-//               host zeroes it once, each block returns its part to zero after every root.
-//   touched     int32[blocks, compact]: the ranks block b reached for its current root.
+//               src_base); host uploads; the 4-cycle kernels read.
 //   items       i64[hubs + 1]: hub h's first item (hub_items writes counts from 1 on, host
 //               zeroes items[0], the scan makes them offsets); wedge_hubs reads.
 //   hub_cnt     u32[hubs, compact]: hub h's wedge counts; host zeroes, wedge_hubs adds.
 //   claim       u64[1]: wedge_hubs' next item; host zeroes.
-//   ctl         u64[4]: label_count.cu's [claim, total, total_hi, error]; both kernels add
-//               their subgraphs into the 128-bit total (the host multiplies by the
-//               automorphisms), wedge_roots claims ranks.
+//   big, nbig   int32[top], u64[1]: the roots wedge_small passes on to wedge_roots, and how
+//               many; host zeroes nbig, wedge_small appends, wedge_roots reads.
+//   cnt         u32[blocks, compact]: wedge_roots' wedge counts, block b's from b * compact;
+//               host zeroes it once, each block returns its part to zero after every root.
+//   touched     int32[blocks, compact]: the ranks block b reached for its current root.
+//   ctl         u64[4]: label_count.cu's [claim, total, total_hi, error]; every kernel adds
+//               its subgraphs into the 128-bit total (the host multiplies by the
+//               automorphisms), wedge_roots claims through it.
 
-#define RING_TRIANGLE 0
-#define RING_TAILED 1
-#define RING_DIAMOND 2
-
-// Rows a and b of a pair (r, u): for a triangle or a tailed triangle, their entries below
-// u (r's come before e, where u sits in it; u's are cut by a search); for a diamond, the
-// whole rows. The shorter one is walked (lo, hi), each entry searched in the other
-// (b0, b1); dr_du: the two whole rows' lengths (a tailed triangle's pendants).
-struct PairRows {
-    i64 lo, hi, b0, b1, dr_du;
-};
-
-__device__ __forceinline__ PairRows pair_rows(const i64* roff, const int* rnbr, int r, int u,
-                                              i64 e, int mode) {
-    const i64 ra = roff[r], ua = roff[u], rb = roff[r + 1], ub = roff[u + 1];
-    const i64 r_end = mode == RING_DIAMOND ? rb : e;
-    const i64 u_end = mode == RING_DIAMOND ? ub : lower_bound(rnbr, ua, ub, u);
-    const i64 dr_du = (rb - ra) + (ub - ua);
-    if (u_end - ua <= r_end - ra) return PairRows{ua, u_end, ra, r_end, dr_du};
-    return PairRows{ra, r_end, ua, u_end, dr_du};
-}
-
-// Subgraphs rooted at ranks [r0, r1) of one label's rows (row r: roff[r] .. roff[r + 1]),
-// mode RING_TRIANGLE, RING_TAILED or RING_DIAMOND, added into ctl's total. A warp takes 32
-// entries at a time, a lane one entry (r, u); the pairs with u < r put their walked rows
-// in the warp's shared arrays, and the lanes take the concatenation of those rows in turn
-// (a warp scan of their lengths gives each pair's first item; an item finds its pair by a
-// binary search over the 32 firsts), so a long row is shared by the whole warp. A
-// diamond's pair counts its common entries in shared memory, then C(t, 2) is taken.
-extern "C" __global__ void LC_BOUNDS ring_pairs(const i64* roff, const int* rnbr, int r0,
-                                                int r1, int mode, u64* ctl) {
+// Diamonds rooted at ranks [r0, r1) of one label's rows (row r: roff[r] .. roff[r + 1]),
+// added into ctl's total. A pair (r, u) walks the shorter of the two whole rows, searching
+// each entry in the other; the pairs' walked rows are the warp's concatenation (a warp
+// scan of their lengths gives each pair's first item; an item finds its pair by a binary
+// search over the 32 firsts), and each pair counts its common entries in shared memory.
+extern "C" __global__ void LC_BOUNDS diamond_pairs(const i64* roff, const int* rnbr, int r0,
+                                                   int r1, u64* ctl) {
     __shared__ i64 s_at[WARPS][32], s_lo[WARPS][32], s_b0[WARPS][32], s_b1[WARPS][32];
-    __shared__ i64 s_dr_du[WARPS][32];
     __shared__ unsigned s_t[WARPS][32];
     const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
     const i64 e1 = roff[r1];
@@ -91,13 +76,18 @@ extern "C" __global__ void LC_BOUNDS ring_pairs(const i64* roff, const int* rnbr
     for (i64 c = roff[r0] + ((blockIdx.x * (i64)blockDim.x + threadIdx.x) >> 5) * 32; c < e1;
          c += warps * 32) {
         const i64 e = c + lane;
-        PairRows p{0, 0, 0, 0, 0};
+        i64 lo = 0, hi = 0, b0 = 0, b1 = 0;
         if (e < e1) {
             const int r = (int)(lower_bound(roff, (i64)r0, (i64)r1 + 1, e + 1) - 1);  // e's row
             const int u = rnbr[e];
-            if (u < r) p = pair_rows(roff, rnbr, r, u, e, mode);
+            if (u < r) {
+                const i64 ra = roff[r], rb = roff[r + 1], ua = roff[u], ub = roff[u + 1];
+                const bool u_shorter = ub - ua <= rb - ra;
+                lo = u_shorter ? ua : ra, hi = u_shorter ? ub : rb;
+                b0 = u_shorter ? ra : ua, b1 = u_shorter ? rb : ub;
+            }
         }
-        const i64 len = p.hi - p.lo;
+        const i64 len = hi - lo;
         i64 incl = len;
         for (int d = 1; d < 32; d <<= 1) {
             const i64 v = __shfl_up_sync(0xffffffffu, incl, d);
@@ -105,10 +95,9 @@ extern "C" __global__ void LC_BOUNDS ring_pairs(const i64* roff, const int* rnbr
         }
         const i64 total = __shfl_sync(0xffffffffu, incl, 31);
         s_at[wid][lane] = incl - len;
-        s_lo[wid][lane] = p.lo;
-        s_b0[wid][lane] = p.b0;
-        s_b1[wid][lane] = p.b1;
-        s_dr_du[wid][lane] = p.dr_du;
+        s_lo[wid][lane] = lo;
+        s_b0[wid][lane] = b0;
+        s_b1[wid][lane] = b1;
         s_t[wid][lane] = 0;
         __syncwarp();
         for (i64 j = lane; j < total; j += 32) {
@@ -116,20 +105,12 @@ extern "C" __global__ void LC_BOUNDS ring_pairs(const i64* roff, const int* rnbr
             for (int d = 16; d; d >>= 1)
                 if (s_at[wid][i + d] <= j) i += d;
             const int w = rnbr[s_lo[wid][i] + (j - s_at[wid][i])];
-            const i64 b1 = s_b1[wid][i], at = lower_bound(rnbr, s_b0[wid][i], b1, w);
-            if (at < b1 && rnbr[at] == w) {
-                if (mode == RING_DIAMOND)
-                    atomicAdd(&s_t[wid][i], 1u);
-                else
-                    mine += mode == RING_TAILED ? (u64)(s_dr_du[wid][i] + roff[w + 1] - roff[w] - 6)
-                                                : 1ull;
-            }
+            const i64 end = s_b1[wid][i], at = lower_bound(rnbr, s_b0[wid][i], end, w);
+            if (at < end && rnbr[at] == w) atomicAdd(&s_t[wid][i], 1u);
         }
         __syncwarp();
-        if (mode == RING_DIAMOND) {
-            const u64 t = s_t[wid][lane];
-            if (t > 1) mine += t * (t - 1) / 2;
-        }
+        const u64 t = s_t[wid][lane];
+        if (t > 1) mine += t * (t - 1) / 2;
         __syncwarp();  // every lane is done with the arrays before the next chunk's
     }
     mine = warp_sum(mine);
@@ -220,13 +201,91 @@ extern "C" __global__ void LC_BOUNDS wedge_hubs(const i64* roff, const int* rnbr
     if (lane == 0) add_total(ctl, mine);
 }
 
-// 4-cycles whose highest-ranked vertex has an id in [x0, x1) and a rank below `top` (the
-// hubs above it are wedge_hubs'), added into ctl's total: k runs (1: one label; 2: labels
-// taking turns), a root of run j taking step j, then step (j + 1) % k; block b uses cnt
-// and touched from b * compact on.
-extern "C" __global__ void LC_BOUNDS wedge_roots(const i64* roff, const int* rnbr,
+// Small roots. wedge_small gives each root below the hubs a warp: one whose u number at
+// most 32 and whose wedges at most SMALL_MAX (most roots of a power-law graph: their
+// neighbours below them are few and of low degree) is counted in the warp's hash table in
+// shared memory (w -> wedges so far; each wedge adds the count it found, as wedge_hubs
+// does), the rest are appended to `big` for wedge_roots. This keeps the block barriers and
+// global count arrays of wedge_roots to the roots that need them.
+#ifndef SMALL_SLOTS
+#define SMALL_SLOTS (THREADS >= 1024 ? 128 : 256)  // a warp's table, in 48 KB a block
+#endif
+#define SMALL_MAX (SMALL_SLOTS / 2)
+
+extern "C" __global__ void LC_BOUNDS wedge_small(const i64* roff, const int* rnbr,
                                                  const int* pos_of, const i64* runs, int k,
                                                  const i64* steps, int x0, int x1, int top,
+                                                 int* big, u64* nbig, u64* ctl) {
+    __shared__ Step st[2];
+    __shared__ i64 run[2 * 3];
+    __shared__ int s_key[WARPS][SMALL_SLOTS];
+    __shared__ unsigned s_cnt[WARPS][SMALL_SLOTS];
+    __shared__ int s_at[WARPS][32];
+    __shared__ i64 s_lo[WARPS][32];
+    const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
+    if (threadIdx.x < k) st[threadIdx.x] = Step{steps[2 * threadIdx.x], steps[2 * threadIdx.x + 1]};
+    if (threadIdx.x < 2 * (k + 1)) run[threadIdx.x] = runs[threadIdx.x];
+    for (int i = lane; i < SMALL_SLOTS; i += 32) {
+        s_key[wid][i] = -1;
+        s_cnt[wid][i] = 0;
+    }
+    __syncthreads();
+    const i64 warps = ((i64)gridDim.x * blockDim.x) >> 5;
+    u128 mine = 0;
+    for (i64 r = (blockIdx.x * (i64)blockDim.x + threadIdx.x) >> 5; r < top; r += warps) {
+        const WedgeRoot w = wedge_root(roff, rnbr, pos_of, run, st, k, (int)r, x0, x1);
+        if (!w.fits) continue;
+        int len = 0;
+        i64 lo = 0;
+        if (w.n <= 32 && lane < w.n) {  // lane i: the wedges through the i-th u
+            const i64* urow = row_of(roff, st[w.second], pos_of[rnbr[w.a + lane]]);
+            lo = urow[0];
+            len = (int)(lower_bound(rnbr, urow[0], urow[1], (int)r) - lo);
+        }
+        int incl = len;
+        for (int d = 1; d < 32; d <<= 1) {
+            const int v = __shfl_up_sync(0xffffffffu, incl, d);
+            if (lane >= d) incl += v;
+        }
+        const int total = __shfl_sync(0xffffffffu, incl, 31);
+        if (w.n > 32 || total > SMALL_MAX) {
+            if (lane == 0) big[atomicAdd(nbig, 1ull)] = (int)r;
+            continue;
+        }
+        s_at[wid][lane] = incl - len;
+        s_lo[wid][lane] = lo;
+        __syncwarp();
+        for (int j = lane; j < total; j += 32) {
+            int i = 0;  // the u whose wedges hold item j
+            for (int d = 16; d; d >>= 1)
+                if (s_at[wid][i + d] <= j) i += d;
+            const int x = rnbr[s_lo[wid][i] + (j - s_at[wid][i])];
+            unsigned slot = ((unsigned)x * 2654435761u) % SMALL_SLOTS;
+            for (;;) {  // linear probing; the table holds at most half its slots
+                const int was = atomicCAS(&s_key[wid][slot], -1, x);
+                if (was == -1 || was == x) break;
+                slot = (slot + 1) % SMALL_SLOTS;
+            }
+            mine += atomicAdd(&s_cnt[wid][slot], 1u);
+        }
+        __syncwarp();
+        for (int i = lane; i < SMALL_SLOTS; i += 32) {
+            s_key[wid][i] = -1;
+            s_cnt[wid][i] = 0;
+        }
+        __syncwarp();
+    }
+    mine = warp_sum(mine);
+    if (lane == 0) add_total(ctl, mine);
+}
+
+// 4-cycles of the roots wedge_small passed on (big[0, *nbig)), added into ctl's total: k
+// runs (1: one label; 2: labels taking turns), a root of run j taking step j, then step
+// (j + 1) % k; block b uses cnt and touched from b * compact on.
+extern "C" __global__ void LC_BOUNDS wedge_roots(const i64* roff, const int* rnbr,
+                                                 const int* pos_of, const i64* runs, int k,
+                                                 const i64* steps, int x0, int x1,
+                                                 const int* big, const u64* nbig,
                                                  unsigned* cnt_all, int* touched_all,
                                                  u64* ctl) {
     __shared__ Step st[2];
@@ -237,17 +296,17 @@ extern "C" __global__ void LC_BOUNDS wedge_roots(const i64* roff, const int* rnb
     if (threadIdx.x < 2 * (k + 1)) run[threadIdx.x] = runs[threadIdx.x];
     if (threadIdx.x == 0) s_tail = q.n = q.at = 0;
     __syncthreads();
-    const i64 compact = run[2 * k + 1];
+    const i64 compact = run[2 * k + 1], roots = (i64)*nbig;
     unsigned* cnt = cnt_all + blockIdx.x * compact;
     int* touched = touched_all + blockIdx.x * compact;
     u128 mine = 0;
     for (;;) {
-        if (threadIdx.x < 32) {  // warp 0: the next root with two neighbours below it
+        if (threadIdx.x < 32) {  // warp 0: the next root of the list
             int w = 0;  // wedge_root finds it again
-            const int got = next_root(ctl, top, q, [&](int r, int* wl) {
-                const WedgeRoot root = wedge_root(roff, rnbr, pos_of, run, st, k, r, x0, x1);
-                *wl = root.first;
-                return root.fits;
+            const int got = next_root(ctl, roots, q, [&](int& r, int* wl) {
+                r = big[r];
+                *wl = 0;
+                return true;
             }, &w);
             if (threadIdx.x == 0) s_root = got;
         }
