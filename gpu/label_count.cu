@@ -386,8 +386,7 @@ struct Claims {  // warp 0's queue, in shared memory
 // The block's next root among the ranks [0, ranks) (cycle_roots, ring_count.cuh's
 // wedge_roots), by warp 0, every lane of it: its rank, or -1 when every rank is claimed,
 // and in *walk its walk. fits(r, &walk) says whether the root ranked r is to be walked (in
-// the slice, and able to root a match) and which walk it takes; it may replace r (a place
-// in a list of roots by the root there). q.n and q.at start at 0.
+// the slice, and able to root a match) and which walk it takes. q.n and q.at start at 0.
 template <class Fits>
 __device__ int next_root(u64* ctl, i64 ranks, Claims& q, Fits fits, int* walk) {
     const int lane = threadIdx.x;
@@ -458,7 +457,7 @@ extern "C" __global__ void LC_BOUNDS cycle_roots(const i64* roff, const int* rnb
     for (;;) {
         if (threadIdx.x < 32) {  // warp 0: the next root, from the queue or a new unit
             int w = 0;
-            const int got = next_root(ctl, compact, q, [&](int& r, int* wl) {
+            const int got = next_root(ctl, compact, q, [&](int r, int* wl) {
                 const int p = pos_of[r];
                 *wl = run_of(run, k, p);
                 const i64 x = run[2 * *wl] + (p - run[2 * *wl + 1]);

@@ -128,7 +128,7 @@ class LabelCounter:
         names = ("lower_bounds_i32", "lower_bounds_i64", "fill_ones", "tree_absorb",
                  "sum_range", "label_ranks", "step_degrees", "scan_inclusive",
                  "scan_tiles", "scan_add", "step_fill", "cycle_roots", "diamond_pairs",
-                 "hub_items", "wedge_hubs", "wedge_small", "wedge_roots")  # fmt: skip
+                 "hub_items", "wedge_hubs", "wedge_roots")  # fmt: skip
         self._fn = {name: mod.get_function(name) for name in names}
         sms = int(cp.cuda.Device().attributes["MultiProcessorCount"])
         regs = {name: max(1, int(fn.num_regs)) for name, fn in self._fn.items()}
@@ -361,9 +361,8 @@ class LabelCounter:
         """The subgraphs of ``shape`` rooted at ids in [x0, x1) into ctl's total: the
         :meth:`_ranked_rows` of its labels, one step from each to the next (the snapshot's
         own rows where those are the step's), then, for a 4-cycle, wedge_hubs over the top
-        ranks (hub_items, a scan), wedge_small over the rest and wedge_roots over the roots
-        it passes on, or diamond_pairs. False, with nothing launched, when a label has no
-        vertex."""
+        ranks (hub_items, a scan) and wedge_roots over the rest, or diamond_pairs. False,
+        with nothing launched, when a label has no vertex."""
         cp = self._cp
         labels = list(shape.labels)
         k = len(labels)
@@ -385,15 +384,11 @@ class LabelCounter:
                 hub_cnt = self._zeros(hubs * compact, np.uint32)
                 args = (*walk, np.int32(hubs), items, hub_cnt, claim, ctl)
                 self._fn["wedge_hubs"]((self._resident["wedge_hubs"],), (self.threads,), args)
-            top = compact - hubs
-            big, nbig = cp.empty(max(1, top), np.int32), self._zeros(1, np.uint64)
-            self._fn["wedge_small"]((self._resident["wedge_small"],), (self.threads,),
-                                    (*walk, np.int32(top), big, nbig, ctl))  # fmt: skip
             blocks = self._root_blocks("wedge_roots", compact, 8)
             cnt = self._zeros(blocks * compact, np.uint32)
             touched = cp.empty(blocks * compact, np.int32)
-            self._fn["wedge_roots"]((blocks,), (self.threads,),
-                                    (*walk, big, nbig, cnt, touched, ctl))  # fmt: skip
+            args = (*walk, np.int32(compact - hubs), cnt, touched, ctl)
+            self._fn["wedge_roots"]((blocks,), (self.threads,), args)
             return True
         lo, hi = runs[labels[0]]  # a diamond, of one label: a rank is its place in the run
         r0, r1 = max(x0, lo) - lo, min(x1, hi) - lo

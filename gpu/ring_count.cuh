@@ -51,8 +51,6 @@
 //               zeroes items[0], the scan makes them offsets); wedge_hubs reads.
 //   hub_cnt     u32[hubs, compact]: hub h's wedge counts; host zeroes, wedge_hubs adds.
 //   claim       u64[1]: wedge_hubs' next item; host zeroes.
-//   big, nbig   int32[top], u64[1]: the roots wedge_small passes on to wedge_roots, and how
-//               many; host zeroes nbig, wedge_small appends, wedge_roots reads.
 //   cnt         u32[blocks, compact]: wedge_roots' wedge counts, block b's from b * compact;
 //               host zeroes it once, each block returns its part to zero after every root.
 //   touched     int32[blocks, compact]: the ranks block b reached for its current root.
@@ -201,91 +199,13 @@ extern "C" __global__ void LC_BOUNDS wedge_hubs(const i64* roff, const int* rnbr
     if (lane == 0) add_total(ctl, mine);
 }
 
-// Small roots. wedge_small gives each root below the hubs a warp: one whose u number at
-// most 32 and whose wedges at most SMALL_MAX (most roots of a power-law graph: their
-// neighbours below them are few and of low degree) is counted in the warp's hash table in
-// shared memory (w -> wedges so far; each wedge adds the count it found, as wedge_hubs
-// does), the rest are appended to `big` for wedge_roots. This keeps the block barriers and
-// global count arrays of wedge_roots to the roots that need them.
-#ifndef SMALL_SLOTS
-#define SMALL_SLOTS (THREADS >= 1024 ? 128 : 256)  // a warp's table, in 48 KB a block
-#endif
-#define SMALL_MAX (SMALL_SLOTS / 2)
-
-extern "C" __global__ void LC_BOUNDS wedge_small(const i64* roff, const int* rnbr,
-                                                 const int* pos_of, const i64* runs, int k,
-                                                 const i64* steps, int x0, int x1, int top,
-                                                 int* big, u64* nbig, u64* ctl) {
-    __shared__ Step st[2];
-    __shared__ i64 run[2 * 3];
-    __shared__ int s_key[WARPS][SMALL_SLOTS];
-    __shared__ unsigned s_cnt[WARPS][SMALL_SLOTS];
-    __shared__ int s_at[WARPS][32];
-    __shared__ i64 s_lo[WARPS][32];
-    const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
-    if (threadIdx.x < k) st[threadIdx.x] = Step{steps[2 * threadIdx.x], steps[2 * threadIdx.x + 1]};
-    if (threadIdx.x < 2 * (k + 1)) run[threadIdx.x] = runs[threadIdx.x];
-    for (int i = lane; i < SMALL_SLOTS; i += 32) {
-        s_key[wid][i] = -1;
-        s_cnt[wid][i] = 0;
-    }
-    __syncthreads();
-    const i64 warps = ((i64)gridDim.x * blockDim.x) >> 5;
-    u128 mine = 0;
-    for (i64 r = (blockIdx.x * (i64)blockDim.x + threadIdx.x) >> 5; r < top; r += warps) {
-        const WedgeRoot w = wedge_root(roff, rnbr, pos_of, run, st, k, (int)r, x0, x1);
-        if (!w.fits) continue;
-        int len = 0;
-        i64 lo = 0;
-        if (w.n <= 32 && lane < w.n) {  // lane i: the wedges through the i-th u
-            const i64* urow = row_of(roff, st[w.second], pos_of[rnbr[w.a + lane]]);
-            lo = urow[0];
-            len = (int)(lower_bound(rnbr, urow[0], urow[1], (int)r) - lo);
-        }
-        int incl = len;
-        for (int d = 1; d < 32; d <<= 1) {
-            const int v = __shfl_up_sync(0xffffffffu, incl, d);
-            if (lane >= d) incl += v;
-        }
-        const int total = __shfl_sync(0xffffffffu, incl, 31);
-        if (w.n > 32 || total > SMALL_MAX) {
-            if (lane == 0) big[atomicAdd(nbig, 1ull)] = (int)r;
-            continue;
-        }
-        s_at[wid][lane] = incl - len;
-        s_lo[wid][lane] = lo;
-        __syncwarp();
-        for (int j = lane; j < total; j += 32) {
-            int i = 0;  // the u whose wedges hold item j
-            for (int d = 16; d; d >>= 1)
-                if (s_at[wid][i + d] <= j) i += d;
-            const int x = rnbr[s_lo[wid][i] + (j - s_at[wid][i])];
-            unsigned slot = ((unsigned)x * 2654435761u) % SMALL_SLOTS;
-            for (;;) {  // linear probing; the table holds at most half its slots
-                const int was = atomicCAS(&s_key[wid][slot], -1, x);
-                if (was == -1 || was == x) break;
-                slot = (slot + 1) % SMALL_SLOTS;
-            }
-            mine += atomicAdd(&s_cnt[wid][slot], 1u);
-        }
-        __syncwarp();
-        for (int i = lane; i < SMALL_SLOTS; i += 32) {
-            s_key[wid][i] = -1;
-            s_cnt[wid][i] = 0;
-        }
-        __syncwarp();
-    }
-    mine = warp_sum(mine);
-    if (lane == 0) add_total(ctl, mine);
-}
-
-// 4-cycles of the roots wedge_small passed on (big[0, *nbig)), added into ctl's total: k
-// runs (1: one label; 2: labels taking turns), a root of run j taking step j, then step
-// (j + 1) % k; block b uses cnt and touched from b * compact on.
+// 4-cycles whose highest-ranked vertex has an id in [x0, x1) and a rank below `top` (the
+// hubs above it are wedge_hubs'), added into ctl's total: k runs (1: one label; 2: labels
+// taking turns), a root of run j taking step j, then step (j + 1) % k; block b uses cnt
+// and touched from b * compact on.
 extern "C" __global__ void LC_BOUNDS wedge_roots(const i64* roff, const int* rnbr,
                                                  const int* pos_of, const i64* runs, int k,
-                                                 const i64* steps, int x0, int x1,
-                                                 const int* big, const u64* nbig,
+                                                 const i64* steps, int x0, int x1, int top,
                                                  unsigned* cnt_all, int* touched_all,
                                                  u64* ctl) {
     __shared__ Step st[2];
@@ -296,17 +216,17 @@ extern "C" __global__ void LC_BOUNDS wedge_roots(const i64* roff, const int* rnb
     if (threadIdx.x < 2 * (k + 1)) run[threadIdx.x] = runs[threadIdx.x];
     if (threadIdx.x == 0) s_tail = q.n = q.at = 0;
     __syncthreads();
-    const i64 compact = run[2 * k + 1], roots = (i64)*nbig;
+    const i64 compact = run[2 * k + 1];
     unsigned* cnt = cnt_all + blockIdx.x * compact;
     int* touched = touched_all + blockIdx.x * compact;
     u128 mine = 0;
     for (;;) {
-        if (threadIdx.x < 32) {  // warp 0: the next root of the list
+        if (threadIdx.x < 32) {  // warp 0: the next root with two neighbours below it
             int w = 0;  // wedge_root finds it again
-            const int got = next_root(ctl, roots, q, [&](int& r, int* wl) {
-                r = big[r];
-                *wl = 0;
-                return true;
+            const int got = next_root(ctl, top, q, [&](int r, int* wl) {
+                const WedgeRoot root = wedge_root(roff, rnbr, pos_of, run, st, k, r, x0, x1);
+                *wl = root.first;
+                return root.fits;
             }, &w);
             if (threadIdx.x == 0) s_root = got;
         }
