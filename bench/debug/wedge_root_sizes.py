@@ -86,7 +86,8 @@ def main() -> int:
     out = {
         "edges": args.edges, "vertices": nv, "four_cycles": int(cycles), "wedges": total,
         "touched": int(touched.sum()), "walk_s": round(walk_s, 2),
-        "top_share": {k: round(float(cum[k - 1]) / total, 4) for k in (10, 100, 1000, 2000, 4000, 10000)},
+        "top_share": {k: round(float(cum[k - 1]) / total, 4)
+                      for k in (10, 100, 1000, 2000, 4000, 10000)},
         "small_share": {cap: round(float(wedges[touched <= cap].sum()) / total, 4)
                         for cap in (2048, 4096, 8192)},
     }  # fmt: skip
