@@ -143,3 +143,41 @@ def test_each_ring_is_counted_at_its_highest_ranked_vertex() -> None:
 )
 def test_other_patterns_are_not_counted_by_wedges(pattern: Pattern) -> None:
     assert not counts_by_short_cycle(pattern) and not counts_by_tailed_triangle(pattern)
+
+
+def _tailed(label: int | None = _, edge: int | None = _) -> Pattern:
+    edges = [(0, 1, edge), (1, 2, edge), (2, 0, edge), (0, 3, edge)]
+    return Pattern.build("tailed", [label] * 4, edges)
+
+
+def _diamond(label: int | None = _, distinct: bool = False) -> Pattern:
+    edges = [(0, 1, _), (1, 2, _), (2, 0, _), (1, 3, _), (3, 2, _)]
+    return Pattern.build("diamond", [label] * 4, edges, distinct)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "want"),
+    [
+        (ring(3), ("triangle", (-1,), -1, 6)),
+        (ring(3, 2, 1, distinct=True), ("triangle", (2,), 1, 1)),
+        (ring(4, 0), ("cycle4", (0,), -1, 8)),
+        (alternating(3, 1, 0), ("cycle4", (3, 1), 0, 4)),
+        (alternating(3, 1, distinct=True), ("cycle4", (3, 1), -1, 1)),
+        (_tailed(1, 0), ("tailed", (1,), 0, 2)),
+        (_diamond(), ("diamond", (-1,), -1, 4)),
+        (_diamond(0, distinct=True), ("diamond", (0,), -1, 1)),
+        (ring(5), None),  # a 5-cycle: searched
+        (Pattern.build("c3-mixed", [0, 0, 1], [(0, 1, _), (1, 2, _), (2, 0, _)]), None),
+        (Pattern.build("c4-elabs", [0] * 4, [(0, 1, 0), (1, 2, 1), (2, 3, 0), (3, 0, 1)]), None),
+        (Pattern.build("c4-aabb", [0, 0, 1, 1], [(i, (i + 1) % 4, _) for i in range(4)]), None),
+        (Pattern.build("path", [0] * 4, [(0, 1, _), (1, 2, _), (2, 3, _)]), None),
+    ],
+)
+def test_ring_shape_names_each_ring_once(pattern: Pattern, want: tuple | None) -> None:
+    """ring_shape, which the CPU engine's rows and the device's ring counter both read: the
+    kind, the labels a walk round takes in turn, the edge label and the automorphisms a
+    subgraph counts for (1 for distinct), or None for what is searched instead."""
+    from dcsm.engine.short_cycles import ring_shape
+
+    got = ring_shape(pattern)
+    assert (got and (got.kind, got.labels, got.edge_label, got.scale)) == want
