@@ -24,13 +24,14 @@ import numpy as np
 from numba import njit
 
 from ..model import Pattern
-from .short_cycles import one_label_rows, one_label_shape, ring_shape
+from .short_cycles import one_label_rows, ring_shape
 
 
 def counts_by_diamond(pattern: Pattern) -> bool:
     """Whether ``pattern`` is a diamond whose vertices all carry one label (or all a
     wildcard) and whose edges all carry one label (or all a wildcard)."""
-    return one_label_shape(pattern, [2, 2, 3, 3])  # K4 less one edge
+    shape = ring_shape(pattern)
+    return shape is not None and shape.kind == "diamond"
 
 
 @dataclass(frozen=True)

@@ -66,8 +66,8 @@ def counts_by_short_cycle(pattern: Pattern) -> bool:
     """Whether ``pattern`` is a triangle or a 4-cycle whose edges all carry one label (or
     all a wildcard) and whose vertices all carry one label (or all a wildcard), or a
     4-cycle of two fixed labels taking turns: then :func:`short_cycle_counts` counts it."""
-    labels = _ring_labels(pattern)
-    return labels is not None and (len(set(labels)) == 1 or alternating(labels))
+    shape = ring_shape(pattern)
+    return shape is not None and shape.kind in ("triangle", "cycle4")
 
 
 def one_label_shape(pattern: Pattern, degrees: list[int]) -> bool:
@@ -100,7 +100,8 @@ def counts_by_tailed_triangle(pattern: Pattern) -> bool:
     vertices of degrees 3, 2, 2, 1) whose vertices all carry one label (or all a wildcard)
     and whose edges all carry one label (or all a wildcard): then
     :func:`short_cycle_counts` counts it."""
-    return one_label_shape(pattern, [1, 2, 2, 3])
+    shape = ring_shape(pattern)
+    return shape is not None and shape.kind == "tailed"
 
 
 @dataclass(frozen=True)

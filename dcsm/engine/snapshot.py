@@ -28,14 +28,9 @@ from ..model import Graph, Pattern
 from . import cpu_kernels as kern
 from .bulk import intern_graph
 from .cycle_count import counts_by_cycle, cycle_counts, cycle_rows
-from .diamond_count import counts_by_diamond, diamond_counts, diamond_rows
+from .diamond_count import diamond_counts, diamond_rows
 from .plan import GraphShape, stack_plans, static_plan
-from .short_cycles import (
-    counts_by_short_cycle,
-    counts_by_tailed_triangle,
-    short_cycle_counts,
-    short_cycle_rows,
-)
+from .short_cycles import ring_shape, short_cycle_counts, short_cycle_rows
 from .tree_count import checked_sum, root_counts, root_counts_exact, tree_plan
 
 WEDGES = 2000  # wedges sampled for GraphShape.closure (seeded: the same graph, the same plan)
@@ -46,15 +41,13 @@ PARALLEL_ENTRIES = 1 << 16  # run_all: a graph of fewer adjacency entries runs o
 def counts_without_search(pattern: Pattern) -> bool:
     """Whether a count of ``pattern`` adds up per-root counts instead of searching: a tree
     :func:`~dcsm.engine.tree_count.tree_plan` plans, a cycle whose vertex labels are fixed
-    and all different, a ring :func:`~dcsm.engine.short_cycles.counts_by_short_cycle`
-    takes (a triangle or 4-cycle of one label, a 4-cycle of two labels taking turns), or a
-    tailed triangle or a diamond of one label."""
+    and all different, or a ring :func:`~dcsm.engine.short_cycles.ring_shape` names (a
+    triangle, 4-cycle, tailed triangle or diamond of one label, a 4-cycle of two labels
+    taking turns)."""
     return (
         tree_plan(pattern) is not None
         or counts_by_cycle(pattern)
-        or counts_by_short_cycle(pattern)
-        or counts_by_tailed_triangle(pattern)
-        or counts_by_diamond(pattern)
+        or ring_shape(pattern) is not None
     )
 
 
@@ -198,12 +191,13 @@ class StaticSnapshot:
                 return root_counts_exact(self.arrays, nv, pattern) if counts is None else counts
 
             return self._counting_for(pattern, counted)[lo:hi]
-        if counts_by_short_cycle(pattern) or counts_by_tailed_triangle(pattern):
-            short = self._counting_for(pattern, lambda: short_cycle_rows(self.arrays, nv, pattern))
-            return short_cycle_counts(short, lo, hi)
-        if counts_by_diamond(pattern):
+        shape = ring_shape(pattern)
+        if shape is not None and shape.kind == "diamond":
             rows_d = self._counting_for(pattern, lambda: diamond_rows(self.arrays, nv, pattern))
             return diamond_counts(rows_d, lo, hi)
+        if shape is not None:
+            short = self._counting_for(pattern, lambda: short_cycle_rows(self.arrays, nv, pattern))
+            return short_cycle_counts(short, lo, hi)
         rows = self._counting_for(pattern, lambda: cycle_rows(self.arrays, nv, pattern))
         return cycle_counts(rows, lo, hi)
 
