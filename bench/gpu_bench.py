@@ -430,7 +430,7 @@ def main() -> None:
     )
     ap.add_argument("--rapidflow-limit", type=int, default=60, help="its time limit a row (s)")
     ap.add_argument(
-        "--batch-cap", type=int, default=4096, help="search time: the engine's batch_cap"
+        "--batch-cap", type=int, default=16384, help="search time: the engine's batch_cap"
     )
     add_engine_flag(ap, "n_updaters=7")
     args = ap.parse_args()

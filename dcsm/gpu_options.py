@@ -57,7 +57,10 @@ GPU_OPTIONS: dict[str, GpuOption] = {
         GpuOption("batch_timeout_us", 0.0, "how long a device batch waits for more updates "
                   "after its first (t, us); 0: it closes as soon as nothing more is waiting",
                   float, "US"),
-        GpuOption("batch_cap", 4096, "most updates one device batch takes under a backlog",
+        GpuOption("batch_cap", 16384, "most updates one device batch takes under a "
+                  "backlog. Larger batches copy a hub's list once for more updates: 16,384 "
+                  "against 4,096 took the oracle-github count rows from 0.173 to 0.151 s and "
+                  "the updater's time on a 43M-edge triangle insertion from 0.78 to 0.33 s",
                   _at_least(1)),
         GpuOption("small_path", 1, "batches of at most 32 updates applied by one updater warp "
                   "without the job pipeline: 0 never, 1 where the kernel's measured costs say "

@@ -76,7 +76,7 @@
 #define BATCH_B 64
 #endif
 #ifndef BATCH_CAP
-#define BATCH_CAP 4096
+#define BATCH_CAP 16384
 #endif
 #ifndef QMAX
 #define QMAX 32

@@ -34,7 +34,7 @@ class KernelConfig:
 
     n_updaters: int = 4
     batch_b: int = 64
-    batch_cap: int = 4096
+    batch_cap: int = 16384
     qmax: int = 32
     pmax: int = 64
     maxu: int = 1 << 16

@@ -276,7 +276,7 @@ def test_gpu_settings_reach_the_engine(capsys, workload, monkeypatch) -> None:  
                        "--gpu-tail-div", "0")  # fmt: skip
     assert code == 0 and json.loads(out)["queries"][0]["matches"] > 0
     assert seen == [{"pool_slabs": 4096, "max_versions": 0, "max_vertices": 1 << 22,
-                     "batch_size": 64, "batch_timeout_us": 0.0, "batch_cap": 4096,
+                     "batch_size": 64, "batch_timeout_us": 0.0, "batch_cap": 16384,
                      "small_path": 2, "maxu": 1 << 16, "tail_div": 0,
                      "pool_compact": 0}]  # fmt: skip
     code, _, err = run(capsys, "match", *args, "--gpu-small-path", "3")

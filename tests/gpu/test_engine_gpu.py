@@ -238,16 +238,22 @@ def test_pool_exhaustion_is_an_error_not_a_hang() -> None:
         eng.apply(UpdateBatch.from_arrays(np.ones(n, np.int8), u, v))
 
 
-def test_vertex_tables_grow_with_the_graph_and_the_stream() -> None:
-    """Capacity for 16 vertices at first: the load, then every apply, double the device
-    vertex tables as the graph and the stream bring new vertices; every delta as the CPU's."""
+@pytest.mark.parametrize("per_apply,piece", [(300, None), (1200, 64)])
+def test_vertex_tables_grow_with_the_graph_and_the_stream(
+    monkeypatch: pytest.MonkeyPatch, per_apply: int, piece: int | None
+) -> None:
+    """Capacity for 16 vertices at first: the load, then the applies, double the device
+    vertex tables as the graph and the stream bring new vertices, between applies or (one
+    apply of 1,200 updates sent in pieces of 64) within one; every delta as the CPU's."""
+    if piece:
+        monkeypatch.setattr(gpu_engine, "_PIECE", piece)
     rng = np.random.default_rng(13)
     g = random_graph(rng, nv=40, ne=160)
     stream = random_stream(rng, g, 1200, new_vertices=400)
     want = cpu_run(g, stream, PATTERNS, False)
     eng = GpuEngine(pool_slabs=1 << 14, max_vertices=16, max_versions=1 << 16, out_cap=1 << 20)
     sizes: list[int] = []
-    got = run(eng, g, stream, PATTERNS, False, 300,
+    got = run(eng, g, stream, PATTERNS, False, per_apply,
               before_close=lambda e: sizes.append(e.stats()["max_vertices"]))  # fmt: skip
     assert_same(got, want)
     assert sizes[0] >= 440 and sizes[0] & (sizes[0] - 1) == 0, sizes

@@ -109,7 +109,7 @@ def test_settings_precedence(tmp_path) -> None:
     )  # fmt: skip
     assert Settings.load({}, {"DCSM_STATE_DIR": ""}).state_path is None
     gpu = Settings.load({}, {"DCSM_GPU_BATCH_TIMEOUT_US": "125", "DCSM_GPU_SMALL_PATH": "0"})
-    assert (gpu.gpu_batch_timeout_us, gpu.gpu_small_path, gpu.gpu_batch_cap) == (125.0, 0, 4096)
+    assert (gpu.gpu_batch_timeout_us, gpu.gpu_small_path, gpu.gpu_batch_cap) == (125.0, 0, 16384)
     big = Settings.load({}, {"DCSM_GPU_BATCH_CAP": "16384", "DCSM_GPU_MAXU": "32768"})
     assert (big.gpu_batch_cap, big.gpu_maxu, big.gpu_pool_compact) == (16384, 32768, 0)
     assert (big.gpu_tail_div, Settings.load({}, {"DCSM_GPU_TAIL_DIV": "0"}).gpu_tail_div) == (8, 0)
