@@ -332,6 +332,15 @@ __device__ __forceinline__ const i64* row_of(const i64* roff, const Step& S, int
     return roff + S.row_base + (pos - S.src_base);
 }
 
+// The block's copy in shared memory of the step table (nsteps (row_base, src_base) pairs)
+// and the run table (runs[0, 2 * (k + 1))), each thread its share; the caller's
+// __syncthreads publishes them (cycle_roots, ring_count.cuh's wedge_hubs and wedge_roots).
+__device__ __forceinline__ void load_tables(const i64* steps, int nsteps, const i64* runs,
+                                            int k, Step* st, i64* run) {
+    for (int i = threadIdx.x; i < nsteps; i += THREADS) st[i] = Step{steps[2 * i], steps[2 * i + 1]};
+    for (int i = threadIdx.x; i < 2 * (k + 1); i += THREADS) run[i] = runs[i];
+}
+
 // Extend the paths ending at layer[0, n) (ranks) by step S to the vertices ranked below
 // bound (rows in rank order: a lane stops at its first entry at or above it): each adds
 // its count into the count of every vertex it reaches; a vertex reached first is appended
@@ -444,9 +453,8 @@ extern "C" __global__ void LC_BOUNDS cycle_roots(const i64* roff, const int* rnb
     __shared__ i64 run[2 * (MAX_K + 1)];
     __shared__ int s_root, s_walk, s_tail;
     __shared__ Claims q;
-    for (int i = threadIdx.x; i < nsteps; i += THREADS) st[i] = Step{steps[2 * i], steps[2 * i + 1]};
+    load_tables(steps, nsteps, runs, k, st, run);
     for (int i = threadIdx.x; i < k * k; i += THREADS) walk[i] = walks[i];
-    for (int i = threadIdx.x; i < 2 * (k + 1); i += THREADS) run[i] = runs[i];
     if (threadIdx.x == 0) s_tail = q.n = q.at = 0;
     __syncthreads();
     const i64 compact = run[2 * k + 1];

@@ -170,8 +170,7 @@ extern "C" __global__ void LC_BOUNDS wedge_hubs(const i64* roff, const int* rnbr
                                                 u64* claim, u64* ctl) {
     __shared__ Step st[2];
     __shared__ i64 run[2 * 3];
-    if (threadIdx.x < k) st[threadIdx.x] = Step{steps[2 * threadIdx.x], steps[2 * threadIdx.x + 1]};
-    if (threadIdx.x < 2 * (k + 1)) run[threadIdx.x] = runs[threadIdx.x];
+    load_tables(steps, k, runs, k, st, run);
     __syncthreads();
     const int lane = threadIdx.x & 31;
     const i64 compact = run[2 * k + 1], total = items[hubs];
@@ -212,8 +211,7 @@ extern "C" __global__ void LC_BOUNDS wedge_roots(const i64* roff, const int* rnb
     __shared__ i64 run[2 * 3];
     __shared__ int s_root, s_tail;
     __shared__ Claims q;
-    if (threadIdx.x < k) st[threadIdx.x] = Step{steps[2 * threadIdx.x], steps[2 * threadIdx.x + 1]};
-    if (threadIdx.x < 2 * (k + 1)) run[threadIdx.x] = runs[threadIdx.x];
+    load_tables(steps, k, runs, k, st, run);
     if (threadIdx.x == 0) s_tail = q.n = q.at = 0;
     __syncthreads();
     const i64 compact = run[2 * k + 1];
