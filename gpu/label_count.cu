@@ -389,22 +389,23 @@ __device__ __forceinline__ bool steps_below(const i64* roff, const int* rnbr, co
 #define CLAIM_RUN 32
 
 struct Claims {  // warp 0's queue, in shared memory
-    int rank[CLAIM_RUN], walk[CLAIM_RUN], n, at;
+    int rank[CLAIM_RUN], tag[CLAIM_RUN], n, at;
 };
 
 // The block's next root among the ranks [0, ranks) (cycle_roots, ring_count.cuh's
 // wedge_roots), by warp 0, every lane of it: its rank, or -1 when every rank is claimed,
-// and in *walk its walk. fits(r, &walk) says whether the root ranked r is to be walked (in
-// the slice, and able to root a match) and which walk it takes. q.n and q.at start at 0.
+// and in *tag what fits found out about it. fits(r, &tag) says whether the root ranked r
+// is to be walked (in the slice, and able to root a match) and sets its tag (cycle_roots:
+// the walk it takes; wedge_roots: its u count). q.n and q.at start at 0.
 template <class Fits>
-__device__ int next_root(u64* ctl, i64 ranks, Claims& q, Fits fits, int* walk) {
+__device__ int next_root(u64* ctl, i64 ranks, Claims& q, Fits fits, int* tag) {
     const int lane = threadIdx.x;
-    int got = -1, w = 0;
+    int got = -1, t = 0;
     for (;;) {
         __syncwarp();
         if (q.at < q.n) {
             got = q.rank[q.at];
-            w = q.walk[q.at];
+            t = q.tag[q.at];
             break;
         }
         u64 unit = 0;
@@ -415,17 +416,17 @@ __device__ int next_root(u64* ctl, i64 ranks, Claims& q, Fits fits, int* walk) {
         if (first >= ranks) break;
         const i64 idx = first + lane;
         bool ok = idx < ranks && (lane == 0 || !one);
-        int r = 0, wl = 0;
+        int r = 0, tl = 0;
         if (ok) {
             r = (int)(ranks - 1 - idx);
-            ok = fits(r, &wl);
+            ok = fits(r, &tl);
         }
         const unsigned mask = __ballot_sync(0xffffffffu, ok);
         __syncwarp();  // every lane has read q.at and q.n
         if (ok) {
             const int at = __popc(mask & ((1u << lane) - 1));
             q.rank[at] = r;
-            q.walk[at] = wl;
+            q.tag[at] = tl;
         }
         if (lane == 0) {
             q.n = __popc(mask);
@@ -434,7 +435,7 @@ __device__ int next_root(u64* ctl, i64 ranks, Claims& q, Fits fits, int* walk) {
     }
     __syncwarp();  // every lane has read q.at
     if (lane == 0 && got >= 0) ++q.at;
-    *walk = w;
+    *tag = t;
     return got;
 }
 

@@ -115,26 +115,27 @@ extern "C" __global__ void LC_BOUNDS diamond_pairs(const i64* roff, const int* r
     if (lane == 0) add_total(ctl, mine);
 }
 
-// A 4-cycle root of rank r at run position p: its first step's row, its entries below r
-// (the u), and whether it is in the slice [x0, x1) with two of them (else no 4-cycle).
+// A 4-cycle root ranked r: its id, its first step's row rnbr[a, b) (its u: the entries
+// below r, a prefix of the row) and its second step.
 struct WedgeRoot {
-    int first, second;  // its steps
-    i64 a, n;           // rnbr[a, a + n): the u
-    bool fits;
+    i64 id, a, b;
+    int second;
 };
 
-__device__ __forceinline__ WedgeRoot wedge_root(const i64* roff, const int* rnbr,
-                                                const int* pos_of, const i64* run,
-                                                const Step* st, int k, int r, int x0, int x1) {
+__device__ __forceinline__ WedgeRoot wedge_root(const i64* roff, const int* pos_of,
+                                                const i64* run, const Step* st, int k, int r) {
     const int p = pos_of[r];
     const int j = run_of(run, k, p);
-    const i64 x = run[2 * j] + (p - run[2 * j + 1]);
     const i64* row = row_of(roff, st[j], p);
-    WedgeRoot w{j, (j + 1) % k, row[0], 0, false};
-    if (x < x0 || x >= x1 || row[1] - row[0] < 2 || rnbr[row[0] + 1] >= r) return w;
-    w.n = lower_bound(rnbr, row[0], row[1], r) - row[0];
-    w.fits = true;
-    return w;
+    return WedgeRoot{run[2 * j] + (p - run[2 * j + 1]), row[0], row[1], (j + 1) % k};
+}
+
+// Root w's u count (ranked r), or 0 when its id lies outside the slice [x0, x1) or it has
+// fewer than two u (no 4-cycle): a binary search of its row, done once a root.
+__device__ __forceinline__ i64 wedge_us(const int* rnbr, const WedgeRoot& w, int r, int x0,
+                                        int x1) {
+    if (w.id < x0 || w.id >= x1 || w.b - w.a < 2 || rnbr[w.a + 1] >= r) return 0;
+    return lower_bound(rnbr, w.a, w.b, r) - w.a;
 }
 
 // Hubs. The top `hubs` ranks (compact - 1 - h for h < hubs: the largest roots, which hold
@@ -156,13 +157,16 @@ extern "C" __global__ void hub_items(const i64* roff, const int* rnbr, const int
     for (int j = 0; j < k; ++j) st[j] = Step{steps[2 * j], steps[2 * j + 1]};
     const i64 compact = runs[2 * k + 1];
     for (i64 h = blockIdx.x * (i64)blockDim.x + threadIdx.x; h < hubs; h += (i64)gridDim.x * blockDim.x) {
-        const WedgeRoot w = wedge_root(roff, rnbr, pos_of, runs, st, k, (int)(compact - 1 - h), x0, x1);
-        items[h + 1] = w.fits ? (w.n + HUB_CHUNK - 1) / HUB_CHUNK : 0;
+        const int r = (int)(compact - 1 - h);
+        const i64 n = wedge_us(rnbr, wedge_root(roff, pos_of, runs, st, k, r), r, x0, x1);
+        items[h + 1] = (n + HUB_CHUNK - 1) / HUB_CHUNK;
     }
 }
 
 // The 4-cycles of the hub roots: items[h] .. items[h + 1] are hub h's (after the scan;
-// items[0] = 0), claimed a warp at a time through claim[0].
+// items[0] = 0), claimed a warp at a time through claim[0]. An item's u are the next
+// HUB_CHUNK of its root's row, up to the first ranked at or above the root (hub_items
+// counted the u: an item holds at least one).
 extern "C" __global__ void LC_BOUNDS wedge_hubs(const i64* roff, const int* rnbr,
                                                 const int* pos_of, const i64* runs, int k,
                                                 const i64* steps, int x0, int x1, int hubs,
@@ -182,11 +186,13 @@ extern "C" __global__ void LC_BOUNDS wedge_hubs(const i64* roff, const int* rnbr
         if ((i64)item >= total) break;
         const int h = (int)(lower_bound(items, (i64)0, (i64)hubs + 1, (i64)item + 1) - 1);
         const int r = (int)(compact - 1 - h);
-        const WedgeRoot w = wedge_root(roff, rnbr, pos_of, run, st, k, r, x0, x1);
+        const WedgeRoot w = wedge_root(roff, pos_of, run, st, k, r);
         unsigned* cnt = hub_cnt + (i64)h * compact;
-        const i64 i0 = ((i64)item - items[h]) * HUB_CHUNK, i1 = min(w.n, i0 + HUB_CHUNK);
+        const i64 i0 = w.a + ((i64)item - items[h]) * HUB_CHUNK, i1 = min(w.b, i0 + HUB_CHUNK);
         for (i64 i = i0; i < i1; ++i) {
-            const i64* urow = row_of(roff, st[w.second], pos_of[rnbr[w.a + i]]);
+            const int u = rnbr[i];
+            if (u >= r) break;
+            const i64* urow = row_of(roff, st[w.second], pos_of[u]);
             for (i64 j = urow[0] + lane; j < urow[1]; j += 32) {
                 const int x = rnbr[j];
                 if (x >= r) break;
@@ -201,7 +207,8 @@ extern "C" __global__ void LC_BOUNDS wedge_hubs(const i64* roff, const int* rnbr
 // 4-cycles whose highest-ranked vertex has an id in [x0, x1) and a rank below `top` (the
 // hubs above it are wedge_hubs'), added into ctl's total: k runs (1: one label; 2: labels
 // taking turns), a root of run j taking step j, then step (j + 1) % k; block b uses cnt
-// and touched from b * compact on.
+// and touched from b * compact on. Warp 0 finds each root's u count as it claims it
+// (wedge_us) and passes it on with the rank.
 extern "C" __global__ void LC_BOUNDS wedge_roots(const i64* roff, const int* rnbr,
                                                  const int* pos_of, const i64* runs, int k,
                                                  const i64* steps, int x0, int x1, int top,
@@ -209,7 +216,7 @@ extern "C" __global__ void LC_BOUNDS wedge_roots(const i64* roff, const int* rnb
                                                  u64* ctl) {
     __shared__ Step st[2];
     __shared__ i64 run[2 * 3];
-    __shared__ int s_root, s_tail;
+    __shared__ int s_root, s_n, s_tail;
     __shared__ Claims q;
     load_tables(steps, k, runs, k, st, run);
     if (threadIdx.x == 0) s_tail = q.n = q.at = 0;
@@ -219,25 +226,26 @@ extern "C" __global__ void LC_BOUNDS wedge_roots(const i64* roff, const int* rnb
     int* touched = touched_all + blockIdx.x * compact;
     u128 mine = 0;
     for (;;) {
-        if (threadIdx.x < 32) {  // warp 0: the next root with two neighbours below it
-            int w = 0;  // wedge_root finds it again
-            const int got = next_root(ctl, top, q, [&](int r, int* wl) {
-                const WedgeRoot root = wedge_root(roff, rnbr, pos_of, run, st, k, r, x0, x1);
-                *wl = root.first;
-                return root.fits;
-            }, &w);
-            if (threadIdx.x == 0) s_root = got;
+        if (threadIdx.x < 32) {  // warp 0: the next root with two u, and its u count
+            int n = 0;
+            const int got = next_root(ctl, top, q, [&](int r, int* us) {
+                *us = (int)wedge_us(rnbr, wedge_root(roff, pos_of, run, st, k, r), r, x0, x1);
+                return *us > 0;
+            }, &n);
+            if (threadIdx.x == 0) {
+                s_root = got;
+                s_n = n;
+            }
         }
         __syncthreads();
-        const int r = s_root;
+        const int r = s_root, n = s_n;
         if (r < 0) break;
-        const WedgeRoot root = wedge_root(roff, rnbr, pos_of, run, st, k, r, x0, x1);
-        const i64 a = root.a, n = root.n;
+        const WedgeRoot root = wedge_root(roff, pos_of, run, st, k, r);
         const bool block_wide = n < WARPS;  // few u: the block walks one u's row at a time
         const int lane = block_wide ? threadIdx.x : (threadIdx.x & 31);
         const int width = block_wide ? THREADS : 32;
-        for (i64 i = block_wide ? 0 : (threadIdx.x >> 5); i < n; i += block_wide ? 1 : WARPS) {
-            const i64* urow = row_of(roff, st[root.second], pos_of[rnbr[a + i]]);
+        for (int i = block_wide ? 0 : (threadIdx.x >> 5); i < n; i += block_wide ? 1 : WARPS) {
+            const i64* urow = row_of(roff, st[root.second], pos_of[rnbr[root.a + i]]);
             for (i64 j = urow[0] + lane; j < urow[1]; j += width) {
                 const int w = rnbr[j];
                 if (w >= r) break;
