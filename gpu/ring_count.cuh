@@ -1,6 +1,6 @@
 // ring_count.cuh -- counting rings without a search: diamonds of one vertex label
-// (diamond_pairs), and 4-cycles of one label or of two labels taking turns (wedge_hubs,
-// wedge_small, wedge_roots). The device side of dcsm/engine/diamond_count.py and
+// (diamond_pairs), and 4-cycles of one label or of two labels taking turns (hub_items,
+// wedge_hubs, wedge_roots). The device side of dcsm/engine/diamond_count.py and
 // short_cycles.py, whose docstrings give the methods; those are the semantics and the host
 // oracle. Included at the end of label_count.cu (the loader splices it in), whose helpers,
 // rows and claims it uses. Triangles and tailed triangles stay with the search, which
@@ -27,17 +27,18 @@
 // 4-cycles: a root r steps to every u below it (first step), then from each u to every w
 // below r (second step), one wedge r - u - w each; the 4-cycles through r and w (w
 // opposite r) number C(c, 2) for the c wedges reaching w. Who counts a root's wedges
-// depends on its size (bench/debug/wedge_root_sizes.py: on a 10M-edge Chung-Lu graph the
-// top 1,000 roots hold 76 % of the wedges, and roots touching at most 2,048 vertices,
-// 99 % of them, hold 6 %):
-//   wedge_hubs:  the top ranks, the whole grid on a few roots at a time, each root with a
-//                count array of its own (atomics on lines that stay in L2);
-//   wedge_small: a warp a root, counts in a hash table in shared memory, for a root with
-//                at most 32 u and SMALL_MAX wedges; it passes the others on;
-//   wedge_roots: a block a root passed on, counts in the block's own global array; each w
-//                reached first is appended to touched, which then resets cnt.
-// Where a wedge's count is a running one (hubs, small), each wedge adds the count it found
-// before it: the pairs C(c, 2), with no list of the w reached.
+// depends on its rank (bench/debug/wedge_root_sizes.py: the top 970 roots of a 20M-edge
+// Chung-Lu graph hold 72 % of its 1.38G wedges, the top 4,000 86 %):
+//   wedge_hubs:  the top `hubs` ranks, the whole grid on a few roots at a time, a warp an
+//                item of HUB_CHUNK u (hub_items counts each hub's items, a scan makes them
+//                offsets), each root with a count array of its own (atomics on lines
+//                that stay in L2); each wedge adds the count it found before it: the
+//                pairs C(c, 2), with no list of the w reached;
+//   wedge_roots: the ranks below, a block a root, counts in the block's own global array;
+//                each w reached first is appended to touched, which then gives the pairs
+//                and resets cnt.
+// (A warp a small root with its counts in shared memory, wedge_small, gained nothing and
+// was removed: bench/results/static/rings-1128/README.md.)
 //
 // Buffers (device memory; gpu/label_count.py allocates all of them on the matcher's stream):
 //   roff, rnbr  label_count.cu's step rows (roff i64 offsets, rnbr int32 ranks); read only.
@@ -46,17 +47,20 @@
 //   runs        i64[2 * (k + 1)]: the runs (label_count.cu's layout); the 4-cycle kernels
 //               read.
 //   steps       i64[k, 2]: step j (from run j's label to the next run's) as (row_base,
-//               src_base); host uploads; the 4-cycle kernels read.
-//   items       i64[hubs + 1]: hub h's first item (hub_items writes counts from 1 on, host
-//               zeroes items[0], the scan makes them offsets); wedge_hubs reads.
+//               src_base); host uploads; the 4-cycle kernels read (load_tables).
+//   items       i64[hubs + 1]: hub h's items (hub_items writes their count at h + 1, host
+//               zeroes items[0], the scan makes them offsets: hub h's first item);
+//               wedge_hubs reads.
 //   hub_cnt     u32[hubs, compact]: hub h's wedge counts; host zeroes, wedge_hubs adds.
 //   claim       u64[1]: wedge_hubs' next item; host zeroes.
 //   cnt         u32[blocks, compact]: wedge_roots' wedge counts, block b's from b * compact;
 //               host zeroes it once, each block returns its part to zero after every root.
-//   touched     int32[blocks, compact]: the ranks block b reached for its current root.
-//   ctl         u64[4]: label_count.cu's [claim, total, total_hi, error]; every kernel adds
-//               its subgraphs into the 128-bit total (the host multiplies by the
-//               automorphisms), wedge_roots claims through it.
+//   touched     int32[blocks, compact]: the ranks block b reached for its current root;
+//               wedge_roots writes and reads.
+//   ctl         u64[4]: label_count.cu's [claim, total, total_hi, error]; host zeroes;
+//               diamond_pairs, wedge_hubs and wedge_roots add their subgraphs into the
+//               128-bit total (the host multiplies by the automorphisms); wedge_roots
+//               claims ranks through it (next_root).
 
 // Diamonds rooted at ranks [r0, r1) of one label's rows (row r: roff[r] .. roff[r + 1]),
 // added into ctl's total. A pair (r, u) walks the shorter of the two whole rows, searching

@@ -709,7 +709,7 @@ def _ring_cases() -> list[tuple[str, str]]:
 @pytest.mark.parametrize(("case", "name"), _ring_cases())
 def test_rings_counted_as_the_search_counts(matcher: StaticMatcher, case: str, name: str) -> None:
     """The ring counter (diamond_pairs: diamonds by their chords' common entries;
-    wedge_hubs, wedge_small and wedge_roots: 4-cycles by wedges) gives the CPU engine's
+    wedge_hubs and wedge_roots: 4-cycles by wedges) gives the CPU engine's
     count (which counts them without a search too, its own way), the device search's, and
     the same over slices of start edges, which add up; on power-law graphs with labels (a
     wildcard ring takes every vertex, ranked by id) and with one label."""
