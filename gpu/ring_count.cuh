@@ -29,11 +29,13 @@
 // opposite r) number C(c, 2) for the c wedges reaching w. Who counts a root's wedges
 // depends on its rank (bench/debug/wedge_root_sizes.py: the top 970 roots of a 20M-edge
 // Chung-Lu graph hold 72 % of its 1.38G wedges, the top 4,000 86 %):
-//   wedge_hubs:  the top `hubs` ranks, the whole grid on a few roots at a time, a warp an
+//   wedge_hubs:  the top `hubs` ranks (as many of the top hub_roots, the candidates, as
+//                the budget holds), the whole grid on a few roots at a time, a warp an
 //                item of HUB_CHUNK u (hub_items counts each hub's items, a scan makes them
 //                offsets), each root with a count array of its own (atomics on lines
-//                that stay in L2); each wedge adds the count it found before it: the
-//                pairs C(c, 2), with no list of the w reached;
+//                that stay in L2), of 16-bit counters where its u count bounds them
+//                below 2^16, else 32-bit; each wedge adds the count it found before it:
+//                the pairs C(c, 2), with no list of the w reached;
 //   wedge_roots: the ranks below, a block a root, counts in the block's own global array;
 //                each w reached first is appended to touched, which then gives the pairs
 //                and resets cnt.
@@ -48,10 +50,14 @@
 //               read.
 //   steps       i64[k, 2]: step j (from run j's label to the next run's) as (row_base,
 //               src_base); host uploads; the 4-cycle kernels read (load_tables).
-//   items       i64[hubs + 1]: hub h's items (hub_items writes their count at h + 1, host
-//               zeroes items[0], the scan makes them offsets: hub h's first item);
+//   items       i64[candidates + 1]: hub h's items (hub_items writes their count at
+//               h + 1, host zeroes items[0], the scan makes them offsets: hub h's first
+//               item); wedge_hubs reads those of the hubs the host takes.
+//   slots       i64[candidates + 1]: hub h's count-array slots, the same way (0, 1: 16-bit
+//               counters, 2: 32-bit); host reads them (how many hubs fit the budget),
 //               wedge_hubs reads.
-//   hub_cnt     u32[hubs, compact]: hub h's wedge counts; host zeroes, wedge_hubs adds.
+//   hub_cnt     u32[slots of the hubs taken, (compact + 1) / 2]: hub h's wedge counts
+//               from slot slots[h] on; host zeroes, wedge_hubs adds.
 //   claim       u64[1]: wedge_hubs' next item; host zeroes.
 //   cnt         u32[blocks, compact]: wedge_roots' wedge counts, block b's from b * compact;
 //               host zeroes it once, each block returns its part to zero after every root.
@@ -143,45 +149,93 @@ __device__ __forceinline__ i64 wedge_us(const int* rnbr, const WedgeRoot& w, int
 }
 
 // Hubs. The top `hubs` ranks (compact - 1 - h for h < hubs: the largest roots, which hold
-// most of the wedges: 76 % in the top 1,000 of a 10M-edge Chung-Lu graph,
-// bench/debug/wedge_root_sizes.py) are walked by the whole grid, a warp an item of
+// most of the wedges: 72 % in the top 970 of a 20M-edge Chung-Lu graph, 86 % in the top
+// 4,000, bench/debug/wedge_root_sizes.py) are walked by the whole grid, a warp an item of
 // HUB_CHUNK of a root's u at a time, each root with its own count array in hub_cnt, so
 // that the grid's atomics fall on the few roots it is on (lines that stay in L2) rather
 // than on every block's own array. Each wedge adds the count it found before it: the
-// pairs C(c, 2) of a w reached c times, with no list of the w reached. hub_items writes
-// each hub root's items (0 outside the slice), the scan their offsets.
+// pairs C(c, 2) of a w reached c times, with no list of the w reached.
+//
+// A count is that of the wedges r - u - w reaching w, one a u: at most the root's u
+// count. A root with at most NARROW_MAX u (and narrow_max, the host's: 0 makes every
+// array 32-bit, for an A/B) counts in 16-bit counters, two a 32-bit word, which cannot
+// carry into each other, and its array takes half the memory (and half the L2) of a
+// 32-bit one, so that twice as many hubs fit in the budget; a larger root (the top few:
+// 5 roots of degree 65,536 or more at 20M edges) keeps 32-bit counters. (The width is a
+// root's, not the graph's: the largest degree, 217,091 at 20M edges, would keep every
+// hub at 32 bits.) hub_cnt is made
+// of slots of (compact + 1) / 2 words: a root with 16-bit counters takes one, a 32-bit
+// one two, a root that roots no 4-cycle (fewer than two u, or outside the slice) none.
+// hub_items writes each candidate root's items and slots, scans make them offsets, and
+// the host takes the most top ranks whose slots fit the budget.
 #ifndef HUB_CHUNK
 #define HUB_CHUNK 8
 #endif
+#define NARROW_MAX 65535  // a 16-bit counter's largest value
 
 extern "C" __global__ void hub_items(const i64* roff, const int* rnbr, const int* pos_of,
                                      const i64* runs, int k, const i64* steps, int x0, int x1,
-                                     int hubs, i64* items) {
+                                     int hubs, int narrow_max, i64* items, i64* slots) {
     Step st[2];
     for (int j = 0; j < k; ++j) st[j] = Step{steps[2 * j], steps[2 * j + 1]};
     const i64 compact = runs[2 * k + 1];
+    const i64 narrow = min(narrow_max, NARROW_MAX);
     for (i64 h = blockIdx.x * (i64)blockDim.x + threadIdx.x; h < hubs; h += (i64)gridDim.x * blockDim.x) {
         const int r = (int)(compact - 1 - h);
         const i64 n = wedge_us(rnbr, wedge_root(roff, pos_of, runs, st, k, r), r, x0, x1);
         items[h + 1] = (n + HUB_CHUNK - 1) / HUB_CHUNK;
+        slots[h + 1] = n == 0 ? 0 : n <= narrow ? 1 : 2;
     }
+}
+
+// Adds 1 to counter x of a 16-bit count array (counter x: the low half of word x / 2
+// when x is even, the high half when odd) and returns its value before. The caller
+// bounds each counter below 2^16, so a half never carries into the other.
+__device__ __forceinline__ unsigned add_narrow(unsigned* words, int x) {
+    const unsigned shift = (x & 1) * 16;
+    return (atomicAdd(&words[x >> 1], 1u << shift) >> shift) & 0xffffu;
+}
+
+// The wedges of hub root r through its u rnbr[i0, i1) (up to the first ranked at or above
+// r), by one warp, a u's row at a time across the lanes: each adds 1 to its w's counter
+// in cnt (WIDE: 32-bit counters; else 16-bit ones, add_narrow) and returns the sum of the
+// counts they found before them.
+template <bool WIDE>
+__device__ __forceinline__ u128 hub_wedges(const i64* roff, const int* rnbr,
+                                           const int* pos_of, const Step& S, i64 i0, i64 i1,
+                                           int r, unsigned* cnt) {
+    const int lane = threadIdx.x & 31;
+    u128 found = 0;
+    for (i64 i = i0; i < i1; ++i) {
+        const int u = rnbr[i];
+        if (u >= r) break;
+        const i64* urow = row_of(roff, S, pos_of[u]);
+        for (i64 j = urow[0] + lane; j < urow[1]; j += 32) {
+            const int x = rnbr[j];
+            if (x >= r) break;
+            found += WIDE ? atomicAdd(&cnt[x], 1u) : add_narrow(cnt, x);
+        }
+    }
+    return found;
 }
 
 // The 4-cycles of the hub roots: items[h] .. items[h + 1] are hub h's (after the scan;
 // items[0] = 0), claimed a warp at a time through claim[0]. An item's u are the next
 // HUB_CHUNK of its root's row, up to the first ranked at or above the root (hub_items
-// counted the u: an item holds at least one).
+// counted the u: an item holds at least one). Hub h's count array is slots[h] ..
+// slots[h + 1] of hub_cnt (after the scan; slots[0] = 0): 32-bit counters in two slots,
+// 16-bit ones in one.
 extern "C" __global__ void LC_BOUNDS wedge_hubs(const i64* roff, const int* rnbr,
                                                 const int* pos_of, const i64* runs, int k,
                                                 const i64* steps, int x0, int x1, int hubs,
-                                                const i64* items, unsigned* hub_cnt,
-                                                u64* claim, u64* ctl) {
+                                                const i64* items, const i64* slots,
+                                                unsigned* hub_cnt, u64* claim, u64* ctl) {
     __shared__ Step st[2];
     __shared__ i64 run[2 * 3];
     load_tables(steps, k, runs, k, st, run);
     __syncthreads();
     const int lane = threadIdx.x & 31;
-    const i64 compact = run[2 * k + 1], total = items[hubs];
+    const i64 compact = run[2 * k + 1], total = items[hubs], slot = (compact + 1) / 2;
     u128 mine = 0;
     for (;;) {
         u64 item = 0;
@@ -191,18 +245,12 @@ extern "C" __global__ void LC_BOUNDS wedge_hubs(const i64* roff, const int* rnbr
         const int h = (int)(lower_bound(items, (i64)0, (i64)hubs + 1, (i64)item + 1) - 1);
         const int r = (int)(compact - 1 - h);
         const WedgeRoot w = wedge_root(roff, pos_of, run, st, k, r);
-        unsigned* cnt = hub_cnt + (i64)h * compact;
+        unsigned* cnt = hub_cnt + slots[h] * slot;
         const i64 i0 = w.a + ((i64)item - items[h]) * HUB_CHUNK, i1 = min(w.b, i0 + HUB_CHUNK);
-        for (i64 i = i0; i < i1; ++i) {
-            const int u = rnbr[i];
-            if (u >= r) break;
-            const i64* urow = row_of(roff, st[w.second], pos_of[u]);
-            for (i64 j = urow[0] + lane; j < urow[1]; j += 32) {
-                const int x = rnbr[j];
-                if (x >= r) break;
-                mine += atomicAdd(&cnt[x], 1u);
-            }
-        }
+        if (slots[h + 1] - slots[h] == 2)
+            mine += hub_wedges<true>(roff, rnbr, pos_of, st[w.second], i0, i1, r, cnt);
+        else
+            mine += hub_wedges<false>(roff, rnbr, pos_of, st[w.second], i0, i1, r, cnt);
     }
     mine = warp_sum(mine);
     if (lane == 0) add_total(ctl, mine);
