@@ -389,8 +389,8 @@ class LabelCounter:
             return False
         d_runs, pos_of, roff, rnbr, d_steps, compact = built
         if shape.kind == "cycle4":
-            walk = (roff, rnbr, pos_of, d_runs, np.int32(k), d_steps, np.int32(x0), np.int32(x1))
-            self._four_cycles(walk, compact, ctl)
+            rows = (roff, rnbr, pos_of, d_runs, np.int32(k), d_steps)
+            self._four_cycles(rows, (np.int32(x0), np.int32(x1)), compact, ctl)
             return True
         lo, hi = runs[labels[0]]  # a diamond, of one label: a rank is its place in the run
         r0, r1 = max(x0, lo) - lo, min(x1, hi) - lo
@@ -399,19 +399,24 @@ class LabelCounter:
                                       (roff, rnbr, np.int32(r0), np.int32(r1), ctl))  # fmt: skip
         return True
 
-    def _four_cycles(self, walk: tuple[Any, ...], compact: int, ctl: Any) -> None:
-        """A 4-cycle's roots into ctl's total (``walk``: wedge_roots' arguments up to the
-        slice): wedge_hubs over the top ranks (:meth:`_hub_phase`), then wedge_roots over
-        the rest. Each phase's arrays take up to the budget: the hubs' are released (to the
-        pool, on the stream) before wedge_roots' are taken."""
-        top = compact - self._hub_phase(walk, compact, ctl)
+    def _four_cycles(
+        self, rows: tuple[Any, ...], cut: tuple[Any, Any], compact: int, ctl: Any
+    ) -> None:
+        """A 4-cycle's roots with ids in ``cut`` (x0, x1) into ctl's total (``rows``: the
+        4-cycle kernels' first arguments, roff to steps): wedge_hubs over the top ranks
+        (:meth:`_hub_phase`), then wedge_roots over the rest. Each phase's arrays take up
+        to the budget: the hubs' are released (to the pool, on the stream) before
+        wedge_roots' are taken."""
+        top = compact - self._hub_phase(rows, cut, compact, ctl)
         blocks = self._root_blocks("wedge_roots", compact, 8)
         cnt = self._zeros(blocks * compact, np.uint32)
         touched = self._cp.empty(blocks * compact, np.int32)
-        args = (*walk, np.int32(top), cnt, touched, ctl)
+        args = (*rows, *cut, np.int32(top), cnt, touched, ctl)
         self._fn["wedge_roots"]((blocks,), (self.threads,), args)
 
-    def _hub_phase(self, walk: tuple[Any, ...], compact: int, ctl: Any) -> int:
+    def _hub_phase(
+        self, rows: tuple[Any, ...], cut: tuple[Any, Any], compact: int, ctl: Any
+    ) -> int:
         """wedge_hubs over the most top ranks, at most hub_roots, whose count arrays fit the
         budget; returns how many it took. hub_items gives each candidate its items and its
         slots (16-bit counters in one slot of (compact + 1) // 2 words, 32-bit ones in
@@ -422,8 +427,8 @@ class LabelCounter:
             return 0
         items, slots = self._zeros(most + 1, np.int64), self._zeros(most + 1, np.int64)
         self._fn["hub_items"](self._grid("hub_items", most // 32 + 1), (self.threads,),
-                              (*walk, np.int32(most), np.int32(self.narrow_max), items,
-                               slots))  # fmt: skip
+                              (*rows, *cut, np.int32(most), np.int32(self.narrow_max),
+                               items, slots))  # fmt: skip
         self._scan(items)
         self._scan(slots)
         words = (compact + 1) // 2
@@ -432,7 +437,7 @@ class LabelCounter:
         if ends[hubs] > 0:
             hub_cnt = self._zeros(int(ends[hubs]) * words, np.uint32)
             claim = self._zeros(1, np.uint64)
-            args = (*walk, np.int32(hubs), items, slots, hub_cnt, claim, ctl)
+            args = (*rows, np.int32(hubs), items, slots, hub_cnt, claim, ctl)
             self._fn["wedge_hubs"]((self._resident["wedge_hubs"],), (self.threads,), args)
         self.last_hubs = hubs
         return hubs

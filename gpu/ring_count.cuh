@@ -227,7 +227,7 @@ __device__ __forceinline__ u128 hub_wedges(const i64* roff, const int* rnbr,
 // 16-bit ones in one.
 extern "C" __global__ void LC_BOUNDS wedge_hubs(const i64* roff, const int* rnbr,
                                                 const int* pos_of, const i64* runs, int k,
-                                                const i64* steps, int x0, int x1, int hubs,
+                                                const i64* steps, int hubs,
                                                 const i64* items, const i64* slots,
                                                 unsigned* hub_cnt, u64* claim, u64* ctl) {
     __shared__ Step st[2];
