@@ -140,8 +140,8 @@ __device__ __forceinline__ WedgeRoot wedge_root(const i64* roff, const int* pos_
     return WedgeRoot{run[2 * j] + (p - run[2 * j + 1]), row[0], row[1], (j + 1) % k};
 }
 
-// Root w's u count (ranked r), or 0 when its id lies outside the slice [x0, x1) or it has
-// fewer than two u (no 4-cycle): a binary search of its row, done once a root.
+// The u count of root w (ranked r), or 0 when its id lies outside the slice [x0, x1) or
+// it has fewer than two u (no 4-cycle): a binary search of its row, done once a root.
 __device__ __forceinline__ i64 wedge_us(const int* rnbr, const WedgeRoot& w, int r, int x0,
                                         int x1) {
     if (w.id < x0 || w.id >= x1 || w.b - w.a < 2 || rnbr[w.a + 1] >= r) return 0;
