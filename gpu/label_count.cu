@@ -332,6 +332,15 @@ __device__ __forceinline__ const i64* row_of(const i64* roff, const Step& S, int
     return roff + S.row_base + (pos - S.src_base);
 }
 
+// The block's copy in shared memory of the step table (nsteps (row_base, src_base) pairs)
+// and the run table (runs[0, 2 * (k + 1))), each thread its share; the caller's
+// __syncthreads publishes them (cycle_roots, ring_count.cuh's wedge_hubs and wedge_roots).
+__device__ __forceinline__ void load_tables(const i64* steps, int nsteps, const i64* runs,
+                                            int k, Step* st, i64* run) {
+    for (int i = threadIdx.x; i < nsteps; i += THREADS) st[i] = Step{steps[2 * i], steps[2 * i + 1]};
+    for (int i = threadIdx.x; i < 2 * (k + 1); i += THREADS) run[i] = runs[i];
+}
+
 // Extend the paths ending at layer[0, n) (ranks) by step S to the vertices ranked below
 // bound (rows in rank order: a lane stops at its first entry at or above it): each adds
 // its count into the count of every vertex it reaches; a vertex reached first is appended
@@ -380,22 +389,23 @@ __device__ __forceinline__ bool steps_below(const i64* roff, const int* rnbr, co
 #define CLAIM_RUN 32
 
 struct Claims {  // warp 0's queue, in shared memory
-    int rank[CLAIM_RUN], walk[CLAIM_RUN], n, at;
+    int rank[CLAIM_RUN], tag[CLAIM_RUN], n, at;
 };
 
 // The block's next root among the ranks [0, ranks) (cycle_roots, ring_count.cuh's
 // wedge_roots), by warp 0, every lane of it: its rank, or -1 when every rank is claimed,
-// and in *walk its walk. fits(r, &walk) says whether the root ranked r is to be walked (in
-// the slice, and able to root a match) and which walk it takes. q.n and q.at start at 0.
+// and in *tag what fits found out about it. fits(r, &tag) says whether the root ranked r
+// is to be walked (in the slice, and able to root a match) and sets its tag (cycle_roots:
+// the walk it takes; wedge_roots: its u count). q.n and q.at start at 0.
 template <class Fits>
-__device__ int next_root(u64* ctl, i64 ranks, Claims& q, Fits fits, int* walk) {
+__device__ int next_root(u64* ctl, i64 ranks, Claims& q, Fits fits, int* tag) {
     const int lane = threadIdx.x;
-    int got = -1, w = 0;
+    int got = -1, t = 0;
     for (;;) {
         __syncwarp();
         if (q.at < q.n) {
             got = q.rank[q.at];
-            w = q.walk[q.at];
+            t = q.tag[q.at];
             break;
         }
         u64 unit = 0;
@@ -406,17 +416,17 @@ __device__ int next_root(u64* ctl, i64 ranks, Claims& q, Fits fits, int* walk) {
         if (first >= ranks) break;
         const i64 idx = first + lane;
         bool ok = idx < ranks && (lane == 0 || !one);
-        int r = 0, wl = 0;
+        int r = 0, tl = 0;
         if (ok) {
             r = (int)(ranks - 1 - idx);
-            ok = fits(r, &wl);
+            ok = fits(r, &tl);
         }
         const unsigned mask = __ballot_sync(0xffffffffu, ok);
         __syncwarp();  // every lane has read q.at and q.n
         if (ok) {
             const int at = __popc(mask & ((1u << lane) - 1));
             q.rank[at] = r;
-            q.walk[at] = wl;
+            q.tag[at] = tl;
         }
         if (lane == 0) {
             q.n = __popc(mask);
@@ -425,7 +435,7 @@ __device__ int next_root(u64* ctl, i64 ranks, Claims& q, Fits fits, int* walk) {
     }
     __syncwarp();  // every lane has read q.at
     if (lane == 0 && got >= 0) ++q.at;
-    *walk = w;
+    *tag = t;
     return got;
 }
 
@@ -444,9 +454,8 @@ extern "C" __global__ void LC_BOUNDS cycle_roots(const i64* roff, const int* rnb
     __shared__ i64 run[2 * (MAX_K + 1)];
     __shared__ int s_root, s_walk, s_tail;
     __shared__ Claims q;
-    for (int i = threadIdx.x; i < nsteps; i += THREADS) st[i] = Step{steps[2 * i], steps[2 * i + 1]};
+    load_tables(steps, nsteps, runs, k, st, run);
     for (int i = threadIdx.x; i < k * k; i += THREADS) walk[i] = walks[i];
-    for (int i = threadIdx.x; i < 2 * (k + 1); i += THREADS) run[i] = runs[i];
     if (threadIdx.x == 0) s_tail = q.n = q.at = 0;
     __syncthreads();
     const i64 compact = run[2 * k + 1];

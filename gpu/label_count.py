@@ -56,9 +56,17 @@ ERR_OVERFLOW = 8
 SCRATCH_SHARE = 4
 SCRATCH_MAX = 16 << 30  # before ranking, 43M: 8 GiB 238 blocks 3.46 s; 16 GiB 2.52 s
 # A 4-cycle's highest ranks walked by the whole grid (ring_count.cuh's wedge_hubs), each
-# with its own count array: the top 1,000 roots of a 10M-edge Chung-Lu graph hold 76 % of
-# its wedges (bench/debug/wedge_root_sizes.py).
-HUB_ROOTS = 1024
+# with its own count array: as many as the scratch budget holds, at most HUB_ROOTS. The top
+# 970 roots of a 20M-edge Chung-Lu graph hold 72 % of its 1.38G wedges, the top 4,000
+# 86 %, the top 10,000 91 % (bench/debug/wedge_root_sizes.py); the host model puts its
+# 4-cycle (0.217 s with 970 hubs of 32-bit counters) at 0.14 s with 4,000 hubs, 0.11 s
+# with 10,000. 16 GiB hold some 3,860 hubs of 16-bit counters there. To measure: 20M edges
+# and 43M, label_count_ab.py --variants 512:16:1024:0,512:16:4096,512:16:8192,512:32:8192
+# (the cap against the budget, and 32-bit counters at the old 1,024).
+HUB_ROOTS = 8192
+# A hub root with at most this many u counts in 16-bit counters (ring_count.cuh's
+# NARROW_MAX: a count is at most the root's u count); 0: every hub in 32-bit ones.
+NARROW_MAX = 0xFFFF
 _MAX_GRID = 1 << 16
 SCAN_TILE = 1 << 14  # entries a block scans (_scan)
 INT32_MAX = 2**31 - 1
@@ -104,8 +112,11 @@ class LabelCounter:
             (the matcher's, which may wait on an event instead of blocking in the driver).
         min_blocks: the counting kernels' minimum of blocks an SM (0: ptxas' own).
         threads: threads a block (a multiple of 32, at most 1,024).
-        scratch_max: most bytes of the cycle's per-block arrays (see SCRATCH_SHARE).
-        hub_roots: a 4-cycle's top ranks walked by the whole grid (HUB_ROOTS).
+        scratch_max: most bytes of a phase's scratch arrays: the cycle's or the 4-cycle's
+            per-block arrays, the 4-cycle's hub arrays (see SCRATCH_SHARE).
+        hub_roots: the most top ranks of a 4-cycle walked by the whole grid (HUB_ROOTS).
+        narrow_max: the most u of a hub root counted in 16-bit counters (NARROW_MAX; 0:
+            32-bit counters for every hub, as before them, for an A/B).
     """
 
     def __init__(
@@ -117,13 +128,18 @@ class LabelCounter:
         threads: int = THREADS,
         scratch_max: int = SCRATCH_MAX,
         hub_roots: int = HUB_ROOTS,
+        narrow_max: int = NARROW_MAX,
     ) -> None:
         import cupy as cp
 
         if threads % 32 or not 32 <= threads <= 1024:
             raise ValueError(f"threads must be a multiple of 32 in [32, 1024], got {threads}")
+        if not 0 <= narrow_max <= NARROW_MAX:
+            raise ValueError(f"narrow_max must be in [0, {NARROW_MAX}], got {narrow_max}")
         self._cp, self.stream, self._host = cp, stream, host
         self.threads, self.scratch_max, self.hub_roots = threads, scratch_max, hub_roots
+        self.narrow_max = narrow_max
+        self.last_hubs = 0  # the hub roots the last count took (benchmarks read it)
         mod = load_module(min_blocks, threads)
         names = ("lower_bounds_i32", "lower_bounds_i64", "fill_ones", "tree_absorb",
                  "sum_range", "label_ranks", "step_degrees", "scan_inclusive",
@@ -144,6 +160,7 @@ class LabelCounter:
         entry lies in the start edges [t0, t1), or None when a count passed 2^64 - 1 on the
         way (the caller then searches). Waits for the stream."""
         cp = self._cp
+        self.last_hubs = 0
         shape = device_ring(pattern)
         labels = list(shape.labels) if shape else [int(x) for x in pattern.vlabels]
         with self.stream:
@@ -318,9 +335,10 @@ class LabelCounter:
         free += cp.get_default_memory_pool().free_bytes()
         return min(self.scratch_max, free // SCRATCH_SHARE)
 
-    def _hubs(self, compact: int) -> int:
-        """The 4-cycle's hub roots (wedge_hubs): hub_roots, within half the budget."""
-        return max(0, min(self.hub_roots, compact, self._budget() // (2 * 4 * compact)))
+    def _hubs(self, ends: np.ndarray, slot_bytes: int) -> int:
+        """The most top ranks whose hub count arrays fit the budget: ends[h] (ascending,
+        ends[0] = 0) is where hub h's slots of ``slot_bytes`` end."""
+        return int(np.searchsorted(ends, self._budget() // slot_bytes, side="right")) - 1
 
     def _root_blocks(self, name: str, compact: int, per_vertex: int) -> int:
         """Blocks of ``name`` (cycle_roots, wedge_roots), each with scratch arrays of
@@ -360,10 +378,8 @@ class LabelCounter:
     ) -> bool:  # fmt: skip
         """The subgraphs of ``shape`` rooted at ids in [x0, x1) into ctl's total: the
         :meth:`_ranked_rows` of its labels, one step from each to the next (the snapshot's
-        own rows where those are the step's), then, for a 4-cycle, wedge_hubs over the top
-        ranks (hub_items, a scan) and wedge_roots over the rest, or diamond_pairs. False,
-        with nothing launched, when a label has no vertex."""
-        cp = self._cp
+        own rows where those are the step's), then :meth:`_four_cycles` or diamond_pairs.
+        False, with nothing launched, when a label has no vertex."""
         labels = list(shape.labels)
         k = len(labels)
         steps = [(labels[j], labels[(j + 1) % k], shape.edge_label) for j in range(k)]
@@ -374,21 +390,8 @@ class LabelCounter:
             return False
         d_runs, pos_of, roff, rnbr, d_steps, compact = built
         if shape.kind == "cycle4":
-            walk = (roff, rnbr, pos_of, d_runs, np.int32(k), d_steps, np.int32(x0), np.int32(x1))
-            hubs = self._hubs(compact)
-            if hubs:
-                items, claim = self._zeros(hubs + 1, np.int64), self._zeros(1, np.uint64)
-                self._fn["hub_items"](self._grid("hub_items", hubs // 32 + 1), (self.threads,),
-                                      (*walk, np.int32(hubs), items))  # fmt: skip
-                self._scan(items)
-                hub_cnt = self._zeros(hubs * compact, np.uint32)
-                args = (*walk, np.int32(hubs), items, hub_cnt, claim, ctl)
-                self._fn["wedge_hubs"]((self._resident["wedge_hubs"],), (self.threads,), args)
-            blocks = self._root_blocks("wedge_roots", compact, 8)
-            cnt = self._zeros(blocks * compact, np.uint32)
-            touched = cp.empty(blocks * compact, np.int32)
-            args = (*walk, np.int32(compact - hubs), cnt, touched, ctl)
-            self._fn["wedge_roots"]((blocks,), (self.threads,), args)
+            rows = (roff, rnbr, pos_of, d_runs, np.int32(k), d_steps)
+            self._four_cycles(rows, (np.int32(x0), np.int32(x1)), compact, ctl)
             return True
         lo, hi = runs[labels[0]]  # a diamond, of one label: a rank is its place in the run
         r0, r1 = max(x0, lo) - lo, min(x1, hi) - lo
@@ -396,3 +399,46 @@ class LabelCounter:
             self._fn["diamond_pairs"]((self._resident["diamond_pairs"],), (self.threads,),
                                       (roff, rnbr, np.int32(r0), np.int32(r1), ctl))  # fmt: skip
         return True
+
+    def _four_cycles(
+        self, rows: tuple[Any, ...], cut: tuple[Any, Any], compact: int, ctl: Any
+    ) -> None:
+        """A 4-cycle's roots with ids in ``cut`` (x0, x1) into ctl's total (``rows``: the
+        4-cycle kernels' first arguments, roff to steps): wedge_hubs over the top ranks
+        (:meth:`_hub_phase`), then wedge_roots over the rest. Each phase's arrays take up
+        to the budget: the hubs' are released (to the pool, on the stream) before
+        wedge_roots' are taken."""
+        top = compact - self._hub_phase(rows, cut, compact, ctl)
+        blocks = self._root_blocks("wedge_roots", compact, 8)
+        cnt = self._zeros(blocks * compact, np.uint32)
+        touched = self._cp.empty(blocks * compact, np.int32)
+        args = (*rows, *cut, np.int32(top), cnt, touched, ctl)
+        self._fn["wedge_roots"]((blocks,), (self.threads,), args)
+
+    def _hub_phase(
+        self, rows: tuple[Any, ...], cut: tuple[Any, Any], compact: int, ctl: Any
+    ) -> int:
+        """wedge_hubs over the most top ranks, at most hub_roots, whose count arrays fit the
+        budget; returns how many it took. hub_items gives each candidate its items and its
+        slots (16-bit counters in one slot of (compact + 1) // 2 words, 32-bit ones in
+        two, none for a root without a 4-cycle), scans make them offsets, and the host
+        reads where each hub's slots end (one wait on the stream)."""
+        most = min(self.hub_roots, compact)
+        if most <= 0:
+            return 0
+        items, slots = self._zeros(most + 1, np.int64), self._zeros(most + 1, np.int64)
+        self._fn["hub_items"](self._grid("hub_items", most // 32 + 1), (self.threads,),
+                              (*rows, *cut, np.int32(most), np.int32(self.narrow_max),
+                               items, slots))  # fmt: skip
+        self._scan(items)
+        self._scan(slots)
+        words = (compact + 1) // 2
+        ends = self._host(slots)
+        hubs = self._hubs(ends, 4 * words)
+        if ends[hubs] > 0:
+            hub_cnt = self._zeros(int(ends[hubs]) * words, np.uint32)
+            claim = self._zeros(1, np.uint64)
+            args = (*rows, np.int32(hubs), items, slots, hub_cnt, claim, ctl)
+            self._fn["wedge_hubs"]((self._resident["wedge_hubs"],), (self.threads,), args)
+        self.last_hubs = hubs
+        return hubs

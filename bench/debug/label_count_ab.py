@@ -1,7 +1,7 @@
 """The label counter's kernels under block sizes, scratch budgets and a 4-cycle's hub roots
 (gpu/label_count.py): one seeded labelled Chung-Lu graph on the device, each (threads,
-scratch GiB, hub roots) variant's LabelCounter counting each pattern, best of --repeat,
-every count checked equal.
+scratch GiB, hub roots, narrow_max) variant's LabelCounter counting each pattern, best of
+--repeat, every count checked equal.
 
     python3 -P bench/debug/label_count_ab.py --edges 43000000 --labels 8 \
         --variants 256:8,256:32,1024:8,1024:32 --patterns lcycle6,lcycle4 \
@@ -14,6 +14,9 @@ a root against roots in flight. ``--write-graph`` saves the graph (``dcsm gen-gr
 format) for the service runs that follow in the same call; ``--graph`` reads such a file
 instead of generating, so that several builds can be timed on one graph. ``--phases`` adds
 each kernel's summed device time (CUDA events around every launch, last repeat) to a row.
+A variant's HUBS caps the hub roots (the budget may take fewer) and its NARROW is the
+counter's narrow_max: 0 gives every hub 32-bit counters (``512:16:1024:0``: the hubs as
+they were before 16-bit counters, up to 1,024 of them).
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from static_bench import shape  # noqa: E402
 
-from dcsm.gpu.label_count import HUB_ROOTS, LabelCounter  # noqa: E402
+from dcsm.gpu.label_count import HUB_ROOTS, NARROW_MAX, LabelCounter  # noqa: E402
 from dcsm.gpu.static_match import StaticMatcher  # noqa: E402
 from dcsm.graphio import read_graph, write_graph  # noqa: E402
 from dcsm.loadgen.gen_stream import chunglu_graph  # noqa: E402
@@ -71,7 +74,8 @@ def main() -> int:
     ap.add_argument("--labels", type=int, default=8)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--variants", default="256:8,1024:8",
-                    help="THREADS:GiB[:HUBS],... (HUBS: a 4-cycle's hub roots)")  # fmt: skip
+                    help="THREADS:GiB[:HUBS[:NARROW]],... (HUBS: a 4-cycle's most hub "
+                         "roots; NARROW: narrow_max, 0 for 32-bit hub counters)")  # fmt: skip
     ap.add_argument("--patterns", default="lcycle6,lcycle4")
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--write-graph", type=Path, default=None)
@@ -93,10 +97,11 @@ def main() -> int:
     m = matcher.start_edges(csr)
     rows, want = [], {}
     for spec in args.variants.split(","):
-        threads, gib, *hubs = (int(x) for x in spec.split(":"))
-        hub_roots = hubs[0] if hubs else HUB_ROOTS
+        threads, gib, *rest = (int(x) for x in spec.split(":"))
+        hub_roots, narrow_max = (*rest, *(HUB_ROOTS, NARROW_MAX)[len(rest) :])
         counter = LabelCounter(matcher.stream, matcher._host, threads=threads,
-                               scratch_max=gib << 30, hub_roots=hub_roots)  # fmt: skip
+                               scratch_max=gib << 30, hub_roots=hub_roots,
+                               narrow_max=narrow_max)  # fmt: skip
         for name in args.patterns.split(","):
             p = shape(name)
             best, got = float("inf"), None
@@ -109,7 +114,9 @@ def main() -> int:
                 print(f"{name} at {spec}: {got} != {want[name]}", file=sys.stderr)
                 return 1
             row = {"pattern": name, "threads": threads, "scratch_gib": gib,
-                   "hub_roots": hub_roots, "count": got, "seconds": round(best, 4)}  # fmt: skip
+                   "hub_roots": hub_roots, "narrow_max": narrow_max,
+                   "hubs_taken": counter.last_hubs, "count": got,
+                   "seconds": round(best, 4)}  # fmt: skip
             if timed is not None:
                 row["kernel_ms"] = timed()
             rows.append(row)

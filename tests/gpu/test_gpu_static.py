@@ -14,6 +14,7 @@ import pytest
 from dcsm.engine.cpu import CpuEngine
 from dcsm.engine.plan import orbit_plans, plan_query, static_plan
 from dcsm.errors import EngineError
+from dcsm.gpu.label_count import HUB_ROOTS, NARROW_MAX
 from dcsm.gpu.static_match import (
     BESIDE_COUNT_MIN_BLOCKS,
     ORDER_DEGREE,
@@ -709,7 +710,7 @@ def _ring_cases() -> list[tuple[str, str]]:
 @pytest.mark.parametrize(("case", "name"), _ring_cases())
 def test_rings_counted_as_the_search_counts(matcher: StaticMatcher, case: str, name: str) -> None:
     """The ring counter (diamond_pairs: diamonds by their chords' common entries;
-    wedge_hubs, wedge_small and wedge_roots: 4-cycles by wedges) gives the CPU engine's
+    wedge_hubs and wedge_roots: 4-cycles by wedges) gives the CPU engine's
     count (which counts them without a search too, its own way), the device search's, and
     the same over slices of start edges, which add up; on power-law graphs with labels (a
     wildcard ring takes every vertex, ranked by id) and with one label."""
@@ -741,25 +742,54 @@ def test_rings_of_a_missing_label_count_nothing(matcher: StaticMatcher) -> None:
         assert matcher.count(csr, p, by_labels=False) == 0
 
 
-@pytest.mark.parametrize("hubs", [0, 1, 37])
+@pytest.mark.parametrize("narrow_max", [NARROW_MAX, 40, 0])
+@pytest.mark.parametrize("hubs", [0, 1, 37, HUB_ROOTS])
 @pytest.mark.parametrize("name", ["c4", "c4-any-d", "c4-ab"])
 def test_four_cycles_alike_with_any_number_of_hub_roots(
-    matcher: StaticMatcher, hubs: int, name: str
+    matcher: StaticMatcher, hubs: int, narrow_max: int, name: str
 ) -> None:
     """A 4-cycle's top ranks walked by the whole grid (wedge_hubs, each with its own count
-    array) or a block each (wedge_roots): the same count with none, one or 37 of them, over
-    the whole graph and over slices."""
+    array) or a block each (wedge_roots): the same count with none, one, 37 or every rank
+    (HUB_ROOTS passes the ranks here) of them, over the whole graph and over slices; with
+    16-bit hub counters (NARROW_MAX: every hub here), 32-bit ones (0), or both side by side
+    (40: the top roots, which have more u, in 32-bit ones, the next ones in turns)."""
     from dcsm.gpu.label_count import LabelCounter
 
     cpu, csr, _ = labelled_case(2)
     p = RINGS[name]
-    counter = LabelCounter(matcher.stream, matcher._host, hub_roots=hubs)
+    counter = LabelCounter(matcher.stream, matcher._host, hub_roots=hubs, narrow_max=narrow_max)
     m = matcher.start_edges(csr)
     want = cpu.count_static(p)
     assert want > 0 and counter.count(csr, p, 0, m) == want
+    assert counter.last_hubs == min(hubs, counter_ranks(matcher, csr, p))
     cuts = np.linspace(0, m, 4).astype(np.int64)
     bounds = zip(cuts[:-1], cuts[1:], strict=True)
     assert sum(counter.count(csr, p, int(a), int(b)) or 0 for a, b in bounds) == want
+
+
+def counter_ranks(matcher: StaticMatcher, csr: DeviceCsr, p: Pattern) -> int:
+    """The ranks of a ring's count: the vertices of its labels (a wildcard: all)."""
+    vlab = matcher._host(csr.vlab)
+    labels = set(p.vlabels.tolist())
+    return len(vlab) if -1 in labels else int(np.isin(vlab, list(labels)).sum())
+
+
+@pytest.mark.parametrize(("narrow_max", "fit"), [(NARROW_MAX, 24), (0, 12)])
+def test_hub_roots_as_many_as_the_budget_holds(
+    matcher: StaticMatcher, narrow_max: int, fit: int
+) -> None:
+    """A budget of 24 slots (a slot: a hub's 16-bit counters) holds 24 hub roots with 16-bit
+    counters, 12 with 32-bit ones (two slots each); the rest go to wedge_roots, and the
+    count stays the CPU engine's."""
+    from dcsm.gpu.label_count import LabelCounter
+
+    cpu, csr, _ = labelled_case(2)
+    p = RINGS["c4"]
+    slot = 4 * ((counter_ranks(matcher, csr, p) + 1) // 2)
+    counter = LabelCounter(matcher.stream, matcher._host, scratch_max=24 * slot,
+                           narrow_max=narrow_max)  # fmt: skip
+    assert counter.count(csr, p, 0, matcher.start_edges(csr)) == cpu.count_static(p)
+    assert counter.last_hubs == fit
 
 
 def test_triangles_and_tailed_triangles_stay_with_the_search() -> None:
