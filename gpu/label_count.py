@@ -58,11 +58,10 @@ SCRATCH_MAX = 16 << 30  # before ranking, 43M: 8 GiB 238 blocks 3.46 s; 16 GiB 2
 # A 4-cycle's highest ranks walked by the whole grid (ring_count.cuh's wedge_hubs), each
 # with its own count array: as many as the scratch budget holds, at most HUB_ROOTS. The top
 # 970 roots of a 20M-edge Chung-Lu graph hold 72 % of its 1.38G wedges, the top 4,000
-# 86 %, the top 10,000 91 % (bench/debug/wedge_root_sizes.py); the host model puts its
-# 4-cycle (0.217 s with 970 hubs of 32-bit counters) at 0.14 s with 4,000 hubs, 0.11 s
-# with 10,000. 16 GiB hold some 3,860 hubs of 16-bit counters there. To measure: 20M edges
-# and 43M, label_count_ab.py --variants 512:16:1024:0,512:16:4096,512:16:8192,512:32:8192
-# (the cap against the budget, and 32-bit counters at the old 1,024).
+# 86 %, the top 10,000 91 % (bench/debug/wedge_root_sizes.py). Measured on an H200
+# (bench/results/static/hubs16-1128/): 16 GiB hold 3,860 hubs of 16-bit counters there,
+# and its 4-cycle takes 0.162 s, against 0.209 s with 970 hubs of 32-bit counters; 32 GiB
+# (7,725 hubs) 0.151 s. At 43M edges, 1,784 hubs: 0.511 against 0.587 s.
 HUB_ROOTS = 8192
 # A hub root with at most this many u counts in 16-bit counters (ring_count.cuh's
 # NARROW_MAX: a count is at most the root's u count); 0: every hub in 32-bit ones.
