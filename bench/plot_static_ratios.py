@@ -13,7 +13,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from plot_ratio_bars import save_ratio_bars  # noqa: E402
 
 
 def ratios(folder: Path) -> dict[str, float]:
@@ -32,29 +36,13 @@ def main() -> None:
     ap.add_argument("runs", nargs="+", help="LABEL=folder of static_bench.py JSON files")
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     runs = [(label, ratios(Path(path))) for label, _, path in
             (spec.partition("=") for spec in args.runs)]  # fmt: skip
-    rows = [name for name in runs[-1][1] if all(name in r for _, r in runs)]
-    height = 0.8 / len(runs)
-    fig, ax = plt.subplots(figsize=(8, 0.28 * len(rows) * len(runs) + 1.5))
-    for k, (label, r) in enumerate(runs):
-        ys = [i + k * height for i in range(len(rows))]
-        ax.barh(ys, [r[name] for name in rows], height=height, label=label)
-    ax.set_yticks([i + 0.4 - height / 2 for i in range(len(rows))], rows, fontsize=8)
-    ax.invert_yaxis()
-    ax.set_xscale("log")
-    ax.axvline(1.0, color="black", linewidth=0.8)
-    ax.set_xlabel("faster of gMatch and EGSM / ours (> 1: ours faster), same host and call")
-    ax.set_title("GPU static matching against the published GPU matchers")
-    ax.legend(loc="lower right")
-    fig.tight_layout()
-    fig.savefig(args.out, dpi=110)
-    print(f"wrote {args.out} ({len(rows)} rows)")
+    n = save_ratio_bars(
+        runs, "faster of gMatch and EGSM / ours (> 1: ours faster), same host and call",
+        "GPU static matching against the published GPU matchers", args.out,
+    )  # fmt: skip
+    print(f"wrote {args.out} ({n} rows)")
 
 
 if __name__ == "__main__":
