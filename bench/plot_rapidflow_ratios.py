@@ -9,13 +9,12 @@ failed or was not run are left out. Needs matplotlib (the ``plot`` extra).
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from plot_ratio_bars import save_ratio_bars  # noqa: E402
+from plot_ratio_bars import ratio_plot_main  # noqa: E402
 
 _SHORT = {"oracle-github": "oracle", "enron-labeled5": "enron L5", "enron-unlabeled": "enron U"}
 
@@ -35,17 +34,11 @@ def ratios(path: Path) -> dict[str, float]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("runs", nargs="+", help="LABEL=path/to/gpu_bench.json")
-    ap.add_argument("--out", type=Path, required=True)
-    args = ap.parse_args()
-    runs = [(label, ratios(Path(path))) for label, _, path in
-            (spec.partition("=") for spec in args.runs)]  # fmt: skip
-    n = save_ratio_bars(
-        runs, "RapidFlow / ours (> 1: ours faster), same host and call, count mode",
-        "GPU engine against RapidFlow (CPU), all updates available at once", args.out,
+    ratio_plot_main(
+        __doc__, "LABEL=path/to/gpu_bench.json", ratios,
+        "RapidFlow / ours (> 1: ours faster), same host and call, count mode",
+        "GPU engine against RapidFlow (CPU), all updates available at once",
     )  # fmt: skip
-    print(f"wrote {args.out} ({n} rows)")
 
 
 if __name__ == "__main__":

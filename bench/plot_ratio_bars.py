@@ -3,6 +3,8 @@ faster): what ``plot_static_ratios.py`` and ``plot_rapidflow_ratios.py`` draw.""
 
 from __future__ import annotations
 
+import argparse
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -33,3 +35,19 @@ def save_ratio_bars(
     fig.savefig(out, dpi=110)
     plt.close(fig)
     return len(rows)
+
+
+def ratio_plot_main(
+    doc: str, run_help: str, ratios: Callable[[Path], dict[str, float]], xlabel: str,
+    title: str,
+) -> None:  # fmt: skip
+    """A plot script's command line: ``LABEL=PATH ... --out FILE``, each PATH read by
+    ``ratios``, the bars drawn by :func:`save_ratio_bars`."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("runs", nargs="+", help=run_help)
+    ap.add_argument("--out", type=Path, required=True)
+    args = ap.parse_args()
+    runs = [(label, ratios(Path(path))) for label, _, path in
+            (spec.partition("=") for spec in args.runs)]  # fmt: skip
+    n = save_ratio_bars(runs, xlabel, title, args.out)
+    print(f"wrote {args.out} ({n} rows)")

@@ -11,13 +11,12 @@ Each LABEL=DIR reads every ``*.json`` of static_bench.py directly in DIR.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from plot_ratio_bars import save_ratio_bars  # noqa: E402
+from plot_ratio_bars import ratio_plot_main  # noqa: E402
 
 
 def ratios(folder: Path) -> dict[str, float]:
@@ -32,17 +31,11 @@ def ratios(folder: Path) -> dict[str, float]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("runs", nargs="+", help="LABEL=folder of static_bench.py JSON files")
-    ap.add_argument("--out", type=Path, required=True)
-    args = ap.parse_args()
-    runs = [(label, ratios(Path(path))) for label, _, path in
-            (spec.partition("=") for spec in args.runs)]  # fmt: skip
-    n = save_ratio_bars(
-        runs, "faster of gMatch and EGSM / ours (> 1: ours faster), same host and call",
-        "GPU static matching against the published GPU matchers", args.out,
+    ratio_plot_main(
+        __doc__, "LABEL=folder of static_bench.py JSON files", ratios,
+        "faster of gMatch and EGSM / ours (> 1: ours faster), same host and call",
+        "GPU static matching against the published GPU matchers",
     )  # fmt: skip
-    print(f"wrote {args.out} ({n} rows)")
 
 
 if __name__ == "__main__":
