@@ -255,10 +255,11 @@ class Report:
                     + ", ".join(SMALL_STEPS) + "). Seen: entry into the ring -> the host read "
                     "the completion, on the host's clock alone. Clock check: the least ring "
                     "wait and the least time from the device's finish to the host's read; "
-                    "both are >= 0 when the device clock's mapping is right (bench/gpu_bench.py). "
-                    "Bounded: the response time with the device's times moved back by the "
-                    "second where it is negative (still an upper bound: "
-                    "dcsm.gpu.call_result.clock_slack), and the width of the offset's bounds.",
+                    "both are >= 0 when the device clock's mapping is right (bench/gpu_bench.py; "
+                    "the engine maps by pings answered while it runs, gpu/device_clock.py). "
+                    "Bounded: the response time with the device's times moved by the second "
+                    "(an upper bound: dcsm.gpu.call_result.clock_slack), and the width of the "
+                    "bounds the two give.",
                     "",
                     "| engine | rate (upd/s) | late | ring | updater | response from entry | "
                     "seen | clock check | response bounded | slack | mean batch | short path | "
@@ -332,7 +333,7 @@ def search_part(
             run.close()
 
 
-def latency_part(data: Path, report: Report, n: int) -> None:
+def latency_part(data: Path, report: Report, n: int, timelines: Path | None = None) -> None:
     og = data / "oracle-github"
     stream = read_csm_stream(og / "insertion10.stream").slice(0, n)
     query = read_csm_query(og / "queries" / "Q_2")
@@ -360,7 +361,14 @@ def latency_part(data: Path, report: Report, n: int) -> None:
             res = eng.apply_paced(batch)
             line = eng.last_timeline
             profile = eng.updater_profile()
+            clock = eng.clock_report()
             eng.close()
+            if timelines is not None and "persistent" in name:
+                # Every update's stamps (host and device clocks), for clock studies.
+                timelines.mkdir(parents=True, exist_ok=True)
+                tag = f"{int(rate)}-t{int(kwargs['batch_timeout_us'])}"
+                np.savez_compressed(timelines / f"timeline-{tag}.npz", arrival=arrival,
+                                    **{k: v for k, v in line.items() if v is not None})  # fmt: skip
             resp = (res.started - arrival) * 1e6
             done = (res.finished - arrival) * 1e6
             row = dict(engine=name, rate=rate, updates=n,
@@ -381,11 +389,11 @@ def latency_part(data: Path, report: Report, n: int) -> None:
                                 ("seen", line["seen"] - line["entered"])):  # fmt: skip
                     row[f"{key}_p50_us"] = float(np.percentile(us * 1e6, 50))
                     row[f"{key}_p99_us"] = float(np.percentile(us * 1e6, 99))
-                # The device's times are mapped to the host's clock once, at launch. Each
-                # update was taken after it entered and finished before the host saw it, so
-                # both minima are >= 0 when the mapping is right, and their sum is how far
-                # it could be off (a large ring minimum with a seen one near 0 means the
-                # ring wait is real, not the mapping).
+                # The device's times are mapped to the host's clock by the engine's clock
+                # pings (gpu/device_clock.py). Each update was taken after it entered and
+                # finished before the host saw it, so both minima are >= 0 when the mapping
+                # is right, and their sum is how far it could be off (a large ring minimum
+                # with a seen one near 0 means the ring wait is real, not the mapping).
                 ring_min = float((line["taken"] - line["entered"]).min())
                 seen_min = float((line["seen"] - line["finished"]).min())
                 row["ring_min_us"] = ring_min * 1e6
@@ -396,6 +404,10 @@ def latency_part(data: Path, report: Report, n: int) -> None:
                 row["resp_bounded_p50_us"] = float(np.percentile(resp + hi * 1e6, 50))
                 row["resp_bounded_p99_us"] = float(np.percentile(resp + hi * 1e6, 99))
                 row["clock_slack_us"] = float((hi - lo) * 1e6)
+            # The mapping of device times in use at the end (gpu/device_clock.py).
+            row["clock_offset_slack_us"] = clock["slack_us"]
+            row["clock_answers"] = clock["answers"]
+            row["clock_drift_ppm"] = clock["drift_ppm"]
             row["mean_batch"] = profile["mean_batch"]
             row["small_share"] = profile["small_batches"] / max(1, profile["batches"])
             for key in ("model_update_us", "model_chunk_us", "model_bulk_us"):
@@ -419,6 +431,7 @@ def main() -> None:
     ap.add_argument("--skip-search", action="store_true")
     ap.add_argument("--skip-latency", action="store_true")
     ap.add_argument("--latency-updates", type=int, default=20_000)
+    ap.add_argument("--timelines", type=Path, help="save each persistent latency row's stamps here")
     ap.add_argument(
         "--oracle-count-only", action="store_true", help="search time: oracle-github, count mode"
     )
@@ -439,7 +452,7 @@ def main() -> None:
     report = Report(args.out, args.rapidflow_limit)
     rapidflow = RapidFlow(args.rapidflow and Path(args.rapidflow), args.rapidflow_limit)
     if not args.skip_latency:
-        latency_part(args.data, report, args.latency_updates)
+        latency_part(args.data, report, args.latency_updates, args.timelines)
     if not args.skip_search:
         search_part(args.data, report, rapidflow, not args.skip_unlabeled,
                     args.oracle_count_only, args.batch_cap)  # fmt: skip

@@ -140,14 +140,13 @@ class CallResult:
 def clock_slack(ring_min: float, seen_min: float) -> tuple[float, float]:
     """Bounds (lo, hi), in seconds, on the correction to add to the device's times in a paced
     call's :meth:`CallResult.timeline`, from its least ring wait (taken - entered) and its
-    least time from the device's finish to the host's read (seen - finished). Those times
-    are mapped to the host's clock once, at launch, from a host reading taken after the
-    device's: the mapping is never early (the correction is <= 0). Each update was taken
-    after it entered the ring (>= -ring_min) and finished before the host read its
-    completion (<= seen_min). Adding ``hi`` to a response time keeps it an upper bound, the
-    tightest these records allow; ``lo`` to it, a lower bound."""
-    hi = min(0.0, seen_min)
-    return min(hi, -ring_min), hi
+    least time from the device's finish to the host's read (seen - finished). Each update
+    was taken after it entered the ring (>= -ring_min) and finished before the host read its
+    completion (<= seen_min). The mapping (:mod:`.device_clock`) may be off either way by
+    its own slack, so neither bound is assumed to be 0. Adding ``hi`` to a response time
+    keeps it an upper bound, the tightest these records allow; ``lo`` to it, a lower
+    bound."""
+    return min(seen_min, -ring_min), seen_min
 
 
 def concat_results(parts: list[BatchResult]) -> BatchResult:

@@ -62,6 +62,7 @@ from dcsm.model import Graph, Pattern, UpdateBatch
 from . import diagnostics, pools, rings
 from . import layout as L
 from .call_result import CallResult, concat_results
+from .device_clock import DeviceClock
 from .device_snapshot import DeviceSnapshot
 from .input_ring import InputRing
 from .loader import KernelConfig, field_offsets, load_kernel
@@ -281,7 +282,7 @@ class GpuEngine(Engine):
         # Records and completions read while no apply call collects them (then dropped).
         self._drain_rows = MatchRows(16, chunk_rows=_ROWS)
         self._no_collector = CallResult(0, 0, 1, np.zeros(0, np.int64))
-        self._clock_offset_ns = 0
+        self._clock = DeviceClock(self._hctl, self._dstat)
         # Per update of the last apply call, when it entered, was taken, started, finished.
         self.last_timeline: dict[str, np.ndarray] = {}
         self._blocks = blocks or self._default_blocks(spare=int(static_beside))
@@ -684,14 +685,27 @@ class GpuEngine(Engine):
         self._dstat["running"] = 0
         with self._stream:
             self._kernel((self._blocks,), (THREADS,), (self._ctx,))
-        deadline = time.monotonic() + 30
-        while self._dstat["running"][0] != 1:
-            if self._stream.done:
-                raise EngineError("the persistent kernel exited at launch")
-            if time.monotonic() > deadline:
-                raise EngineError("the persistent kernel did not start within 30 s")
-        self._clock_offset_ns = time.time_ns() - int(self._dstat["clock_ns"][0])
+        self._clock.at_launch(self._await_start(self._dstat["running"]))
         self._running = True
+
+    def _await_start(self, running: np.ndarray, limit_s: float = 30.0) -> int:
+        """Wait for the launched kernel's start flag; return the offset from its clock
+        (%globaltimer, written just before the flag) to the host's (``time.time_ns``).
+        The host reads its clock as soon as it sees the flag, so the offset is late by the
+        flag's trip to host memory and one pass of a tight loop (a stream query, ~us, runs
+        only every 4,096 passes); the running kernel's answers to clock pings replace it
+        (:mod:`.device_clock`)."""
+        deadline = time.monotonic() + limit_s
+        spins = 0
+        while running[0] != 1:
+            spins += 1
+            if spins & 4095 == 0:
+                if self._stream.done:
+                    raise EngineError("the persistent kernel exited at launch")
+                if time.monotonic() > deadline:
+                    raise EngineError(f"the persistent kernel did not start within {limit_s:g} s")
+        now = time.time_ns()
+        return now - int(self._dstat["clock_ns"][0])
 
     def stop(self, limit_s: float = 60.0) -> None:
         """Drain, stop the kernel and keep the graph (the next apply relaunches it)."""
@@ -743,6 +757,14 @@ class GpuEngine(Engine):
             "max_vertices": self._maxv,
         }
         return out
+
+    def clock_report(self) -> dict[str, float | None]:
+        """How the device's times are mapped to the host's clock (:mod:`.device_clock`): the
+        offset in use and half the width of its bounds (us), the answers kept, and the drift
+        between the clocks over them (ppm; None before two answers a second apart)."""
+        c = self._clock
+        return {"offset_us": c.offset_ns / 1e3, "slack_us": c.slack_ns / 1e3,
+                "answers": len(c.samples), "drift_ppm": c.drift_ppm()}  # fmt: skip
 
     def stall_report(self) -> str:
         """The kernel's counters now, read beside the running kernel: where a stall is
@@ -904,6 +926,7 @@ class GpuEngine(Engine):
         both to the collector."""
         self._check_error()
         self._ring.flush()
+        self._clock.tend()
         t = self._done_next
         limit = t + min(self.cfg.maxu, self._next_tau - t, 1 << 14)
         if limit > t:
@@ -912,7 +935,7 @@ class GpuEngine(Engine):
             m, expect, row_i, row_col, row_n = drain_done(
                 *self._done_fields, self._done_counts, t, limit, live,
                 self._slots.count_only[live],
-                sink.tau0, sink.nsent, self._clock_offset_ns, sink.dev_outcome, sink.taken,
+                sink.tau0, sink.nsent, self._clock.offset_ns, sink.dev_outcome, sink.taken,
                 sink.started, sink.finished,
             )  # fmt: skip
             self._expect_records += expect

@@ -122,6 +122,11 @@
 #ifndef WAIT_NS_NEAR
 #define WAIT_NS_NEAR 512
 #endif
+// Updater warp 0 polls the host's input tail every IDLE_POLL_NS ns while no batch is open
+// (each poll is one round trip to host memory).
+#ifndef IDLE_POLL_NS
+#define IDLE_POLL_NS 2000
+#endif
 #ifndef NEAR_ITEMS
 #define NEAR_ITEMS 256
 #endif
@@ -281,7 +286,8 @@ struct Done {
     i64 pad;
 };
 
-struct HostCtl { u64 in_tail; u64 out_consumed; u64 done_consumed; u64 pad; };
+// clock_ping: a number the host changes to ask for the device's clock (gpu/device_clock.py).
+struct HostCtl { u64 in_tail; u64 out_consumed; u64 done_consumed; u64 clock_ping; };
 #define MIRROR_BITS 24  // in_tail: tail << MIRROR_BITS | records before it in in_mirror
 
 struct DevStatus {
@@ -297,7 +303,9 @@ struct DevStatus {
     u64 gc_queue;         // GC: retired versions still waiting in the GC queue
     u64 donated;          // GC (snapshot of st): work items donated so far
     u64 slab_bump;        // GC (snapshot of st): slabs ever taken from the bump region
-    u64 pad[4];
+    u64 clock_pong_ns;    // w0: %globaltimer when it saw HostCtl.clock_ping change
+    u64 clock_pong;       // w0: that clock_ping, written after clock_pong_ns
+    u64 pad[2];
 };
 
 struct State {
@@ -325,6 +333,7 @@ struct State {
     u64 job_cursor;       // w0 resets, every helper atomicAdds (seq << 40 | next task)
     u64 job_done;         // w0 resets, helpers atomicAdd finished tasks
     u64 donated;          // executors: items handed to waiting warps
+    u64 clock_ping;       // w0: the last HostCtl.clock_ping answered
     u64 free_head[NCLASS];
     u64 free_tail[NCLASS];
     i64 q_from[QMAX];     // w0 (REGISTER): first tau the slot sees

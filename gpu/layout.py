@@ -59,14 +59,14 @@ VERSION = np.dtype([(f, np.int32) for f in VERSION_FIELDS])
 assert VERSION.itemsize == 48
 
 HOST_CTL = np.dtype([("in_tail", np.uint64), ("out_consumed", np.uint64),
-                     ("done_consumed", np.uint64), ("pad", np.uint64)])  # fmt: skip
+                     ("done_consumed", np.uint64), ("clock_ping", np.uint64)])  # fmt: skip
 DEV_STATUS = np.dtype(
     [
         ("in_consumed", np.uint64), ("gc_ptr", np.uint64), ("slabs_in_use", np.uint64),
         ("versions_in_use", np.uint64), ("clock_ns", np.uint64), ("running", np.uint64),
         ("error", np.uint64), ("completed", np.uint64), ("gc_freed", np.uint64),
         ("gc_queue", np.uint64), ("donated", np.uint64), ("slab_bump", np.uint64),
-        ("pad", np.uint64, 4),
+        ("clock_pong_ns", np.uint64), ("clock_pong", np.uint64), ("pad", np.uint64, 2),
     ]
 )  # fmt: skip
 
@@ -74,7 +74,7 @@ STATE_SCALARS = (
     "in_head", "next_tau", "item_reserve", "item_ticket", "out_reserve", "out_consumed",
     "done_consumed", "completed", "gc_ptr", "gcq_head", "gcq_tail", "slab_bump", "ver_bump",
     "ver_free_head", "ver_free_tail", "slabs_in_use", "versions_in_use", "stop", "hold",
-    "batch_no", "job_word", "job_cursor", "job_done", "donated",
+    "batch_no", "job_word", "job_cursor", "job_done", "donated", "clock_ping",
 )  # fmt: skip
 
 

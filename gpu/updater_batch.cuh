@@ -6,17 +6,26 @@
 // Graph updater (section 5): batch forming and allocation on warp 0, everything else as
 // jobs over all warps that are free.
 
-// Copy the host's consumption counters into device memory, and return the host's input
-// tail word (HostCtl.in_tail; only warp 0, lane 0 reads host memory; other lanes get 0).
-// The three host reads are issued together, before any store: a reload of C after a
-// store would wait behind a host read and make the round trips consecutive.
+// Copy the host's consumption counters into device memory, answer a new clock ping (the
+// device's clock, then the ping, into DevStatus: the host maps device times to its own
+// clock by them, gpu/device_clock.py), and return the host's input tail word
+// (HostCtl.in_tail; only warp 0, lane 0 reads host memory; other lanes get 0). The four
+// host reads are issued together, before any store: a reload of C after a store would wait
+// behind a host read and make the round trips consecutive.
 __device__ __forceinline__ u64 relay(const Ctx& C) {
     if ((threadIdx.x & 31) != 0) return 0;
     const HostCtl* h = C.hctl;
     State* st = C.st;
     const u64 out = vload(&h->out_consumed), done = vload(&h->done_consumed), tail = vload(&h->in_tail);
+    const u64 ping = vload(&h->clock_ping);
     vstore(&st->out_consumed, out);
     vstore(&st->done_consumed, done);
+    if (ping != st->clock_ping) {
+        st->clock_ping = ping;
+        vstore(&C.dstat->clock_pong_ns, gtime());
+        __threadfence_system();  // the time before the ping it answers
+        vstore(&C.dstat->clock_pong, ping);
+    }
     return tail;
 }
 
@@ -216,7 +225,7 @@ __device__ void form_batch(const Ctx& C, UpdShared& S, int lane) {
             if (decode_tail(t2, head).tail == head || blocked) break;
             continue;
         }
-        if (head == tail || blocked) __nanosleep(nb ? 500 : 2000);
+        if (head == tail || blocked) __nanosleep(nb ? 500 : IDLE_POLL_NS);
         if (nb == 0 && blocked) {  // no update slot free yet
             const u64 dt = gtime() - t_read;
             wait_slots += dt;
