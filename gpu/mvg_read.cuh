@@ -53,6 +53,20 @@ __device__ __forceinline__ int find_version(const Ctx& C, int x, int tau, Adj& a
     return -1;
 }
 
+// find_version for both ends of an update at once: the two heads, then the two versions
+// they name, are loaded together (one round trip each, not two); a walk that must go past
+// its head goes on alone. Returns nothing: the lists come back through a0 and a1.
+__device__ __forceinline__ void find_versions(const Ctx& C, int x0, int x1, int tau, Adj& a0, Adj& a1) {
+    const int v0 = __ldcg(C.head + x0), v1 = __ldcg(C.head + x1);
+    Version w0 = {}, w1 = {};
+    if (v0 >= 0) w0 = load_version_list(C.vers + v0);
+    if (v1 >= 0) w1 = load_version_list(C.vers + v1);
+    const bool here0 = v0 >= 0 && w0.ct_min <= tau && (!CHECK || w0.x == x0);
+    const bool here1 = v1 >= 0 && w1.ct_min <= tau && (!CHECK || w1.x == x1);
+    if (here0 && !(CHECK && w0.dt_max < tau)) a0 = adj_of(w0); else find_version(C, x0, tau, a0);
+    if (here1 && !(CHECK && w1.dt_max < tau)) a1 = adj_of(w1); else find_version(C, x1, tau, a1);
+}
+
 // First index in the run of entries [off, off+len) whose neighbour is >= c (> c when `upper`).
 __device__ __forceinline__ int lower_nbr(const Ctx& C, i64 off, int len, int c, bool upper = false) {
     int lo = 0, hi = len;

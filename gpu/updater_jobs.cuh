@@ -177,8 +177,7 @@ __device__ int chunks_of(const Ctx& C, int qp, int tau, int a, int b, int elab, 
 __device__ int count_items(const Ctx& C, Batch& B, int e, int tau) {
     int a = ld(B.rec[e].a), b = ld(B.rec[e].b), elab = ld(B.elab[e]);
     Adj aa, ab;
-    find_version(C, a, tau, aa);
-    find_version(C, b, tau, ab);
+    find_versions(C, a, b, tau, aa, ab);
     int mlen[2] = {aa.len, ab.len};
     B.len_a[e] = mlen[0];
     B.len_b[e] = mlen[1];

@@ -159,13 +159,15 @@ __device__ void place_run(const Ctx& C, SmallShared& S, int j) {
 
 // Merge vertex j's old live entries with its insertions into its new run, in (neighbour,
 // ct) order (whole warp). Lanes in `mins` insert neighbour y at tau, as the rank-th of the
-// vertex's insertions, after the old entries [0, above). Returns the old live entries.
+// vertex's insertions, after every old live entry of a neighbour at or below y: counted
+// here, by a vote per insertion on each chunk the merge loads anyway, instead of a binary
+// search before it (a dependent load per step). Returns the old live entries.
 __device__ int merge_small(const Ctx& C, const SmallShared& S, int j, unsigned mins, int y, int tau,
-                           int label, int rank, int above, int lane) {
+                           int label, int rank, int lane) {
     const bool my_ins = (mins >> lane) & 1u;
     const i64 off = S.off[j], noff = (i64)S.slab[j] * 32;
     const int oldlen = S.len[j];
-    int carry = 0, before = -1;
+    int carry = 0, before = 0;  // before: my insertion's old live entries at or below y
     constexpr int U = 4;  // chunks loaded at once
     for (int base = 0; base < oldlen; base += 32 * U) {
         Entry e[U];
@@ -181,17 +183,18 @@ __device__ int merge_small(const Ctx& C, const SmallShared& S, int j, unsigned m
             const bool live = b0 + lane < oldlen && e[u].dt == INF_TS;
             const unsigned mlive = __ballot_sync(0xffffffffu, live);
             int below = 0;  // insertions with a smaller neighbour
-            for (unsigned m = mins; m; m &= m - 1)
-                below += __shfl_sync(0xffffffffu, y, __ffs(m) - 1) < e[u].nbr;
+            for (unsigned m = mins; m; m &= m - 1) {
+                const int src = __ffs(m) - 1, ym = __shfl_sync(0xffffffffu, y, src);
+                below += ym < e[u].nbr;
+                const unsigned at_or_below = __ballot_sync(0xffffffffu, live && e[u].nbr <= ym);
+                if (lane == src) before += __popc(at_or_below);
+            }
             if (live)
                 *reinterpret_cast<int4*>(C.entries + noff + carry + __popc(mlive & lanemask_lt()) + below) =
                     make_int4(e[u].nbr, e[u].elab, e[u].ct, e[u].dt);
-            if (my_ins && before < 0 && above < b0 + 32)
-                before = carry + __popc(mlive & ((1u << (above - b0)) - 1u));
             carry += __popc(mlive);
         }
     }
-    if (my_ins && before < 0) before = carry;  // after every old entry
     if (my_ins)
         *reinterpret_cast<int4*>(C.entries + noff + before + rank) = make_int4(y, label, tau, INF_TS);
     return carry;
@@ -241,7 +244,11 @@ __device__ SmallLane classify_small(const Ctx& C, Batch& B, int nb, int tau0, in
         u.a = r.a; u.b = r.b; u.label = r.label; u.ins = r.kind == REC_INSERT;
     }
     const int lo = min(u.a, u.b), hi = max(u.a, u.b);
-    const i64 ent = on ? find_live(C, __ldcg(C.head + lo), hi) : -1;
+    // The edge's live entry, searched in the shorter of its endpoints' lists (both hold it,
+    // with its label): both heads, then both lengths, are read at once.
+    const int vlo = on ? __ldcg(C.head + lo) : -1, vhi = on ? __ldcg(C.head + hi) : -1;
+    const int nlo = vlo >= 0 ? __ldcg(&C.vers[vlo].len) : 0, nhi = vhi >= 0 ? __ldcg(&C.vers[vhi].len) : 0;
+    const i64 ent = !on ? -1 : nlo <= nhi ? find_live(C, vlo, hi) : find_live(C, vhi, lo);
     bool exists = ent >= 0, mine = false;
     int lab = exists ? __ldcg(&C.entries[ent].elab) : 0;
     for (int k = 0; k < nb; ++k) {
@@ -345,7 +352,8 @@ __device__ bool apply_small(const Ctx& C, Batch& B, SmallShared& S, int nb, int 
         if (S.cls[j] >= 0) place_run(C, S, j);
     // Each side of each applied update: deletions before its vertex's first insertion end
     // their entry in place (as J_SEGEDIT); an insertion's rank among its vertex's insertions
-    // by (neighbour, update), and the old entries at or below its neighbour. Both sides'
+    // by (neighbour, update), and, in a list with a tail, the old entries at or below its
+    // neighbour (merge_small counts them itself in a list without one). Both sides'
     // searches run together.
     // The searches run in the base; a list's tail, if any, is searched after.
     int rank[2] = {0, 0}, above[2] = {0, 0}, above_tail[2] = {0, 0}, lo[2], hi[2];
@@ -354,7 +362,7 @@ __device__ bool apply_small(const Ctx& C, Batch& B, SmallShared& S, int nb, int 
         const int j = u.vi[s];
         del[s] = u.applied && !u.ins && lane < S.first[j];
         lo[s] = 0;
-        hi[s] = del[s] || (u.applied && u.ins) ? S.blen[j] : 0;
+        hi[s] = del[s] || (u.applied && u.ins && S.blen[j] < S.len[j]) ? S.blen[j] : 0;
     }
     while (lo[0] < hi[0] || lo[1] < hi[1]) {
         int mid[2], nbr[2];
@@ -376,7 +384,7 @@ __device__ bool apply_small(const Ctx& C, Batch& B, SmallShared& S, int nb, int 
             if (ent >= 0) C.entries[ent].dt = u.tau;
             else if (CHECK) check_fail(C, CHK_DELETE_MISSING, u.tau, x, y);
         }
-        if (u.applied && u.ins) {
+        if (u.applied && u.ins && S.blen[j] < S.len[j]) {
             above[s] = lo[s];
             above_tail[s] = lower_nbr(C, S.off2[j] + S.blen[j], S.len[j] - S.blen[j], y, true);
         }
@@ -402,7 +410,7 @@ __device__ bool apply_small(const Ctx& C, Batch& B, SmallShared& S, int nb, int 
                 *reinterpret_cast<int4*>(C.entries + (i64)S.slab[j] * 32 + k) = make_int4(CHECK_SENTINEL, 0, 0, 0);
         warp_join();
         const int live = S.blen[j] == S.len[j]
-            ? merge_small(C, S, j, mins, u.other(s), u.tau, u.label, rank[s], above[s], lane)
+            ? merge_small(C, S, j, mins, u.other(s), u.tau, u.label, rank[s], lane)
             : merge_small_tail(C, S, j, mins, u.other(s), u.tau, u.label, rank[s], above[s], above_tail[s], lane);
         if (lane == 0) { S.live[j] = live; cost.chunks += (S.len[j] + 31) / 32; }
     }
