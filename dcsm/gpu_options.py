@@ -10,6 +10,10 @@ import argparse
 from collections.abc import Callable
 from typing import NamedTuple
 
+from dcsm.gpu.loader import KernelConfig  # the kernel's sizes (no CUDA needed to import)
+
+_K = KernelConfig()
+
 
 def _power_of_two(text: str) -> int:
     x = int(text)
@@ -52,25 +56,25 @@ GPU_OPTIONS: dict[str, GpuOption] = {
         GpuOption("max_vertices", 1 << 22, "vertices the device tables hold at first (they "
                   "double, between two batches, when a graph or stream needs more)",
                   _at_least(1)),
-        GpuOption("batch_size", 64, "updates that close a device batch at once (b)",
+        GpuOption("batch_size", _K.batch_b, "updates that close a device batch at once (b)",
                   _at_least(1)),
-        GpuOption("batch_timeout_us", 0.0, "how long a device batch waits for more updates "
-                  "after its first (t, us); 0: it closes as soon as nothing more is waiting",
-                  float, "US"),
-        GpuOption("batch_cap", 16384, "most updates one device batch takes under a "
+        GpuOption("batch_timeout_us", _K.batch_timeout_ns / 1000, "how long a device batch "
+                  "waits for more updates after its first (t, us); 0: it closes as soon as "
+                  "nothing more is waiting", float, "US"),
+        GpuOption("batch_cap", _K.batch_cap, "most updates one device batch takes under a "
                   "backlog. Larger batches copy a hub's list once for more updates: 16,384 "
                   "against 4,096 took the oracle-github count rows from 0.173 to 0.151 s and "
                   "the updater's time on a 43M-edge triangle insertion from 0.78 to 0.33 s",
                   _at_least(1)),
-        GpuOption("small_path", 1, "batches of at most 32 updates applied by one updater warp "
-                  "without the job pipeline: 0 never, 1 where the kernel's measured costs say "
-                  "it is cheaper, 2 always", int, "{0,1,2}", (0, 1, 2)),
-        GpuOption("maxu", 1 << 16, "update slots: how many updates the kernel holds at once "
+        GpuOption("small_path", _K.small_path, "batches of at most 32 updates applied by one "
+                  "updater warp without the job pipeline: 0 never, 1 where the kernel's "
+                  "measured costs say it is cheaper, 2 always", int, "{0,1,2}", (0, 1, 2)),
+        GpuOption("maxu", _K.maxu, "update slots: how many updates the kernel holds at once "
                   "(a power of two >= batch_cap). Fewer keep fewer replaced lists waiting to "
                   "be freed, which matters with tail_div 0: a 43M-edge insertion at batches "
                   "of 16,384 then keeps 1.96x the bytes it uses with 32,768 slots (2.5x with "
                   "65,536) at 5.6M instead of 6.1M updates/s", _power_of_two),
-        GpuOption("tail_div", 8, "a batch that inserts into a neighbour list appends a "
+        GpuOption("tail_div", _K.tail_div, "a batch that inserts into a neighbour list appends a "
                   "sorted tail in the list's slab run, keeping the rest, while the tail holds "
                   "at most 1/N of it; else it copies the whole list, merged. Tails copy 6x "
                   "less on a 43M-edge triangle insertion (6.9M updates/s, 1.9x the bytes it "
