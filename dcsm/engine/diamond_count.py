@@ -27,13 +27,6 @@ from ..model import Pattern
 from .short_cycles import one_label_rows, ring_shape
 
 
-def counts_by_diamond(pattern: Pattern) -> bool:
-    """Whether ``pattern`` is a diamond whose vertices all carry one label (or all a
-    wildcard) and whose edges all carry one label (or all a wildcard)."""
-    shape = ring_shape(pattern)
-    return shape is not None and shape.kind == "diamond"
-
-
 @dataclass(frozen=True)
 class DiamondRows:
     """The fitting edges as rows over vertices numbered by rank (``rank[x]``): vertex r's
@@ -49,7 +42,7 @@ class DiamondRows:
 def diamond_rows(
     arrays: tuple[np.ndarray, ...], num_vertices: int, pattern: Pattern
 ) -> DiamondRows:
-    """The rows of ``pattern`` (which satisfies :func:`counts_by_diamond`) over the graph
+    """The rows of ``pattern`` (a diamond by :func:`~.short_cycles.ring_shape`) over the graph
     ``arrays`` of the CPU kernels."""
     shape = ring_shape(pattern)
     assert shape is not None and shape.kind == "diamond"

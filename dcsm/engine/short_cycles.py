@@ -62,14 +62,6 @@ def alternating(labels: list[int]) -> bool:
     return len(labels) == 4 and labels == [a, b, a, b] and a != b and ANY_LABEL not in (a, b)
 
 
-def counts_by_short_cycle(pattern: Pattern) -> bool:
-    """Whether ``pattern`` is a triangle or a 4-cycle whose edges all carry one label (or
-    all a wildcard) and whose vertices all carry one label (or all a wildcard), or a
-    4-cycle of two fixed labels taking turns: then :func:`short_cycle_counts` counts it."""
-    shape = ring_shape(pattern)
-    return shape is not None and shape.kind in ("triangle", "cycle4")
-
-
 def one_label_shape(pattern: Pattern, degrees: list[int]) -> bool:
     """Whether the vertices of ``pattern`` all carry one label (or all a wildcard), its
     edges all carry one label (or all a wildcard), and its vertex degrees, ascending, are
@@ -93,15 +85,6 @@ def one_label_rows(
     rank = degree_rank(arrays[1], num_vertices)
     offs, nbrs = step_rows(arrays, num_vertices, [(label, label, edge_label)], rank)
     return offs, nbrs, rank
-
-
-def counts_by_tailed_triangle(pattern: Pattern) -> bool:
-    """Whether ``pattern`` is a triangle with a pendant edge at one of its vertices (four
-    vertices of degrees 3, 2, 2, 1) whose vertices all carry one label (or all a wildcard)
-    and whose edges all carry one label (or all a wildcard): then
-    :func:`short_cycle_counts` counts it."""
-    shape = ring_shape(pattern)
-    return shape is not None and shape.kind == "tailed"
 
 
 @dataclass(frozen=True)
@@ -163,8 +146,8 @@ class ShortCycleRows:
 def short_cycle_rows(
     arrays: tuple[np.ndarray, ...], num_vertices: int, pattern: Pattern
 ) -> ShortCycleRows:
-    """The rows of ``pattern`` (which satisfies :func:`counts_by_short_cycle` or
-    :func:`counts_by_tailed_triangle`) over the graph ``arrays`` of the CPU kernels."""
+    """The rows of ``pattern`` (a triangle, 4-cycle or tailed triangle by
+    :func:`ring_shape`) over the graph ``arrays`` of the CPU kernels."""
     nv = num_vertices
     shape = ring_shape(pattern)
     assert shape is not None and shape.kind != "diamond"
