@@ -414,6 +414,10 @@ def latency_part(data: Path, report: Report, n: int, timelines: Path | None = No
                 row[key] = profile[key]
             for key in SMALL_STEPS:
                 row[f"small_{key}_us"] = profile[f"small_{key}_us"]
+            # Where a batch's time went: the updater's phases and steps, mean us a batch
+            # (short and bulk batches together; JSON only).
+            row["updater_steps_us"] = {k: v for k, v in profile.items() if k.endswith("_us")
+                                       and not k.startswith(("small_", "model_"))}  # fmt: skip
             report.latency.append(row)
             print(json.dumps(row), flush=True)
             report.flush()
