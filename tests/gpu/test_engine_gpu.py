@@ -149,15 +149,22 @@ def test_last_levels_walked_together_count_alike(
         assert_same(got, want)
 
 
-def test_short_path_copies_a_hub() -> None:
-    """The short path merging into a neighbour array of 100K entries, one update at a time."""
+@pytest.mark.parametrize("tail_div", [0, 8])
+def test_short_path_copies_a_hub(tail_div: int) -> None:
+    """The short path inserting into a neighbour array of 100K entries, one update at a
+    time: merged into a new run each time (tail_div 0), or appended as a tail in the hub's
+    run, the base shared (8, the default), with the self-checks compiled in."""
     rng = np.random.default_rng(8)
     g = _hub_graph(rng, 100_000)
     stream = _hub_stream(rng, 100_000, 300, 0.5)
     want = cpu_run(g, stream, [TRIANGLE], True)
-    got = run(GpuEngine(batch_size=1, batch_cap=4, small_path=2, check=True), g, stream,
-              [TRIANGLE], True, 25)  # fmt: skip
+    prof: dict[str, float] = {}
+    eng = GpuEngine(batch_size=1, batch_cap=4, small_path=2, check=True, tail_div=tail_div)
+    got = run(eng, g, stream, [TRIANGLE], True, 25,
+              before_close=lambda e: prof.update(e.updater_profile()))  # fmt: skip
     assert_same(got, want)
+    assert prof["small_batches"] == prof["batches"], prof
+    assert (prof["appends"] > 0) == (tail_div > 0), prof
 
 
 def test_register_and_unregister_at_exact_seq() -> None:
