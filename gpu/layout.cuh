@@ -350,8 +350,8 @@ struct State {
     u64 small_batches, small_updates, small_probe;
     u64 model_update_ps, model_chunk_ps, model_bulk_ns;
     u64 small_ns[NSMALL];  // w0 lane 0: %globaltimer ns per short-path step, summed
-    // J_ALLOC (bulk path): new versions that appended a tail in their vertex's run, and those
-    // that took a new run (a merge, or a vertex's first list).
+    // J_ALLOC and the short path: new versions that appended a tail in their vertex's run,
+    // and those that took a new run (a merge, or a vertex's first list).
     u64 appends, new_runs;
     // w0 lane 0: %globaltimer ns per updater step, summed over batches (index: JobKind, or
     // STEP_* below for the steps between jobs).

@@ -397,9 +397,9 @@ __device__ __noinline__ bool apply_small(const Ctx& C, Batch& B, SmallShared& S,
         if (S.cls[j] >= 0) place_run(C, S, j);
     // Each side of each applied update: deletions before its vertex's first insertion end
     // their entry in place (as J_SEGEDIT); an insertion's rank among its vertex's insertions
-    // by (neighbour, update), and, in a list with a tail, the old entries at or below its
-    // neighbour (merge_small counts them itself in a list without one). Both sides'
-    // searches run together.
+    // by (neighbour, update), and, in a list with a tail that merges, the old entries at or
+    // below its neighbour (merge_small counts them itself, for a list without a tail and for
+    // an append). Both sides' searches run together.
     // The searches run in the base; a list's tail, if any, is searched after.
     int rank[2] = {0, 0}, above[2] = {0, 0}, above_tail[2] = {0, 0}, lo[2], hi[2];
     bool del[2];
