@@ -1,5 +1,6 @@
 // updater_small.cuh -- the short path: a batch of at most SMALL_MAX updates applied by
-// updater warp 0 alone, one lane per update, with no job posted (issue 13, item 1). At low
+// updater warp 0, one lane per update, with no job posted (issue 13, item 1); the other
+// updater warps, idle otherwise, take their share of its vertices' merges. At low
 // update rates a batch holds one or two updates, and the job pipeline's fixed cost (fifteen
 // jobs, each a fence and two barriers) is the whole of its time; here the same edits take a
 // few dependent reads per touched vertex. Semantics are the bulk path's exactly: the same
@@ -14,8 +15,10 @@
 // Buffers: batch rec (reads), outcome/elab/nitems/len_a/len_b (writes, each lane its own
 // update's), vlab/ext (writes), head (reads, publishes), vers and entries (new versions,
 // dt edits), slab_free/ver_free (pops, as `allocate`), gcq (appends), st.small_* and
-// st.model_* (updater w0, lane 0), SmallShared in block 0's shared memory (updater w0 only),
-// then J_COUNT's and J_ITEMS's task functions for upd/upd_count/items.
+// st.model_* (updater w0, lane 0), SmallShared in block 0's shared memory (updater w0
+// writes; the other updater warps read it between two named barriers and write S.live and
+// S.chunks for the vertices they merge), then J_COUNT's and J_ITEMS's task functions for
+// upd/upd_count/items.
 //
 // Which path a batch takes is decided by measured cost (choose_small): the short path's cost
 // is modelled as model_update_ps per update plus model_chunk_ps per 32 old entries it copies,
@@ -101,6 +104,15 @@ struct SmallShared {
     int live[2 * SMALL_MAX];     // old live entries merged into it
     int ndead[2 * SMALL_MAX];    // its dead entries, at most: those merge_tail kept, and those
                                  //   ended by deletions after the first insertion
+    // Per update k of the batch, for the warps that merge (merge_share): its ends, label and
+    // per side s its rank among its vertex's insertions and, for merge_small_tail, the old
+    // entries at or below its neighbour in the base and the tail; ins: the applied
+    // insertions (bit k).
+    int ua[SMALL_MAX], ub[SMALL_MAX], ulab[SMALL_MAX];
+    int urank[2][SMALL_MAX], uabove[2][SMALL_MAX], uabove_tail[2][SMALL_MAX];
+    unsigned ins;
+    int tau0, nmerge;            // nmerge: vertices to merge (0 when the pools failed)
+    int chunks;                  // old chunks the merges copied (for the cost model)
     int nv, nver;
     int cnt[NCLASS];             // new versions per class
     u64 ring_h[NCLASS], bump0[NCLASS];
@@ -359,6 +371,44 @@ __device__ void prepare_vertex(const Ctx& C, SmallShared& S, const SmallLane& u,
     }
 }
 
+// Updater warp w's share of a short batch's merges: vertices j = w, w + N_UPDATERS, ...,
+// each by the whole warp, from the batch's updates as apply_small left them in S. Every
+// lane fences after its writes: warp 0 publishes the versions after the next barrier.
+__device__ void merge_share(const Ctx& C, SmallShared& S, int w, int lane) {
+    const bool on = (S.ins >> lane) & 1u;  // update `lane` is an applied insertion
+    const int ka = S.ua[lane], kb = S.ub[lane];
+    int chunks = 0;
+    for (int j = w; j < S.nmerge; j += N_UPDATERS) {
+        if (S.cls[j] < 0) continue;  // uniform
+        const int x = S.x[j];
+        const int s = kb == x;  // this lane's side at x, if its update touches x
+        const bool in_x = on && (s ? kb : ka) == x;
+        const unsigned mins = __ballot_sync(0xffffffffu, in_x);
+        const int y = s ? ka : kb, tau = S.tau0 + lane, rank = S.urank[s][lane];
+        if (CHECK)
+            for (int k = lane; k < S.mlen[j] + S.nins[j]; k += 32)
+                *reinterpret_cast<int4*>(C.entries + S.noff[j] + k) = make_int4(CHECK_SENTINEL, 0, 0, 0);
+        warp_join();
+        const int live = S.app[j] || S.blen[j] == S.len[j]
+            ? merge_small(C, S, j, mins, y, tau, S.ulab[lane], rank, lane)
+            : merge_small_tail(C, S, j, mins, y, tau, S.ulab[lane], rank, S.uabove[s][lane],
+                               S.uabove_tail[s][lane], lane);
+        if (lane == 0) S.live[j] = live;
+        chunks += (S.mlen[j] + 31) / 32;
+    }
+    if (lane == 0 && chunks) atomicAdd(&S.chunks, chunks);
+    __threadfence();  // this lane's entries before warp 0 publishes the versions
+    warp_join();
+}
+
+// The short path's merges on updater warps 1..N_UPDATERS-1: between the two barriers that
+// warp 0's apply_small passes (always both, even when its pools failed).
+__device__ __noinline__ void small_merges(const Ctx& C, SmallShared& S, int w, int lane) {
+    named_barrier_updaters();
+    merge_share(C, S, w, lane);
+    named_barrier_updaters();
+}
+
 // Vertex j's new list, once merged: its new run, or for an append the shared base and the
 // new tail (S.live[j] old entries and S.nins[j] insertions at S.noff[j]).
 __device__ __forceinline__ Adj new_list(const SmallShared& S, int j) {
@@ -391,7 +441,12 @@ __device__ __noinline__ bool apply_small(const Ctx& C, Batch& B, SmallShared& S,
         ok = take_runs(C, S);
         __threadfence();  // the free rings' slots after the tails that cover them
     }
-    if (!__shfl_sync(0xffffffffu, ok, 0)) return false;
+    if (!__shfl_sync(0xffffffffu, ok, 0)) {
+        if (lane == 0) S.nmerge = 0;
+        named_barrier_updaters();  // the other updater warps wait in small_merges: pass both
+        named_barrier_updaters();
+        return false;
+    }
     warp_join();
     for (int j = lane; j < nv; j += 32)
         if (S.cls[j] >= 0) place_run(C, S, j);
@@ -442,25 +497,20 @@ __device__ __noinline__ bool apply_small(const Ctx& C, Batch& B, SmallShared& S,
             rank[s] += yk < y || (yk == y && k < lane);
         }
     }
+    // What the merging warps need of each update (lanes past nb: no update, ends -1).
+    S.ua[lane] = u.a; S.ub[lane] = u.b; S.ulab[lane] = u.label;
+    for (int s = 0; s < 2; ++s) {
+        S.urank[s][lane] = rank[s]; S.uabove[s][lane] = above[s]; S.uabove_tail[s][lane] = above_tail[s];
+    }
+    const unsigned ins = __ballot_sync(0xffffffffu, u.applied && u.ins);
+    if (lane == 0) { S.ins = ins; S.tau0 = tau0; S.nmerge = nv; S.chunks = 0; }
     warp_join();
     cost.t[1] = gtime();
-    // The merges, one vertex after another (the whole warp on each array).
-    for (int j = 0; j < nv; ++j) {
-        if (S.cls[j] < 0) continue;  // uniform
-        const int x = S.x[j];
-        const int s = u.applied && u.b == x;  // this lane's side at x, if it touches x
-        const bool in_x = u.applied && u.end(s) == x;
-        const unsigned mins = __ballot_sync(0xffffffffu, in_x && u.ins);
-        if (CHECK)
-            for (int k = lane; k < S.mlen[j] + S.nins[j]; k += 32)
-                *reinterpret_cast<int4*>(C.entries + S.noff[j] + k) = make_int4(CHECK_SENTINEL, 0, 0, 0);
-        warp_join();
-        const int live = S.app[j] || S.blen[j] == S.len[j]
-            ? merge_small(C, S, j, mins, u.other(s), u.tau, u.label, rank[s], lane)
-            : merge_small_tail(C, S, j, mins, u.other(s), u.tau, u.label, rank[s], above[s], above_tail[s], lane);
-        if (lane == 0) { S.live[j] = live; cost.chunks += (S.mlen[j] + 31) / 32; }
-    }
-    warp_join();
+    // The merges, shared with the other updater warps (small_merges): a vertex a warp.
+    named_barrier_updaters();
+    merge_share(C, S, 0, lane);
+    named_barrier_updaters();
+    if (lane == 0) cost.chunks = S.chunks;
     cost.t[2] = gtime();
     // Deletions after their vertex's first insertion end their entry in the new version (as
     // J_PUBLISH): in its new run, or in the shared base or the new tail of an append.
