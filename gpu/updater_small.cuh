@@ -83,8 +83,9 @@ __device__ bool choose_small(const Ctx& C, UpdShared& S, int nb, bool hold, int 
     return __shfl_sync(0xffffffffu, small, 0) != 0;
 }
 
-// Per-vertex state of a short batch (block 0's shared memory; updater w0 writes and reads):
-// vertex index j < nv names a distinct vertex the batch's applied updates touch.
+// Per-vertex state of a short batch (block 0's shared memory; updater w0 writes it, and the
+// other updater warps read it for their merges): vertex index j < nv names a distinct
+// vertex the batch's applied updates touch.
 struct SmallShared {
     int x[2 * SMALL_MAX];        // the vertex
     int cur[2 * SMALL_MAX];      // its current version (-1: none)
@@ -108,8 +109,9 @@ struct SmallShared {
     // per side s its rank among its vertex's insertions and, for merge_small_tail, the old
     // entries at or below its neighbour in the base and the tail; ins: the applied
     // insertions (bit k).
-    int ua[SMALL_MAX], ub[SMALL_MAX], ulab[SMALL_MAX];
-    int urank[2][SMALL_MAX], uabove[2][SMALL_MAX], uabove_tail[2][SMALL_MAX];
+    // (Indexed by lane: 32 whatever SMALL_MAX is.)
+    int ua[32], ub[32], ulab[32];
+    int urank[2][32], uabove[2][32], uabove_tail[2][32];
     unsigned ins;
     int tau0, nmerge;            // nmerge: vertices to merge (0 when the pools failed)
     int chunks;                  // old chunks the merges copied (for the cost model)
@@ -397,7 +399,8 @@ __device__ void merge_share(const Ctx& C, SmallShared& S, int w, int lane) {
         chunks += (S.mlen[j] + 31) / 32;
     }
     if (lane == 0 && chunks) atomicAdd(&S.chunks, chunks);
-    __threadfence();  // this lane's entries before warp 0 publishes the versions
+    if (__any_sync(0xffffffffu, chunks > 0 || w < S.nmerge))
+        __threadfence();  // this lane's entries before warp 0 publishes the versions
     warp_join();
 }
 
@@ -422,11 +425,12 @@ __device__ __forceinline__ Adj new_list(const SmallShared& S, int j) {
     return a;
 }
 
-// Apply batch [tau0, tau0 + nb) (nb <= SMALL_MAX) on updater warp 0 alone, through to its
-// work items. Returns false on a fatal pool error. Lane 0 times its steps into `cost`.
-// Not inlined: its registers are then its own (inlined, it pushed the persistent kernel's
-// spills from 364 to 560 bytes; apart, the kernel spills 360 and it 8, nvcc 13.0, sm_90).
-// Every lane has passed its last warp_join when any returns.
+// Apply batch [tau0, tau0 + nb) (nb <= SMALL_MAX) on updater warp 0, the merges shared with
+// the other updater warps (small_merges), through to its work items. Returns false on a
+// fatal pool error. Lane 0 times its steps into `cost`. Not inlined: its registers are
+// then its own (inlined with the tails, it pushed the persistent kernel's spills from 364
+// to 560 bytes; apart, the kernel spills 376 and it 32, nvcc 13.0, sm_90). Every lane has
+// passed its last warp_join when any returns.
 __device__ __noinline__ bool apply_small(const Ctx& C, Batch& B, SmallShared& S, int nb, int tau0, int lane,
                             SmallCost& cost) {
     SmallLane u = classify_small(C, B, nb, tau0, lane);
