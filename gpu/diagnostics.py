@@ -37,7 +37,7 @@ def updater_profile(st: Any) -> dict[str, float]:
     (jobs, and the steps between them; device clock), the batch count and the mean batch
     size; then the batches and updates the short path applied, its cost models' current
     values (us per update, per 32-entry chunk copied, per bulk batch of at most 32 updates)
-    and its mean us per step and short batch; and the bulk path's new versions by kind
+    and its mean us per step and short batch; and the new versions by kind, both paths
     (``appends``: a tail in the vertex's run; ``new_runs``: a merge into a new run)."""
     n = max(1, int(st["batches"]))
     out = {

@@ -131,7 +131,7 @@
 #define NEAR_ITEMS 256
 #endif
 // The short path (updater_small.cuh): batches of at most SMALL_MAX updates may be applied by
-// updater warp 0 alone. SMALL_PATH 0: never; 1: when the cost models say it is cheaper; 2:
+// updater warp 0 without the job pipeline (the other updater warps share its merges). SMALL_PATH 0: never; 1: when the cost models say it is cheaper; 2:
 // always. The models start from the *0 values (picoseconds per update and per 32-entry
 // chunk copied; nanoseconds per bulk batch) and learn from every batch; every SMALL_PROBE-th
 // eligible batch takes the other path, so that both stay measured.
@@ -350,8 +350,8 @@ struct State {
     u64 small_batches, small_updates, small_probe;
     u64 model_update_ps, model_chunk_ps, model_bulk_ns;
     u64 small_ns[NSMALL];  // w0 lane 0: %globaltimer ns per short-path step, summed
-    // J_ALLOC (bulk path): new versions that appended a tail in their vertex's run, and those
-    // that took a new run (a merge, or a vertex's first list).
+    // J_ALLOC and the short path: new versions that appended a tail in their vertex's run,
+    // and those that took a new run (a merge, or a vertex's first list).
     u64 appends, new_runs;
     // w0 lane 0: %globaltimer ns per updater step, summed over batches (index: JobKind, or
     // STEP_* below for the steps between jobs).

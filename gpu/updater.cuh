@@ -126,6 +126,8 @@ __device__ void updater(const Ctx& C, int w, int lane) {
                     learn_small(*C.st, nb, t0, cost);
                 }
                 warp_join();
+            } else {
+                small_merges(C, SS, w, lane);  // this warp's share of the batch's merges
             }
         } else if (nb > 0) {
             u64 t[5];

@@ -1,19 +1,24 @@
 // updater_small.cuh -- the short path: a batch of at most SMALL_MAX updates applied by
-// updater warp 0 alone, one lane per update, with no job posted (issue 13, item 1). At low
+// updater warp 0, one lane per update, with no job posted (issue 13, item 1); the other
+// updater warps, idle otherwise, take their share of its vertices' merges. At low
 // update rates a batch holds one or two updates, and the job pipeline's fixed cost (fifteen
 // jobs, each a fence and two barriers) is the whole of its time; here the same edits take a
 // few dependent reads per touched vertex. Semantics are the bulk path's exactly: the same
 // outcomes, in-place deletions before a vertex's first insertion, one new version per vertex
-// with an applied insertion (its old live entries merged with the insertions, dead ones
-// dropped; a list with a tail keeps them, merge_small_tail), deletions after the first
-// insertion ended in the new version, the old version retired to the GC queue once the new
-// one is published. The short path never appends a tail: it always merges.
+// with an applied insertion, deletions after the first insertion ended in the new version,
+// the old version retired to the GC queue once the new one is published. A new version
+// either appends a tail in its vertex's run (few insertions into a long list, J_SEGINFO's
+// rule: the old tail's live entries merged with the insertions, after the old tail; the
+// base stays, shared) or takes a new run (the old live entries merged with the insertions,
+// dead ones dropped; from a list with a tail, merge_small_tail keeps them).
 //
 // Buffers: batch rec (reads), outcome/elab/nitems/len_a/len_b (writes, each lane its own
 // update's), vlab/ext (writes), head (reads, publishes), vers and entries (new versions,
 // dt edits), slab_free/ver_free (pops, as `allocate`), gcq (appends), st.small_* and
-// st.model_* (updater w0, lane 0), SmallShared in block 0's shared memory (updater w0 only),
-// then J_COUNT's and J_ITEMS's task functions for upd/upd_count/items.
+// st.model_* (updater w0, lane 0), SmallShared in block 0's shared memory (updater w0
+// writes; the other updater warps read it between two named barriers and write S.live and
+// S.chunks for the vertices they merge), then J_COUNT's and J_ITEMS's task functions for
+// upd/upd_count/items.
 //
 // Which path a batch takes is decided by measured cost (choose_small): the short path's cost
 // is modelled as model_update_ps per update plus model_chunk_ps per 32 old entries it copies,
@@ -33,15 +38,25 @@ __device__ __forceinline__ void ewma(u64& model, u64 sample) {
     model = (u64)((i64)model + ((i64)sample - (i64)model) / 8);
 }
 
-// Chunks of 32 old entries the short path would copy: both endpoints' current versions
-// (a vertex touched twice counts twice; an estimate). Whole warp; every lane gets the sum.
+// Where vertex x's new version goes, from its current version ov and nins insertions:
+// true to append a tail in ov's run (J_SEGINFO's rule), false for a new run.
+__device__ __forceinline__ bool appends_tail(const Version& ov, int nins) {
+    const int tlen = ov.len - ov.blen, hw = ov.toff + tlen;
+    return TAIL_DIV > 0 && nins > 0 && tlen + nins <= (32 << ov.cls) - hw && (tlen + nins) * TAIL_DIV <= ov.blen;
+}
+
+// Chunks of 32 old entries the short path would copy: both endpoints' current lists, or
+// their tails where one insertion would append (a vertex touched twice counts twice; an
+// estimate). Whole warp; every lane gets the sum.
 __device__ int small_chunks(const Ctx& C, const Batch& B, int nb, int lane) {
     int chunks = 0;
     if (lane < nb) {
         const int ends[2] = {ld(B.rec[lane].a), ld(B.rec[lane].b)};
+        const int v[2] = {__ldcg(C.head + ends[0]), __ldcg(C.head + ends[1])};
         for (int s = 0; s < 2; ++s) {
-            int v = __ldcg(C.head + ends[s]);
-            if (v >= 0) chunks += (__ldcg(&C.vers[v].len) + 31) / 32;
+            if (v[s] < 0) continue;
+            const Version ov = load_version(C.vers + v[s]);
+            chunks += ((appends_tail(ov, 1) ? ov.len - ov.blen : ov.len) + 31) / 32;
         }
     }
     for (int d = 16; d > 0; d >>= 1) chunks += __shfl_xor_sync(0xffffffffu, chunks, d);
@@ -68,8 +83,9 @@ __device__ bool choose_small(const Ctx& C, UpdShared& S, int nb, bool hold, int 
     return __shfl_sync(0xffffffffu, small, 0) != 0;
 }
 
-// Per-vertex state of a short batch (block 0's shared memory; updater w0 writes and reads):
-// vertex index j < nv names a distinct vertex the batch's applied updates touch.
+// Per-vertex state of a short batch (block 0's shared memory; updater w0 writes it, and the
+// other updater warps read it for their merges): vertex index j < nv names a distinct
+// vertex the batch's applied updates touch.
 struct SmallShared {
     int x[2 * SMALL_MAX];        // the vertex
     int cur[2 * SMALL_MAX];      // its current version (-1: none)
@@ -79,12 +95,26 @@ struct SmallShared {
     int len[2 * SMALL_MAX], blen[2 * SMALL_MAX];
     int nins[2 * SMALL_MAX];     // applied insertions
     int cls[2 * SMALL_MAX];      // size class of its new version (-1: no new version)
+    int app[2 * SMALL_MAX];      // 1: the new version appends a tail in the current run
+    i64 moff[2 * SMALL_MAX];     // what the merge reads: entries [moff, moff + mlen) (the
+    int mlen[2 * SMALL_MAX];     //   whole list, or for an append the old tail) ...
+    i64 noff[2 * SMALL_MAX];     // ... and where it writes the new run (or the new tail)
     int rank[2 * SMALL_MAX];     // rank among the new versions of its class
     int vrank[2 * SMALL_MAX];    // rank among all new versions
     int v[2 * SMALL_MAX], slab[2 * SMALL_MAX];  // the new version and its slab run
     int live[2 * SMALL_MAX];     // old live entries merged into it
     int ndead[2 * SMALL_MAX];    // its dead entries, at most: those merge_tail kept, and those
                                  //   ended by deletions after the first insertion
+    // Per update k of the batch, for the warps that merge (merge_share): its ends, label and
+    // per side s its rank among its vertex's insertions and, for merge_small_tail, the old
+    // entries at or below its neighbour in the base and the tail; ins: the applied
+    // insertions (bit k).
+    // (Indexed by lane: 32 whatever SMALL_MAX is.)
+    int ua[32], ub[32], ulab[32];
+    int urank[2][32], uabove[2][32], uabove_tail[2][32];
+    unsigned ins;
+    int tau0, nmerge;            // nmerge: vertices to merge (0 when the pools failed)
+    int chunks;                  // old chunks the merges copied (for the cost model)
     int nv, nver;
     int cnt[NCLASS];             // new versions per class
     u64 ring_h[NCLASS], bump0[NCLASS];
@@ -141,32 +171,38 @@ __device__ bool take_runs(const Ctx& C, SmallShared& S) {
     return true;
 }
 
-// Vertex j's new version id and slab run, by its ranks (one lane; as J_ALLOC).
+// Vertex j's new version id and slab run, by its ranks (one lane; as J_ALLOC): an append
+// keeps its current run.
 __device__ void place_run(const Ctx& C, SmallShared& S, int j) {
     const int c = S.cls[j], r = S.rank[j], vr = S.vrank[j];
-    S.slab[j] = r < S.ring_n[c]
-        ? ld(C.slab_free[class_base(C, c) + (S.ring_h[c] + r) % (C.nslabs >> c)])
-        : (int)(S.bump0[c] + (u64)(r - S.ring_n[c]) * (1ULL << c));
+    if (S.app[j]) {
+        S.slab[j] = (int)(S.off[j] / 32);
+    } else {
+        S.slab[j] = r < S.ring_n[c]
+            ? ld(C.slab_free[class_base(C, c) + (S.ring_h[c] + r) % (C.nslabs >> c)])
+            : (int)(S.bump0[c] + (u64)(r - S.ring_n[c]) * (1ULL << c));
+        S.noff[j] = (i64)S.slab[j] * 32;
+    }
     S.v[j] = vr < S.ver_n ? ld(C.ver_free[(S.ver_h + vr) % C.maxver]) : (int)(S.ver_b0 + vr - S.ver_n);
     if (CHECK) {
         int owner = atomicExch(&C.slab_owner[S.slab[j]], S.v[j]);
-        if (owner != -1) check_fail(C, CHK_SLAB_TWICE, S.slab[j], owner, S.v[j]);
+        if (owner != (S.app[j] ? S.cur[j] : -1)) check_fail(C, CHK_SLAB_TWICE, S.slab[j], owner, S.v[j]);
         Version pv = load_version_list(C.vers + S.v[j]);
         if (vr < S.ver_n && (pv.dt_max == INF_TS || __ldcg(C.head + pv.x) == S.v[j]))
             check_fail(C, CHK_VERSION_LIVE, S.v[j], pv.x, pv.dt_max);
     }
 }
 
-// Merge vertex j's old live entries with its insertions into its new run, in (neighbour,
-// ct) order (whole warp). Lanes in `mins` insert neighbour y at tau, as the rank-th of the
+// Merge vertex j's old live entries (of its list, or of its old tail for an append) with its
+// insertions into its new run (or new tail), in (neighbour, ct) order (whole warp). Lanes in `mins` insert neighbour y at tau, as the rank-th of the
 // vertex's insertions, after every old live entry of a neighbour at or below y: counted
 // here, by a vote per insertion on each chunk the merge loads anyway, instead of a binary
 // search before it (a dependent load per step). Returns the old live entries.
 __device__ int merge_small(const Ctx& C, const SmallShared& S, int j, unsigned mins, int y, int tau,
                            int label, int rank, int lane) {
     const bool my_ins = (mins >> lane) & 1u;
-    const i64 off = S.off[j], noff = (i64)S.slab[j] * 32;
-    const int oldlen = S.len[j];
+    const i64 off = S.moff[j], noff = S.noff[j];
+    const int oldlen = S.mlen[j];
     int carry = 0, before = 0;  // before: my insertion's old live entries at or below y
     constexpr int U = 4;  // chunks loaded at once
     for (int base = 0; base < oldlen; base += 32 * U) {
@@ -208,7 +244,7 @@ __device__ int merge_small(const Ctx& C, const SmallShared& S, int j, unsigned m
 // Returns the old entries (all of them).
 __device__ int merge_small_tail(const Ctx& C, const SmallShared& S, int j, unsigned mins, int y, int tau,
                                 int label, int rank, int above, int above_tail, int lane) {
-    const i64 off = S.off[j], off2 = S.off2[j], noff = (i64)S.slab[j] * 32;
+    const i64 off = S.off[j], off2 = S.off2[j], noff = S.noff[j];
     const int n = S.len[j], bl = S.blen[j];
     for (int p0 = 0; p0 < n; p0 += 32) {
         const int p = p0 + lane;
@@ -319,20 +355,83 @@ __device__ void prepare_vertex(const Ctx& C, SmallShared& S, const SmallLane& u,
     if (!on) return;
     // Dead-entry count (the in-place deletions of delete_in_place count here).
     if (ndel && cur >= 0) C.vers[cur].ndead = ov.ndead + ndel;
-    const int cls = nins ? ceil_log2((unsigned)((ov.len + nins + 31) / 32)) : -1;
+    const bool app = cur >= 0 && appends_tail(ov, nins);
+    const int cls = app ? ov.cls : nins ? ceil_log2((unsigned)((ov.len + nins + 31) / 32)) : -1;
+    const int tlen = ov.len - ov.blen;
     S.cur[j] = cur; S.first[j] = first; S.off[j] = (i64)ov.slab * 32; S.len[j] = ov.len;
     S.blen[j] = ov.blen; S.off2[j] = S.off[j] + ov.toff - ov.blen;
-    // merge_small_tail keeps the dead entries of a list with a tail.
-    S.nins[j] = nins; S.cls[j] = cls; S.ndead[j] = ov.len > ov.blen ? ov.ndead + ndel : 0;
+    S.app[j] = app;
+    S.moff[j] = app ? S.off[j] + ov.toff : S.off[j];
+    S.mlen[j] = app ? tlen : ov.len;
+    S.noff[j] = S.off[j] + ov.toff + tlen;  // an append's (a new run's: place_run)
+    // An append keeps the base and its dead entries (ndead an upper bound, as J_ALLOC);
+    // merge_small_tail keeps the dead entries of a list with a tail; merge_small drops them.
+    S.nins[j] = nins; S.cls[j] = cls; S.ndead[j] = app || ov.len > ov.blen ? ov.ndead + ndel : 0;
     if (cls >= 0) {
-        S.rank[j] = atomicAdd(&S.cnt[cls], 1);
+        if (!app) S.rank[j] = atomicAdd(&S.cnt[cls], 1);
         S.vrank[j] = atomicAdd(&S.nver, 1);
     }
 }
 
-// Apply batch [tau0, tau0 + nb) (nb <= SMALL_MAX) on updater warp 0 alone, through to its
-// work items. Returns false on a fatal pool error. Lane 0 times its steps into `cost`.
-__device__ bool apply_small(const Ctx& C, Batch& B, SmallShared& S, int nb, int tau0, int lane,
+// Updater warp w's share of a short batch's merges: vertices j = w, w + N_UPDATERS, ...,
+// each by the whole warp, from the batch's updates as apply_small left them in S. Every
+// lane fences after its writes: warp 0 publishes the versions after the next barrier.
+__device__ void merge_share(const Ctx& C, SmallShared& S, int w, int lane) {
+    const bool on = (S.ins >> lane) & 1u;  // update `lane` is an applied insertion
+    const int ka = S.ua[lane], kb = S.ub[lane];
+    int chunks = 0;
+    for (int j = w; j < S.nmerge; j += N_UPDATERS) {
+        if (S.cls[j] < 0) continue;  // uniform
+        const int x = S.x[j];
+        const int s = kb == x;  // this lane's side at x, if its update touches x
+        const bool in_x = on && (s ? kb : ka) == x;
+        const unsigned mins = __ballot_sync(0xffffffffu, in_x);
+        const int y = s ? ka : kb, tau = S.tau0 + lane, rank = S.urank[s][lane];
+        if (CHECK)
+            for (int k = lane; k < S.mlen[j] + S.nins[j]; k += 32)
+                *reinterpret_cast<int4*>(C.entries + S.noff[j] + k) = make_int4(CHECK_SENTINEL, 0, 0, 0);
+        warp_join();
+        const int live = S.app[j] || S.blen[j] == S.len[j]
+            ? merge_small(C, S, j, mins, y, tau, S.ulab[lane], rank, lane)
+            : merge_small_tail(C, S, j, mins, y, tau, S.ulab[lane], rank, S.uabove[s][lane],
+                               S.uabove_tail[s][lane], lane);
+        if (lane == 0) S.live[j] = live;
+        chunks += (S.mlen[j] + 31) / 32;
+    }
+    if (lane == 0 && chunks) atomicAdd(&S.chunks, chunks);
+    if (__any_sync(0xffffffffu, chunks > 0 || w < S.nmerge))
+        __threadfence();  // this lane's entries before warp 0 publishes the versions
+    warp_join();
+}
+
+// The short path's merges on updater warps 1..N_UPDATERS-1: between the two barriers that
+// warp 0's apply_small passes (always both, even when its pools failed).
+__device__ __noinline__ void small_merges(const Ctx& C, SmallShared& S, int w, int lane) {
+    named_barrier_updaters();
+    merge_share(C, S, w, lane);
+    named_barrier_updaters();
+}
+
+// Vertex j's new list, once merged: its new run, or for an append the shared base and the
+// new tail (S.live[j] old entries and S.nins[j] insertions at S.noff[j]).
+__device__ __forceinline__ Adj new_list(const SmallShared& S, int j) {
+    const int n = S.live[j] + S.nins[j];
+    Adj a;
+    if (S.app[j]) {
+        a.off = S.off[j]; a.blen = S.blen[j]; a.len = S.blen[j] + n; a.off2 = S.noff[j] - S.blen[j];
+    } else {
+        a.off = a.off2 = S.noff[j]; a.len = a.blen = n;
+    }
+    return a;
+}
+
+// Apply batch [tau0, tau0 + nb) (nb <= SMALL_MAX) on updater warp 0, the merges shared with
+// the other updater warps (small_merges), through to its work items. Returns false on a
+// fatal pool error. Lane 0 times its steps into `cost`. Not inlined: its registers are
+// then its own (inlined with the tails, it pushed the persistent kernel's spills from 364
+// to 560 bytes; apart, the kernel spills 376 and it 32, nvcc 13.0, sm_90). Every lane has
+// passed its last warp_join when any returns.
+__device__ __noinline__ bool apply_small(const Ctx& C, Batch& B, SmallShared& S, int nb, int tau0, int lane,
                             SmallCost& cost) {
     SmallLane u = classify_small(C, B, nb, tau0, lane);
     number_vertices(S, u, nb, lane);
@@ -346,15 +445,20 @@ __device__ bool apply_small(const Ctx& C, Batch& B, SmallShared& S, int nb, int 
         ok = take_runs(C, S);
         __threadfence();  // the free rings' slots after the tails that cover them
     }
-    if (!__shfl_sync(0xffffffffu, ok, 0)) return false;
+    if (!__shfl_sync(0xffffffffu, ok, 0)) {
+        if (lane == 0) S.nmerge = 0;
+        named_barrier_updaters();  // the other updater warps wait in small_merges: pass both
+        named_barrier_updaters();
+        return false;
+    }
     warp_join();
     for (int j = lane; j < nv; j += 32)
         if (S.cls[j] >= 0) place_run(C, S, j);
     // Each side of each applied update: deletions before its vertex's first insertion end
     // their entry in place (as J_SEGEDIT); an insertion's rank among its vertex's insertions
-    // by (neighbour, update), and, in a list with a tail, the old entries at or below its
-    // neighbour (merge_small counts them itself in a list without one). Both sides'
-    // searches run together.
+    // by (neighbour, update), and, in a list with a tail that merges, the old entries at or
+    // below its neighbour (merge_small counts them itself, for a list without a tail and for
+    // an append). Both sides' searches run together.
     // The searches run in the base; a list's tail, if any, is searched after.
     int rank[2] = {0, 0}, above[2] = {0, 0}, above_tail[2] = {0, 0}, lo[2], hi[2];
     bool del[2];
@@ -362,7 +466,8 @@ __device__ bool apply_small(const Ctx& C, Batch& B, SmallShared& S, int nb, int 
         const int j = u.vi[s];
         del[s] = u.applied && !u.ins && lane < S.first[j];
         lo[s] = 0;
-        hi[s] = del[s] || (u.applied && u.ins && S.blen[j] < S.len[j]) ? S.blen[j] : 0;
+        const bool tail_merge = !S.app[j] && S.blen[j] < S.len[j];
+        hi[s] = del[s] || (u.applied && u.ins && tail_merge) ? S.blen[j] : 0;
     }
     while (lo[0] < hi[0] || lo[1] < hi[1]) {
         int mid[2], nbr[2];
@@ -384,7 +489,7 @@ __device__ bool apply_small(const Ctx& C, Batch& B, SmallShared& S, int nb, int 
             if (ent >= 0) C.entries[ent].dt = u.tau;
             else if (CHECK) check_fail(C, CHK_DELETE_MISSING, u.tau, x, y);
         }
-        if (u.applied && u.ins && S.blen[j] < S.len[j]) {
+        if (u.applied && u.ins && !S.app[j] && S.blen[j] < S.len[j]) {
             above[s] = lo[s];
             above_tail[s] = lower_nbr(C, S.off2[j] + S.blen[j], S.len[j] - S.blen[j], y, true);
         }
@@ -396,33 +501,27 @@ __device__ bool apply_small(const Ctx& C, Batch& B, SmallShared& S, int nb, int 
             rank[s] += yk < y || (yk == y && k < lane);
         }
     }
+    // What the merging warps need of each update (lanes past nb: no update, ends -1).
+    S.ua[lane] = u.a; S.ub[lane] = u.b; S.ulab[lane] = u.label;
+    for (int s = 0; s < 2; ++s) {
+        S.urank[s][lane] = rank[s]; S.uabove[s][lane] = above[s]; S.uabove_tail[s][lane] = above_tail[s];
+    }
+    const unsigned ins = __ballot_sync(0xffffffffu, u.applied && u.ins);
+    if (lane == 0) { S.ins = ins; S.tau0 = tau0; S.nmerge = nv; S.chunks = 0; }
     warp_join();
     cost.t[1] = gtime();
-    // The merges, one vertex after another (the whole warp on each array).
-    for (int j = 0; j < nv; ++j) {
-        if (S.cls[j] < 0) continue;  // uniform
-        const int x = S.x[j];
-        const int s = u.applied && u.b == x;  // this lane's side at x, if it touches x
-        const bool in_x = u.applied && u.end(s) == x;
-        const unsigned mins = __ballot_sync(0xffffffffu, in_x && u.ins);
-        if (CHECK)
-            for (int k = lane; k < S.len[j] + S.nins[j]; k += 32)
-                *reinterpret_cast<int4*>(C.entries + (i64)S.slab[j] * 32 + k) = make_int4(CHECK_SENTINEL, 0, 0, 0);
-        warp_join();
-        const int live = S.blen[j] == S.len[j]
-            ? merge_small(C, S, j, mins, u.other(s), u.tau, u.label, rank[s], lane)
-            : merge_small_tail(C, S, j, mins, u.other(s), u.tau, u.label, rank[s], above[s], above_tail[s], lane);
-        if (lane == 0) { S.live[j] = live; cost.chunks += (S.len[j] + 31) / 32; }
-    }
-    warp_join();
+    // The merges, shared with the other updater warps (small_merges): a vertex a warp.
+    named_barrier_updaters();
+    merge_share(C, S, 0, lane);
+    named_barrier_updaters();
+    if (lane == 0) cost.chunks = S.chunks;
     cost.t[2] = gtime();
     // Deletions after their vertex's first insertion end their entry in the new version (as
-    // J_PUBLISH).
+    // J_PUBLISH): in its new run, or in the shared base or the new tail of an append.
     for (int s = 0; s < 2; ++s) {
         const int j = u.vi[s];
         if (!u.applied || u.ins || lane <= S.first[j]) continue;
-        const i64 noff = (i64)S.slab[j] * 32;
-        const i64 ent = run_find_at(C, noff, S.live[j] + S.nins[j], u.other(s), u.tau);
+        const i64 ent = find_at(C, new_list(S, j), u.other(s), u.tau);
         if (CHECK && (ent < 0 || ld(C.entries[ent].dt) != INF_TS))
             check_fail(C, ent < 0 ? CHK_DELETE_MISSING : CHK_DELETE_DEAD, u.tau, u.end(s), u.other(s));
         if (ent >= 0) C.entries[ent].dt = u.tau;
@@ -437,18 +536,20 @@ __device__ bool apply_small(const Ctx& C, Batch& B, SmallShared& S, int nb, int 
     for (int j = lane; j < nv; j += 32) {
         if (S.cls[j] < 0) continue;
         const int first_tau = tau0 + S.first[j], len = S.live[j] + S.nins[j], cur = S.cur[j];
+        const Adj a = new_list(S, j);
         int4* nv4 = reinterpret_cast<int4*>(C.vers + S.v[j]);
-        nv4[0] = make_int4(S.slab[j], len, len, len);  // one run: no tail (struct Version)
+        nv4[0] = make_int4(S.slab[j], a.len, a.blen, (int)(a.off2 + a.blen - a.off));  // struct Version
         nv4[1] = make_int4(first_tau, INF_TS, cur, S.x[j]);
         nv4[2] = make_int4(S.cls[j], S.ndead[j], 0, 0);
         if (cur >= 0) C.vers[cur].dt_max = first_tau - 1;
+        if (S.app[j]) C.vers[cur].kept = 1;  // its run is now the new version's
         if (CHECK)
-            check_version_whole(C, (i64)S.slab[j] * 32, len, tau0, S.x[j],
-                                1000LL * S.len[j] + 1000000LL * S.nins[j]);
+            check_version_whole(C, S.noff[j], len, tau0, S.x[j],
+                                1000LL * S.mlen[j] + 1000000LL * S.nins[j]);
     }
     warp_join();
     __threadfence();  // the versions and their entries before the heads that name them
-    int npush = 0;
+    int npush = 0, napp = 0, nruns = 0;
     for (int j0 = 0; j0 < nv; j0 += 32) {
         const int j = j0 + lane;
         const bool fresh = j < nv && S.cls[j] >= 0, retire = fresh && S.cur[j] >= 0;
@@ -456,7 +557,12 @@ __device__ bool apply_small(const Ctx& C, Batch& B, SmallShared& S, int nb, int 
         const unsigned m = __ballot_sync(0xffffffffu, retire);
         if (retire) C.gcq[(gcq_tail + npush + __popc(m & lanemask_lt())) % C.gcq_cap] = S.cur[j];
         npush += __popc(m);
+        const unsigned ma = __ballot_sync(0xffffffffu, fresh && S.app[j]);
+        napp += __popc(ma);
+        nruns += __popc(__ballot_sync(0xffffffffu, fresh) & ~ma);
     }
+    if (lane == 0 && napp) atomicAdd(&C.st->appends, (u64)napp);  // as J_ALLOC counts them
+    if (lane == 0 && nruns) atomicAdd(&C.st->new_runs, (u64)nruns);
     warp_join();  // every lane's head and queue slot, not only lane 0's, before the tail
     __threadfence();  // every head published before the versions it replaced are retired
     if (lane == 0 && npush) vstore(&C.st->gcq_tail, gcq_tail + (u64)npush);

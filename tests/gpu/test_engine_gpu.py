@@ -66,13 +66,16 @@ def test_fixed_batch_baseline_is_exact() -> None:
     assert_same(got, want)
 
 
-def _hub_graph(rng: np.random.Generator, leaves: int) -> Graph:
+def _hub_graph(rng: np.random.Generator, leaves: int, on_hub: int | None = None) -> Graph:
+    """Vertex 0, a hub joined to leaves 1..on_hub (all of them by default), and as many
+    random edges among the leaves."""
     ids = np.arange(leaves + 1, dtype=np.int64)
     s = rng.integers(1, leaves + 1, leaves)
     d = rng.integers(1, leaves + 1, leaves)
     keep = s != d
-    src = np.concatenate([np.zeros(leaves, np.int64), s[keep]])
-    dst = np.concatenate([ids[1:], d[keep]])
+    k = leaves if on_hub is None else on_hub
+    src = np.concatenate([np.zeros(k, np.int64), s[keep]])
+    dst = np.concatenate([ids[1 : k + 1], d[keep]])
     return Graph(ids, np.zeros(leaves + 1, np.int32), src, dst, np.zeros(len(src), np.int32))
 
 
@@ -149,15 +152,24 @@ def test_last_levels_walked_together_count_alike(
         assert_same(got, want)
 
 
-def test_short_path_copies_a_hub() -> None:
-    """The short path merging into a neighbour array of 100K entries, one update at a time."""
+@pytest.mark.parametrize("tail_div", [0, 8])
+def test_short_path_copies_a_hub(tail_div: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The short path inserting into a hub's neighbour array of 50K entries (of 100K
+    leaves), a few updates at a time: merged into a new run each time (tail_div 0), or
+    appended as a tail in the hub's run, the base shared (8, the default), with the
+    self-checks compiled in. Every batch takes the short path (no cost-model probes)."""
+    monkeypatch.setenv("DCSM_KERNEL_DEFINES", "-DSMALL_PROBE=1000000000")
     rng = np.random.default_rng(8)
-    g = _hub_graph(rng, 100_000)
+    g = _hub_graph(rng, 100_000, on_hub=50_000)
     stream = _hub_stream(rng, 100_000, 300, 0.5)
     want = cpu_run(g, stream, [TRIANGLE], True)
-    got = run(GpuEngine(batch_size=1, batch_cap=4, small_path=2, check=True), g, stream,
-              [TRIANGLE], True, 25)  # fmt: skip
+    prof: dict[str, float] = {}
+    eng = GpuEngine(batch_size=1, batch_cap=4, small_path=2, check=True, tail_div=tail_div)
+    got = run(eng, g, stream, [TRIANGLE], True, 25,
+              before_close=lambda e: prof.update(e.updater_profile()))  # fmt: skip
     assert_same(got, want)
+    assert prof["small_batches"] == prof["batches"], prof
+    assert (prof["appends"] > 0) == (tail_div > 0), prof
 
 
 def test_register_and_unregister_at_exact_seq() -> None:
@@ -350,7 +362,8 @@ def test_tails_appended_and_merged(tail_div: int, monkeypatch: pytest.MonkeyPatc
     """Lists as a base plus a tail (docs/delta-lists.md): with tail_div 1 most batches
     append, with 8 (the default) long lists do, with 0 none does. A random stream on a
     dense graph (embeddings) and one on a hub (counts), the short path and the job
-    pipeline interleaved (SMALL_PROBE=2: the short path merges lists that have tails),
+    pipeline interleaved (SMALL_PROBE=2: the short path appends to lists and merges lists
+    that have tails),
     deletions in bases and in tails, self-checks on (a kept run's owner moves to its
     successor): every delta, and the final graph, as the CPU engine's; the profile counts
     the appends."""
