@@ -127,6 +127,13 @@
 #ifndef IDLE_POLL_NS
 #define IDLE_POLL_NS 2000
 #endif
+// A batch due to close (updater_batch.cuh, form_batch) closes at once (0), or first reads
+// the host's input tail once more and takes the records that arrived meanwhile (1). At 0
+// the response p50 was 47 against 51 us at 10K/s, 103 against 109 at 100K/s and 433
+// against 725 at 1M/s (bench/results/gpu/session11/call4, same call).
+#ifndef CLOSE_RECHECK
+#define CLOSE_RECHECK 0
+#endif
 #ifndef NEAR_ITEMS
 #define NEAR_ITEMS 256
 #endif

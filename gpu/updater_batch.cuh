@@ -218,11 +218,12 @@ __device__ void form_batch(const Ctx& C, UpdShared& S, int lane) {
         bool due = nb >= BATCH_B || (nb > 0 && gtime() - first_seen >= BATCH_TIMEOUT_NS);
         if (!hold && due && (head == tail || blocked)) {
             // Nothing more waiting (or nothing more admissible): close, unless records
-            // arrived meanwhile.
+            // arrived meanwhile (CLOSE_RECHECK 1: one more round trip to host memory).
+            if (!CLOSE_RECHECK || blocked) break;
             u64 t2 = 0;
             if (lane == 0) t2 = vload(&C.hctl->in_tail);
             t2 = __shfl_sync(0xffffffffu, t2, 0);
-            if (decode_tail(t2, head).tail == head || blocked) break;
+            if (decode_tail(t2, head).tail == head) break;
             continue;
         }
         if (head == tail || blocked) __nanosleep(nb ? 500 : IDLE_POLL_NS);
