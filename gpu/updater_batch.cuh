@@ -217,8 +217,8 @@ __device__ void form_batch(const Ctx& C, UpdShared& S, int lane) {
         if (stop || nb == BATCH_CAP) break;
         bool due = nb >= BATCH_B || (nb > 0 && gtime() - first_seen >= BATCH_TIMEOUT_NS);
         if (!hold && due && (head == tail || blocked)) {
-            // Nothing more waiting (or nothing more admissible): close, unless records
-            // arrived meanwhile (CLOSE_RECHECK 1: one more round trip to host memory).
+            // Nothing more waiting (or nothing more admissible): close. CLOSE_RECHECK 1
+            // first reads the host's tail once more and takes what arrived meanwhile.
             if (!CLOSE_RECHECK || blocked) break;
             u64 t2 = 0;
             if (lane == 0) t2 = vload(&C.hctl->in_tail);
