@@ -139,9 +139,10 @@
 #endif
 // The short path (updater_small.cuh): batches of at most SMALL_MAX updates may be applied by
 // updater warp 0 without the job pipeline (the other updater warps share its merges).
-// SMALL_PATH 0: never; 1: when the cost models say it is cheaper; 2: always. The models start from the *0 values (picoseconds per update and per 32-entry
-// chunk copied; nanoseconds per bulk batch) and learn from every batch; every SMALL_PROBE-th
-// eligible batch takes the other path, so that both stay measured.
+// SMALL_PATH 0: never; 1: when the cost models say it is cheaper; 2: always. The models
+// start from the *0 values (picoseconds per update and per 32-entry chunk copied;
+// nanoseconds per bulk batch) and learn from every batch; every SMALL_PROBE-th eligible
+// batch takes the other path, so that both stay measured.
 #ifndef SMALL_PATH
 #define SMALL_PATH 1
 #endif
