@@ -23,6 +23,7 @@ from types import ModuleType
 from typing import Any
 
 from dcsm.engine import make_engine
+from dcsm.engine.short_cycles import ring_shape
 from dcsm.engine.snapshot import StaticSnapshot
 from dcsm.model import Graph, Pattern, UpdateBatch
 
@@ -212,6 +213,13 @@ def bench_script(name: str) -> ModuleType:
         sys.modules[module_name] = module  # dataclasses look their module up while it executes
         found.loader.exec_module(module)
     return sys.modules[module_name]
+
+
+def ring_kind(pattern: Pattern) -> str | None:
+    """The ring ``pattern`` is counted as without a search (``ring_shape``'s kind:
+    "triangle", "cycle4", "tailed" or "diamond"), or None."""
+    shape = ring_shape(pattern)
+    return None if shape is None else shape.kind
 
 
 def counted_as_searched(snap: StaticSnapshot, pattern: Pattern, slices: int = 5) -> int:

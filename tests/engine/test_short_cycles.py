@@ -10,7 +10,7 @@ import functools
 import networkx as nx
 import numpy as np
 import pytest
-from helpers import counted_as_searched
+from helpers import counted_as_searched, ring_kind
 
 from dcsm.engine.cpu import CpuEngine
 from dcsm.engine.short_cycles import (
@@ -23,12 +23,6 @@ from dcsm.loadgen.gen_stream import chunglu_graph
 from dcsm.model import Graph, Pattern
 
 _ = None  # wildcard label
-
-
-def kind(p: Pattern) -> str | None:
-    """The ring ``p`` is counted as (:func:`ring_shape`), if any."""
-    shape = ring_shape(p)
-    return None if shape is None else shape.kind
 
 
 def ring(k: int, label: int | None = _, edge: int | None = _, distinct: bool = False) -> Pattern:
@@ -56,7 +50,7 @@ def test_counts_equal_the_search(
     """The wedge count gives the search's count (the search run with emit, which
     enumerates), in total and over slices of roots."""
     p = ring(k, label, edge, distinct)
-    assert kind(p) in ("triangle", "cycle4") and counts_without_search(p)
+    assert ring_kind(p) in ("triangle", "cycle4") and counts_without_search(p)
     snap = labelled_snapshot(seed)
     counted_as_searched(snap, p)
 
@@ -70,7 +64,7 @@ def test_alternating_rings_count_as_the_search_counts(
     """A 4-cycle of labels A, B, A, B: roots of either label, each walking to the other
     label and back; the search's count, whole and over slices."""
     p = alternating(a, b, edge, distinct)
-    assert kind(p) in ("triangle", "cycle4")
+    assert ring_kind(p) in ("triangle", "cycle4")
     snap = labelled_snapshot(seed)
     counted_as_searched(snap, p)
     counts = short_cycle_counts(short_cycle_rows(snap.arrays, snap.num_vertices, p), 0,
@@ -97,7 +91,7 @@ def test_tailed_triangles_count_as_the_search_counts(
     it of its three vertices; the search's count, whole and over slices, however the
     pattern numbers its vertices."""
     p = tailed(label, edge, distinct, edges)
-    assert kind(p) == "tailed" and counts_without_search(p)
+    assert ring_kind(p) == "tailed" and counts_without_search(p)
     counted_as_searched(labelled_snapshot(seed), p)
 
 
@@ -146,7 +140,7 @@ def test_each_ring_is_counted_at_its_highest_ranked_vertex() -> None:
     ],
 )
 def test_other_patterns_are_not_counted_by_wedges(pattern: Pattern) -> None:
-    assert kind(pattern) in (None, "diamond")  # diamonds: common neighbours, not wedges
+    assert ring_kind(pattern) in (None, "diamond")  # diamonds: common neighbours, not wedges
 
 
 def _tailed(label: int | None = _, edge: int | None = _) -> Pattern:
@@ -181,7 +175,5 @@ def test_ring_shape_names_each_ring_once(pattern: Pattern, want: tuple | None) -
     """ring_shape, which the CPU engine's rows and the device's ring counter both read: the
     kind, the labels a walk round takes in turn, the edge label and the automorphisms a
     subgraph counts for (1 for distinct), or None for what is searched instead."""
-    from dcsm.engine.short_cycles import ring_shape
-
     got = ring_shape(pattern)
     assert (got and (got.kind, got.labels, got.edge_label, got.scale)) == want
