@@ -22,7 +22,12 @@ RapidFlow's rows.
 Part 2 (response time): the first updates of oracle-github insertion10 replayed with
 exponential inter-arrival times at three rates; response time = start of matching - arrival
 (DCSM's definition), completion latency = end of matching - arrival. The persistent engine
-against the fixed-batch baseline at b = 128 and b = 4096.
+against the fixed-batch baseline at b = 128 and b = 4096. Offered: the replayed arrivals'
+own rate (n - 1 over the span from the first to the last); achieved: n over the time from the
+first arrival to the last completion, so a short row's achieved rate also pays the last
+update's latency. A last row holds 1M/s for ``--sustain-updates`` (default 200,000:
+insertion10 inserted, deleted in reverse, and again), where that latency is ~0.5 % of the
+window.
 
 Writes ``gpu_bench.json`` and ``gpu_bench.md`` to --out, flushing after every row.
 """
@@ -44,7 +49,7 @@ from dcsm.gpu.engine import GpuEngine
 from dcsm.gpu.layout import SMALL_STEPS
 from dcsm.gpu_options import add_engine_flag
 from dcsm.graphio import read_csm_query, read_csm_stream, read_graph
-from dcsm.model import OUTCOME_APPLIED, UpdateBatch
+from dcsm.model import OP_DELETE, OP_INSERT, OUTCOME_APPLIED, Graph, Pattern, UpdateBatch
 
 sys.path.insert(0, str(Path(__file__).parent))  # bench/ (the script runs with python -P)
 from rapidflow import RapidFlow  # noqa: E402
@@ -231,15 +236,15 @@ class Report:
                 "## Response time vs update rate (oracle-github insertion10, Q_2, count mode)",
                 "",
                 "| engine | rate (upd/s) | updates | response p50 us | response p99 us | "
-                "completion p50 us | completion p99 us | achieved upd/s |",
-                "|---|---:|---:|---:|---:|---:|---:|---:|",
+                "completion p50 us | completion p99 us | offered upd/s | achieved upd/s |",
+                "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
             ]  # fmt: skip
             for r in self.latency:
                 lines.append(
                     f"| {r['engine']} | {r['rate']:.0f} | {r['updates']} | "
                     f"{r['resp_p50_us']:.1f} | "
                     f"{r['resp_p99_us']:.1f} | {r['done_p50_us']:.1f} | {r['done_p99_us']:.1f} | "
-                    f"{r['throughput']:.0f} |"
+                    f"{r.get('offered', float('nan')):.0f} | {r['throughput']:.0f} |"
                 )
             parts = [r for r in self.latency if "late_p50_us" in r]
             if parts:
@@ -333,9 +338,119 @@ def search_part(
             run.close()
 
 
-def latency_part(data: Path, report: Report, n: int, timelines: Path | None = None) -> None:
+def insert_delete_cycle(stream: UpdateBatch, n: int) -> UpdateBatch:
+    """n updates from a stream of insertions: its insertions in order, then the same edges
+    deleted in the reverse order, and so on. Every second pass leaves the graph as it found
+    it, so the stream may be as long as a run needs."""
+    if len(stream) == 0 or (stream.op != OP_INSERT).any():
+        raise ValueError("insert_delete_cycle needs a non-empty stream of insertions")
+    back = slice(None, None, -1)
+    op = np.concatenate([stream.op, np.full(len(stream), OP_DELETE, dtype=stream.op.dtype)])
+    u, v, label = (np.concatenate([a, a[back]]) for a in (stream.u, stream.v, stream.label))
+    reps = -(-n // len(op))
+    return UpdateBatch.from_arrays(*(np.tile(a, reps)[:n] for a in (op, u, v, label)))
+
+
+# The engines of the response-time rows: the persistent kernel with and without a batch
+# timeout, and the fixed-batch baselines.
+PACED_ENGINES: tuple[tuple[str, dict[str, float]], ...] = (
+    ("DCSM persistent (b=64, t=125us)", {"batch_timeout_us": 125.0}),
+    ("DCSM persistent (b=64, t=0)", {"batch_timeout_us": 0.0}),
+    ("fixed batch b=128", {"fixed_batch": 128}),
+    ("fixed batch b=4096", {"fixed_batch": 4096}),
+)
+
+
+def paced_row(
+    name: str,
+    kwargs: dict[str, float],
+    graph: Graph,
+    query: Pattern,
+    stream: UpdateBatch,
+    gaps: np.ndarray,
+    rate: float,
+    timelines: Path | None,
+    suffix: str = "",
+) -> dict:
+    """One response-time row: a fresh engine on `graph` with `query` registered, `stream`
+    replayed with the inter-arrival times `gaps` (seconds)."""
+    eng = new_engine(**kwargs)
+    eng.load_graph(graph)
+    eng.register(0, query, from_seq=0, count_only=True)
+    eng.apply(UpdateBatch.from_arrays(np.zeros(0), np.zeros(0), np.zeros(0)))
+    arrival = time.time() + 0.05 + np.cumsum(gaps)
+    batch = UpdateBatch.from_arrays(stream.op, stream.u, stream.v, stream.label, ts=arrival)
+    res = eng.apply_paced(batch)
+    line = eng.last_timeline
+    profile = eng.updater_profile()
+    clock = eng.clock_report()
+    eng.close()
+    if timelines is not None and "persistent" in name:
+        # Every update's stamps (host and device clocks), for clock studies.
+        timelines.mkdir(parents=True, exist_ok=True)
+        tag = f"{int(rate)}-t{int(kwargs['batch_timeout_us'])}{suffix}"
+        np.savez_compressed(timelines / f"timeline-{tag}.npz", arrival=arrival,
+                            **{k: v for k, v in line.items() if v is not None})  # fmt: skip
+    resp = (res.started - arrival) * 1e6
+    done = (res.finished - arrival) * 1e6
+    n = len(stream)
+    row = dict(engine=name, rate=rate, updates=n,
+               resp_p50_us=float(np.percentile(resp, 50)),
+               resp_p99_us=float(np.percentile(resp, 99)),
+               done_p50_us=float(np.percentile(done, 50)),
+               done_p99_us=float(np.percentile(done, 99)),
+               offered=(n - 1) / float(arrival[-1] - arrival[0]),
+               throughput=n / float(res.finished.max() - arrival[0]))  # fmt: skip
+    if line.get("entered") is not None and line["entered"].all():
+        # Where the response time goes: the pacer's lateness (scheduled arrival ->
+        # written into the input ring), ring -> taken by the updater, taken ->
+        # matching started; and the response time from entry into the ring.
+        sched = arrival[line["update"]]
+        for key, us in (("late", line["entered"] - sched),
+                        ("ring", line["taken"] - line["entered"]),
+                        ("updater", line["started"] - line["taken"]),
+                        ("resp_entered", line["started"] - line["entered"]),
+                        ("seen", line["seen"] - line["entered"])):  # fmt: skip
+            row[f"{key}_p50_us"] = float(np.percentile(us * 1e6, 50))
+            row[f"{key}_p99_us"] = float(np.percentile(us * 1e6, 99))
+        # The device's times are mapped to the host's clock by the engine's clock
+        # pings (gpu/device_clock.py). Each update was taken after it entered and
+        # finished before the host saw it, so both minima are >= 0 when the mapping
+        # is right, and their sum is how far it could be off (a large ring minimum
+        # with a seen one near 0 means the ring wait is real, not the mapping).
+        ring_min = float((line["taken"] - line["entered"]).min())
+        seen_min = float((line["seen"] - line["finished"]).min())
+        row["ring_min_us"] = ring_min * 1e6
+        row["seen_after_finish_min_us"] = seen_min * 1e6
+        # The response time with the device's times moved by the tightest bound
+        # those two minima give (still an upper bound), and how wide the bounds are.
+        lo, hi = clock_slack(ring_min, seen_min)
+        row["resp_bounded_p50_us"] = float(np.percentile(resp + hi * 1e6, 50))
+        row["resp_bounded_p99_us"] = float(np.percentile(resp + hi * 1e6, 99))
+        row["clock_slack_us"] = float((hi - lo) * 1e6)
+    # The mapping of device times in use at the end (gpu/device_clock.py).
+    row["clock_offset_slack_us"] = clock["slack_us"]
+    row["clock_answers"] = clock["answers"]
+    row["clock_drift_ppm"] = clock["drift_ppm"]
+    row["mean_batch"] = profile["mean_batch"]
+    row["small_share"] = profile["small_batches"] / max(1, profile["batches"])
+    for key in ("model_update_us", "model_chunk_us", "model_bulk_us"):
+        row[key] = profile[key]
+    for key in SMALL_STEPS:
+        row[f"small_{key}_us"] = profile[f"small_{key}_us"]
+    # Where a batch's time went: the updater's phases and steps, mean us a batch
+    # (short and bulk batches together; JSON only).
+    row["updater_steps_us"] = {k: v for k, v in profile.items() if k.endswith("_us")
+                               and not k.startswith(("small_", "model_"))}  # fmt: skip
+    return row
+
+
+def latency_part(
+    data: Path, report: Report, n: int, timelines: Path | None = None, sustain: int = 0
+) -> None:
     og = data / "oracle-github"
-    stream = read_csm_stream(og / "insertion10.stream").slice(0, n)
+    insertions = read_csm_stream(og / "insertion10.stream")
+    stream = insertions.slice(0, n)
     query = read_csm_query(og / "queries" / "Q_2")
     graph = read_graph(og / "initial90.graph")
     rng = np.random.default_rng(7)
@@ -345,82 +460,27 @@ def latency_part(data: Path, report: Report, n: int, timelines: Path | None = No
     eng.register(0, query, from_seq=0, count_only=True)
     eng.apply(stream.slice(0, min(n, 2000)))
     eng.close()
+    rows = []
     for rate in (10_000.0, 100_000.0, 1_000_000.0):
         gaps = rng.exponential(1.0 / rate, n)
-        for name, kwargs in (("DCSM persistent (b=64, t=125us)", {"batch_timeout_us": 125.0}),
-                             ("DCSM persistent (b=64, t=0)", {"batch_timeout_us": 0.0}),
-                             ("fixed batch b=128", {"fixed_batch": 128}),
-                             ("fixed batch b=4096", {"fixed_batch": 4096})):  # fmt: skip
-            eng = new_engine(**kwargs)
-            eng.load_graph(graph)
-            eng.register(0, query, from_seq=0, count_only=True)
-            eng.apply(UpdateBatch.from_arrays(np.zeros(0), np.zeros(0), np.zeros(0)))
-            start = time.time() + 0.05
-            arrival = start + np.cumsum(gaps)
-            batch = UpdateBatch.from_arrays(stream.op, stream.u, stream.v, stream.label, ts=arrival)
-            res = eng.apply_paced(batch)
-            line = eng.last_timeline
-            profile = eng.updater_profile()
-            clock = eng.clock_report()
-            eng.close()
-            if timelines is not None and "persistent" in name:
-                # Every update's stamps (host and device clocks), for clock studies.
-                timelines.mkdir(parents=True, exist_ok=True)
-                tag = f"{int(rate)}-t{int(kwargs['batch_timeout_us'])}"
-                np.savez_compressed(timelines / f"timeline-{tag}.npz", arrival=arrival,
-                                    **{k: v for k, v in line.items() if v is not None})  # fmt: skip
-            resp = (res.started - arrival) * 1e6
-            done = (res.finished - arrival) * 1e6
-            row = dict(engine=name, rate=rate, updates=n,
-                       resp_p50_us=float(np.percentile(resp, 50)),
-                       resp_p99_us=float(np.percentile(resp, 99)),
-                       done_p50_us=float(np.percentile(done, 50)),
-                       done_p99_us=float(np.percentile(done, 99)),
-                       throughput=n / float(res.finished.max() - arrival[0]))  # fmt: skip
-            if line.get("entered") is not None and line["entered"].all():
-                # Where the response time goes: the pacer's lateness (scheduled arrival ->
-                # written into the input ring), ring -> taken by the updater, taken ->
-                # matching started; and the response time from entry into the ring.
-                sched = arrival[line["update"]]
-                for key, us in (("late", line["entered"] - sched),
-                                ("ring", line["taken"] - line["entered"]),
-                                ("updater", line["started"] - line["taken"]),
-                                ("resp_entered", line["started"] - line["entered"]),
-                                ("seen", line["seen"] - line["entered"])):  # fmt: skip
-                    row[f"{key}_p50_us"] = float(np.percentile(us * 1e6, 50))
-                    row[f"{key}_p99_us"] = float(np.percentile(us * 1e6, 99))
-                # The device's times are mapped to the host's clock by the engine's clock
-                # pings (gpu/device_clock.py). Each update was taken after it entered and
-                # finished before the host saw it, so both minima are >= 0 when the mapping
-                # is right, and their sum is how far it could be off (a large ring minimum
-                # with a seen one near 0 means the ring wait is real, not the mapping).
-                ring_min = float((line["taken"] - line["entered"]).min())
-                seen_min = float((line["seen"] - line["finished"]).min())
-                row["ring_min_us"] = ring_min * 1e6
-                row["seen_after_finish_min_us"] = seen_min * 1e6
-                # The response time with the device's times moved by the tightest bound
-                # those two minima give (still an upper bound), and how wide the bounds are.
-                lo, hi = clock_slack(ring_min, seen_min)
-                row["resp_bounded_p50_us"] = float(np.percentile(resp + hi * 1e6, 50))
-                row["resp_bounded_p99_us"] = float(np.percentile(resp + hi * 1e6, 99))
-                row["clock_slack_us"] = float((hi - lo) * 1e6)
-            # The mapping of device times in use at the end (gpu/device_clock.py).
-            row["clock_offset_slack_us"] = clock["slack_us"]
-            row["clock_answers"] = clock["answers"]
-            row["clock_drift_ppm"] = clock["drift_ppm"]
-            row["mean_batch"] = profile["mean_batch"]
-            row["small_share"] = profile["small_batches"] / max(1, profile["batches"])
-            for key in ("model_update_us", "model_chunk_us", "model_bulk_us"):
-                row[key] = profile[key]
-            for key in SMALL_STEPS:
-                row[f"small_{key}_us"] = profile[f"small_{key}_us"]
-            # Where a batch's time went: the updater's phases and steps, mean us a batch
-            # (short and bulk batches together; JSON only).
-            row["updater_steps_us"] = {k: v for k, v in profile.items() if k.endswith("_us")
-                                       and not k.startswith(("small_", "model_"))}  # fmt: skip
-            report.latency.append(row)
-            print(json.dumps(row), flush=True)
+        for name, kwargs in PACED_ENGINES:
+            rows.append(paced_row(name, kwargs, graph, query, stream, gaps, rate, timelines))
+            report.latency.append(rows[-1])
+            print(json.dumps(rows[-1]), flush=True)
             report.flush()
+    if sustain:
+        # 1M/s held long enough that the last update's completion, ~1 ms after its
+        # arrival, is a small part of the window (in a 20,000-update row it is ~6 %):
+        # insertion10's insertions, then their deletions, and again (own seed, so the rows
+        # above keep theirs).
+        cycle = insert_delete_cycle(insertions, sustain)
+        gaps = np.random.default_rng(8).exponential(1e-6, sustain)
+        name, kwargs = PACED_ENGINES[1]
+        row = paced_row(f"{name}, sustained", kwargs, graph, query, cycle, gaps, 1_000_000.0,
+                        timelines, "-sustained")  # fmt: skip
+        report.latency.append(row)
+        print(json.dumps(row), flush=True)
+        report.flush()
 
 
 def main() -> None:
@@ -435,6 +495,12 @@ def main() -> None:
     ap.add_argument("--skip-search", action="store_true")
     ap.add_argument("--skip-latency", action="store_true")
     ap.add_argument("--latency-updates", type=int, default=20_000)
+    ap.add_argument(
+        "--sustain-updates",
+        type=int,
+        default=200_000,
+        help="one more row at 1M/s this long (insertion10 inserted, then deleted, ...); 0: none",
+    )
     ap.add_argument("--timelines", type=Path, help="save each persistent latency row's stamps here")
     ap.add_argument(
         "--oracle-count-only", action="store_true", help="search time: oracle-github, count mode"
@@ -456,7 +522,7 @@ def main() -> None:
     report = Report(args.out, args.rapidflow_limit)
     rapidflow = RapidFlow(args.rapidflow and Path(args.rapidflow), args.rapidflow_limit)
     if not args.skip_latency:
-        latency_part(args.data, report, args.latency_updates, args.timelines)
+        latency_part(args.data, report, args.latency_updates, args.timelines, args.sustain_updates)
     if not args.skip_search:
         search_part(args.data, report, rapidflow, not args.skip_unlabeled,
                     args.oracle_count_only, args.batch_cap)  # fmt: skip
