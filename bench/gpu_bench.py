@@ -460,14 +460,16 @@ def latency_part(
     eng.register(0, query, from_seq=0, count_only=True)
     eng.apply(stream.slice(0, min(n, 2000)))
     eng.close()
-    rows = []
+
+    def record(row: dict) -> None:
+        report.latency.append(row)
+        print(json.dumps(row), flush=True)
+        report.flush()
+
     for rate in (10_000.0, 100_000.0, 1_000_000.0):
         gaps = rng.exponential(1.0 / rate, n)
         for name, kwargs in PACED_ENGINES:
-            rows.append(paced_row(name, kwargs, graph, query, stream, gaps, rate, timelines))
-            report.latency.append(rows[-1])
-            print(json.dumps(rows[-1]), flush=True)
-            report.flush()
+            record(paced_row(name, kwargs, graph, query, stream, gaps, rate, timelines))
     if sustain:
         # 1M/s held long enough that the last update's completion, ~1 ms after its
         # arrival, is a small part of the window (in a 20,000-update row it is ~6 %):
@@ -476,11 +478,8 @@ def latency_part(
         cycle = insert_delete_cycle(insertions, sustain)
         gaps = np.random.default_rng(8).exponential(1e-6, sustain)
         name, kwargs = PACED_ENGINES[1]
-        row = paced_row(f"{name}, sustained", kwargs, graph, query, cycle, gaps, 1_000_000.0,
-                        timelines, "-sustained")  # fmt: skip
-        report.latency.append(row)
-        print(json.dumps(row), flush=True)
-        report.flush()
+        record(paced_row(f"{name}, sustained", kwargs, graph, query, cycle, gaps, 1_000_000.0,
+                         timelines, "-sustained"))  # fmt: skip
 
 
 def main() -> None:
