@@ -13,7 +13,8 @@ of the ``apply`` calls). The row is ``exact`` when the positive counts add up to
 in static embeddings, computed on the host without the engine: a parallel forward
 triangle count on degree-ordered adjacency for the triangle (embeddings = 6 x triangles),
 the CPU engine's ``count_static`` for other patterns up to ``--static-limit`` edges
-(``exact`` is null above it).
+(``exact`` is null above it). ``--static-cache FILE`` keeps those counts by graph file,
+split and pattern, so that runs taking turns on one graph count them once.
 
 Memory: ``host_rss_peak_load_bytes`` is the process's peak resident set during the load
 (the peak is reset just before it where Linux allows: /proc/self/clear_refs), next to
@@ -262,6 +263,31 @@ def count_four_cycles(g: Graph) -> int:
     return int(_four_cycles(off, low, nbr, split_work(work, 8 * numba.get_num_threads())))
 
 
+def static_key(args: argparse.Namespace, name: str, pattern: Pattern) -> str:
+    """What a row's static counts depend on: the graph (its file's path, size and time, or
+    the generator's parameters), the stream's share and seed, and the pattern."""
+    if args.graph:
+        st = os.stat(args.graph)
+        graph = f"{os.path.abspath(args.graph)} {st.st_size} {st.st_mtime_ns}"
+    else:
+        graph = f"chung-lu E={args.edges} V={args.vertices} gamma={args.gamma} seed={args.seed}"
+    return f"{graph} | share={args.stream_share} seed={args.seed} | {name} " + " ".join(
+        repr(pattern).split()
+    )
+
+
+def read_static_cache(path: Path | None) -> dict[str, tuple[int, int]]:
+    if path is None or not path.exists():
+        return {}
+    return {k: (int(v[0]), int(v[1])) for k, v in json.loads(path.read_text()).items()}
+
+
+def write_static_cache(path: Path, key: str, before: int, after: int) -> None:
+    counts = read_static_cache(path)
+    counts[key] = (before, after)
+    path.write_text(json.dumps(counts, indent=1) + "\n")
+
+
 def static_embeddings(g: Graph, name: str, pattern: Pattern, limit: int) -> int | None:
     if name == "triangle":
         return 6 * count_triangles(g)
@@ -478,6 +504,9 @@ def main() -> int:
     ap.add_argument("--static-limit", type=int, default=200_000,
                     help="largest graph whose static counts of query files are checked "
                          "(by the CPU engine)")  # fmt: skip
+    ap.add_argument("--static-cache", type=Path,
+                    help="static counts by graph, split and pattern, kept in this JSON "
+                         "file for later runs on the same files (A/B runs)")  # fmt: skip
     ap.add_argument("--rapidflow", type=Path, default=os.environ.get("DCSM_RAPIDFLOW") or None,
                     help="RapidFlow.out to run beside every row on the same files "
                          "(default: $DCSM_RAPIDFLOW)")  # fmt: skip
@@ -507,11 +536,19 @@ def main() -> int:
         for name, pattern in patterns.items():
             note(f"{name}: static counts on the host")
             t0 = time.perf_counter()
-            before = static_embeddings(initial, name, pattern, args.static_limit)
-            after = static_embeddings(g, name, pattern, args.static_limit)
+            key = static_key(args, name, pattern)
+            cached = read_static_cache(args.static_cache).get(key)
+            if cached is None:
+                before = static_embeddings(initial, name, pattern, args.static_limit)
+                after = static_embeddings(g, name, pattern, args.static_limit)
+                if args.static_cache is not None and before is not None and after is not None:
+                    write_static_cache(args.static_cache, key, before, after)
+            else:
+                before, after = cached
             expected = None if before is None or after is None else after - before
             static_s = time.perf_counter() - t0
-            note(f"{name}: {before} -> {after} embeddings ({static_s:.1f}s)")
+            how = "from the cache" if cached is not None else f"{static_s:.1f}s"
+            note(f"{name}: {before} -> {after} embeddings ({how})")
             row = run_row(args, name, pattern, initial, stream, expected)
             row["static_embeddings_before"], row["static_embeddings_after"] = before, after
             row["static_count_s"] = round(static_s, 3)
