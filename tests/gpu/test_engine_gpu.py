@@ -152,6 +152,40 @@ def test_last_levels_walked_together_count_alike(
         assert_same(got, want)
 
 
+@pytest.mark.parametrize(
+    "defines",
+    [
+        "-DMERGE_MIN=2 -DMERGE_RATIO=1000000",
+        "-DMERGE_MIN=2 -DMERGE_RATIO=1000000 -DPAIRS_MAX_LIST=0 -DDONATE_EVERY=1",
+    ],
+)
+def test_last_levels_merged_count_alike(defines: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Counting, a last level with two lists is counted by merging them (merge_window) instead
+    of a binary search a candidate. Here every such level is merged whatever the lengths,
+    lists have tails (tail_div 1: the windows stop at the end of the base, the other list's
+    runs are merged one by one), re-insertions leave several entries of one neighbour; and
+    in the second case every candidate's last level is walked alone and a level is offered
+    to waiting warps at every step (donated merged levels start in mid-list). On a random
+    graph and on a hub of 20,000 leaves, self-checks on: counts equal the CPU engine's, and
+    levels were merged."""
+    monkeypatch.setenv("DCSM_KERNEL_DEFINES", defines)
+    rng = np.random.default_rng(37)
+    g = random_graph(rng, nv=60, ne=500)
+    cases = [
+        (g, random_stream(rng, g, 1200)),
+        (_hub_graph(rng, 20_000), _hub_stream(rng, 20_000, 600, 0.3)),
+    ]
+    profiles: list[dict[str, float]] = []
+    for g, stream in cases:
+        want = cpu_run(g, stream, PATTERNS, True)
+        eng = GpuEngine(check=True, tail_div=1)
+        got = run(eng, g, stream, PATTERNS, True, 150,
+                  before_close=lambda e: profiles.append(e.updater_profile()))  # fmt: skip
+        assert_same(got, want)
+        prof = profiles[-1]
+        assert prof["merged_levels"] > 0 and prof["appends"] > 0, prof
+
+
 @pytest.mark.parametrize("tail_div", [0, 8])
 def test_short_path_copies_a_hub(tail_div: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """The short path inserting into a hub's neighbour array of 50K entries (of 100K
