@@ -88,6 +88,17 @@ def _hub_stream(rng: np.random.Generator, leaves: int, n: int, on_hub: float) ->
     return UpdateBatch.from_arrays(op, u, v)
 
 
+def _random_and_hub(seed: int) -> list[tuple[Graph, UpdateBatch]]:
+    """A random graph with a stream of 1,200 updates, and a hub of 20,000 leaves with 600
+    (30 % of them on the hub)."""
+    rng = np.random.default_rng(seed)
+    g = random_graph(rng, nv=60, ne=500)
+    return [
+        (g, random_stream(rng, g, 1200)),
+        (_hub_graph(rng, 20_000), _hub_stream(rng, 20_000, 600, 0.3)),
+    ]
+
+
 def test_hub_vertex_of_degree_100k() -> None:
     rng = np.random.default_rng(7)
     g = _hub_graph(rng, 100_000)
@@ -140,13 +151,7 @@ def test_last_levels_walked_together_count_alike(
     alone. The default, every scan long (0) and a mix in most windows (3), on a random graph
     and on a hub of 20,000 leaves, self-checks on: counts equal the CPU engine's."""
     monkeypatch.setenv("DCSM_KERNEL_DEFINES", defines)
-    rng = np.random.default_rng(31)
-    g = random_graph(rng, nv=60, ne=500)
-    cases = [
-        (g, random_stream(rng, g, 1200)),
-        (_hub_graph(rng, 20_000), _hub_stream(rng, 20_000, 600, 0.3)),
-    ]
-    for g, stream in cases:
+    for g, stream in _random_and_hub(31):
         want = cpu_run(g, stream, PATTERNS, True)
         got = run(GpuEngine(check=True), g, stream, PATTERNS, True, 150)
         assert_same(got, want)
@@ -169,14 +174,8 @@ def test_last_levels_merged_count_alike(defines: str, monkeypatch: pytest.Monkey
     graph and on a hub of 20,000 leaves, self-checks on: counts equal the CPU engine's, and
     levels were merged."""
     monkeypatch.setenv("DCSM_KERNEL_DEFINES", defines)
-    rng = np.random.default_rng(37)
-    g = random_graph(rng, nv=60, ne=500)
-    cases = [
-        (g, random_stream(rng, g, 1200)),
-        (_hub_graph(rng, 20_000), _hub_stream(rng, 20_000, 600, 0.3)),
-    ]
     profiles: list[dict[str, float]] = []
-    for g, stream in cases:
+    for g, stream in _random_and_hub(37):
         want = cpu_run(g, stream, PATTERNS, True)
         eng = GpuEngine(check=True, tail_div=1)
         got = run(eng, g, stream, PATTERNS, True, 150,
