@@ -74,6 +74,12 @@ __device__ unsigned eval_window(const Ctx& C, const int* pl, int i, const Level&
     return __ballot_sync(0xffffffffu, ok);
 }
 
+// Entry q of the run [off, off + len); past its end, one above every neighbour, so that a
+// round of merge_window stays sorted over the lanes.
+__device__ __forceinline__ Entry round_entry(const Ctx& C, i64 off, int q, int len) {
+    return q < len ? load_entry(C.entries + off + q) : Entry{0x7fffffff, 0, 0, 0};
+}
+
 // Counting, the last step i with its two lists merged (merge_other): eval_window's ballot
 // for the entries [lv.pos, wend) of the scanned list, all in one of its runs (so sorted by
 // neighbour). The test in the other list o = madj[lv.other] reads the stretch of o that the
@@ -104,9 +110,12 @@ __device__ unsigned merge_window(const Ctx& C, const int* pl, int i, const Level
         if (rlen == 0) continue;
         int k = mc.arun == arun ? mc.k[r] : warp_lower_nbr(C, roff, rlen, lo, lane);
         int next = -1;  // o's first entry >= hi in this run, once a round reaches it
+        Entry b = round_entry(C, roff, k + lane, rlen);
         while (true) {
             const int q = k + lane;
-            const Entry b = q < rlen ? load_entry(C.entries + roff + q) : Entry{0x7fffffff, 0, 0, 0};
+            // MERGE_PREFETCH: the next round's entries are loaded before this round's are
+            // used (one load wasted where this round is the last).
+            const Entry after = MERGE_PREFETCH && k + 32 < rlen ? round_entry(C, roff, q + 32, rlen) : b;
             const unsigned alive = __ballot_sync(0xffffffffu, q < rlen && b.ct <= tau && tau <= b.dt &&
                                                               (want == ANY || b.elab == want));
             // This lane's neighbour is at entries [p0, p1) of the round, if any.
@@ -117,6 +126,7 @@ __device__ unsigned merge_window(const Ctx& C, const int* pl, int i, const Level
                 next = k + __popc(__ballot_sync(0xffffffffu, q < rlen && b.nbr < hi));
             if (top > hi || k + 32 >= rlen) break;
             k += 32;
+            b = MERGE_PREFETCH ? after : round_entry(C, roff, k + lane, rlen);
         }
         mc.k[r] = next < 0 ? rlen : next;
     }

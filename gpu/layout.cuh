@@ -192,6 +192,10 @@
 #ifndef MERGE_RATIO
 #define MERGE_RATIO 8
 #endif
+// 1: a merge loads the other list's next 32 entries before it tests the current ones.
+#ifndef MERGE_PREFETCH
+#define MERGE_PREFETCH 0
+#endif
 // Tails (docs/delta-lists.md): a batch appends a new tail in the vertex's run, keeping its
 // base, while the tail stays within the run and at most blen / TAIL_DIV entries; else it
 // merges. 0: always merge (every version one run, as before tails). GpuEngine(tail_div=N),

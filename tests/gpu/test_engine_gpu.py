@@ -161,7 +161,7 @@ def test_last_levels_walked_together_count_alike(
     "defines",
     [
         "-DMERGE_MIN=2 -DMERGE_RATIO=1000000",
-        "-DMERGE_MIN=2 -DMERGE_RATIO=1000000 -DPAIRS_MAX_LIST=0 -DDONATE_EVERY=1",
+        "-DMERGE_MIN=2 -DMERGE_RATIO=1000000 -DPAIRS_MAX_LIST=0 -DDONATE_EVERY=1 -DMERGE_PREFETCH=1",
     ],
 )
 def test_last_levels_merged_count_alike(defines: str, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -169,8 +169,9 @@ def test_last_levels_merged_count_alike(defines: str, monkeypatch: pytest.Monkey
     of a binary search a candidate. Here every such level is merged whatever the lengths,
     lists have tails (tail_div 1: the windows stop at the end of the base, the other list's
     runs are merged one by one), re-insertions leave several entries of one neighbour; and
-    in the second case every candidate's last level is walked alone and a level is offered
-    to waiting warps at every step (donated merged levels start in mid-list). On a random
+    in the second case every candidate's last level is walked alone, a level is offered to
+    waiting warps at every step (donated merged levels start in mid-list), and each round
+    of the other list is loaded before the last is tested (MERGE_PREFETCH). On a random
     graph and on a hub of 20,000 leaves, self-checks on: counts equal the CPU engine's, and
     levels were merged."""
     monkeypatch.setenv("DCSM_KERNEL_DEFINES", defines)
