@@ -161,7 +161,8 @@ def test_last_levels_walked_together_count_alike(
     "defines",
     [
         "-DMERGE_MIN=2 -DMERGE_RATIO=1000000",
-        "-DMERGE_MIN=2 -DMERGE_RATIO=1000000 -DPAIRS_MAX_LIST=0 -DDONATE_EVERY=1 -DMERGE_PREFETCH=1",
+        "-DMERGE_MIN=2 -DMERGE_RATIO=1000000 -DPAIRS_MAX_LIST=0 -DDONATE_EVERY=1"
+        " -DMERGE_PREFETCH=1",
     ],
 )
 def test_last_levels_merged_count_alike(defines: str, monkeypatch: pytest.MonkeyPatch) -> None:
