@@ -17,9 +17,11 @@ struct Level {
 };
 
 // Where merge_window goes on in the other list: entry k[r] of its run r (0 base, 1 tail) is
-// at or below the first entry of that run the next window can need. Valid while the windows
-// stay in run `arun` of the scanned list (-1: none yet; search first).
-struct MergeCursor { int k[2]; int arun; };
+// at or below the first entry of that run the next window can need, and v[r] is its
+// neighbour (INT_MAX past the run's end): a window whose last neighbour is below v[r] needs
+// nothing of run r. Valid while the windows stay in run `arun` of the scanned list (-1:
+// none yet; search first).
+struct MergeCursor { int k[2], v[2]; int arun; };
 
 // Counting, at the last step i = n - 1 of a plan whose scanned list is lv.a: the step whose
 // list is merged with it (merge_window), or -1 to test each candidate by binary searches
@@ -107,9 +109,10 @@ __device__ unsigned merge_window(const Ctx& C, const int* pl, int i, const Level
     for (int r = 0; r < 2; ++r) {
         const i64 roff = r ? o.off2 + o.blen : o.off;
         const int rlen = r ? o.len - o.blen : o.blen;
-        if (rlen == 0) continue;
+        if (rlen == 0 || (mc.arun == arun && mc.v[r] > hi)) continue;
         int k = mc.arun == arun ? mc.k[r] : warp_lower_nbr(C, roff, rlen, lo, lane);
-        int next = -1;  // o's first entry >= hi in this run, once a round reaches it
+        // o's first entry >= hi in this run and its neighbour, once a round reaches it.
+        int next = -1, nextv = 0x7fffffff;
         Entry b = round_entry(C, roff, k + lane, rlen);
         while (true) {
             const int q = k + lane;
@@ -122,13 +125,17 @@ __device__ unsigned merge_window(const Ctx& C, const int* pl, int i, const Level
             const int p0 = lanes_below(b.nbr, c, false), p1 = lanes_below(b.nbr, c, true);
             hit = hit || (alive & (unsigned)(((1ULL << p1) - 1) & ~((1ULL << p0) - 1))) != 0;
             const int top = __shfl_sync(0xffffffffu, b.nbr, 31);
-            if (next < 0 && top >= hi)
-                next = k + __popc(__ballot_sync(0xffffffffu, q < rlen && b.nbr < hi));
+            if (next < 0 && top >= hi) {
+                const int at = __popc(__ballot_sync(0xffffffffu, q < rlen && b.nbr < hi));
+                next = k + at;
+                nextv = __shfl_sync(0xffffffffu, b.nbr, at);  // at < 32: lane 31's is >= hi
+            }
             if (top > hi || k + 32 >= rlen) break;
             k += 32;
             b = MERGE_PREFETCH ? after : round_entry(C, roff, k + lane, rlen);
         }
         mc.k[r] = next < 0 ? rlen : next;
+        mc.v[r] = nextv;
     }
     mc.arun = arun;
     return __ballot_sync(0xffffffffu, ok && hit);
