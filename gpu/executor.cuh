@@ -91,9 +91,9 @@ __device__ __forceinline__ Entry round_entry(const Ctx& C, i64 off, int q, int l
 // candidate counts when an entry of its neighbour in either run is alive with the wanted
 // label. mc carries where the last window stopped in each run of o. Not inlined: its
 // rounds then run without spills (nvcc 13.0, sm_90; inlined, run_item spilled 216/476 B).
-__device__ __noinline__ unsigned merge_window(const Ctx& C, const int* pl, int i, const Level& lv, int wend,
-                                 const int* m, const Adj* madj, int tau, MergeCursor& mc,
-                                 int lane) {
+__device__ __noinline__ unsigned merge_window(const Ctx& C, const int* pl, int i, const Level& lv,
+                                              int wend, const int* m, const Adj* madj, int tau,
+                                              MergeCursor& mc, int lane) {
     const int t = lv.pos + lane;
     bool ok = t < wend;
     int c = 0x7fffffff;  // past the window: above every neighbour
