@@ -194,7 +194,7 @@
 #endif
 // 1: a merge loads the other list's next 32 entries before it tests the current ones.
 #ifndef MERGE_PREFETCH
-#define MERGE_PREFETCH 0
+#define MERGE_PREFETCH 1
 #endif
 // Tails (docs/delta-lists.md): a batch appends a new tail in the vertex's run, keeping its
 // base, while the tail stays within the run and at most blen / TAIL_DIV entries; else it
