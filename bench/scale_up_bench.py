@@ -361,7 +361,8 @@ def updater_seconds(eng: Any) -> dict[str, float] | None:
     if not hasattr(eng, "updater_profile"):
         return None
     p = eng.updater_profile()
-    out: dict[str, float] = {"batches": p["batches"], "small_batches": p["small_batches"]}
+    out: dict[str, float] = {"batches": p["batches"], "small_batches": p["small_batches"],
+                             "merged_levels": p["merged_levels"]}  # fmt: skip
     for key, mean_us in p.items():
         if not key.endswith("_us") or key.startswith("model_"):
             continue

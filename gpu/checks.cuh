@@ -32,6 +32,7 @@ enum CheckCode {
     CHK_OUTCOME_DRIFT,    // J_SEGINFO / J_SEGEDIT: an outcome differs from its shadow copy
     CHK_SEG_DRIFT,        // J_SEGEDIT: the segment's first insertion or insertion count differs
                           //   from what J_SEGINFO computed
+    CHK_MERGE,            // run_item: a merged window's candidates differ from eval_window's
 };
 
 #define CHECK_SENTINEL (-7)

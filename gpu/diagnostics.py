@@ -38,7 +38,8 @@ def updater_profile(st: Any) -> dict[str, float]:
     size; then the batches and updates the short path applied, its cost models' current
     values (us per update, per 32-entry chunk copied, per bulk batch of at most 32 updates)
     and its mean us per step and short batch; and the new versions by kind, both paths
-    (``appends``: a tail in the vertex's run; ``new_runs``: a merge into a new run)."""
+    (``appends``: a tail in the vertex's run; ``new_runs``: a merge into a new run); and the
+    last levels the executors counted by merging two lists (``merged_levels``, MERGE_LAST)."""
     n = max(1, int(st["batches"]))
     out = {
         f"{name}_us": float(st["phase_ns"][k]) / n / 1e3 for k, name in enumerate(L.UPDATER_PHASES)
@@ -66,4 +67,5 @@ def updater_profile(st: Any) -> dict[str, float]:
         | {"batches": int(st["batches"]), "mean_batch": float(st["batched_updates"]) / n}
         | small
         | {"appends": int(st["appends"]), "new_runs": int(st["new_runs"])}
+        | {"merged_levels": int(st["merged"])}
     )

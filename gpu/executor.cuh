@@ -13,7 +13,48 @@ struct Level {
     unsigned mask;    // candidates of the current window not yet taken
     int best;         // which backward neighbour's list is scanned
     int paired;       // counting: pos of the window whose short last levels are counted
+    int other;        // counting, last level: the step whose list it is merged with (-1: none)
 };
+
+// Where merge_window goes on in the other list: entry k[r] of its run r (0 base, 1 tail) is
+// at or below the first entry of that run the next window can need, and v[r] is its
+// neighbour (INT_MAX past the run's end): a window whose last neighbour is below v[r] needs
+// nothing of run r. Valid while the windows stay in run `arun` of the scanned list (-1:
+// none yet; search first).
+struct MergeCursor { int k[2], v[2]; int arun; };
+
+// Counting, at the last step i = n - 1 of a plan whose scanned list is lv.a: the step whose
+// list is merged with it (merge_window), or -1 to test each candidate by binary searches
+// (eval_window). Two lists exactly, the scanned one long and the other (the longer, by
+// pick_base) at most MERGE_RATIO times as long (MERGE_LAST, MERGE_MIN).
+__device__ __forceinline__ int merge_other(const int* pl, int n, int i, const Level& lv,
+                                           const Adj* madj, bool emit) {
+    if (!MERGE_LAST || emit || i != n - 1 || __ldcg(pl + PL_BNCNT + i) != 2) return -1;
+    const int j = __ldcg(pl + PL_BNPOS + i * KMAX + (1 - lv.best));
+    return lv.a.len >= MERGE_MIN && (i64)madj[j].len <= (i64)MERGE_RATIO * lv.a.len ? j : -1;
+}
+
+// Is entry e of the list step i scans (that of its backward neighbour `best`) a candidate
+// for step i, before the tests in its other backward neighbours' lists: alive at tau with
+// the wanted edge label, the wanted vertex label, not matched already, symmetry kept.
+__device__ __forceinline__ bool candidate_ok(const Ctx& C, const int* pl, int i, int best,
+                                             const Entry& e, const int* m, int tau) {
+    const int c = e.nbr;
+    const int want_base = __ldcg(pl + PL_BNELAB + i * KMAX + best);
+    bool ok = e.ct <= tau && tau <= e.dt && (want_base == ANY || e.elab == want_base);
+    const int vl = __ldcg(pl + PL_VLABEL + i);
+    if (ok && vl != ANY && __ldcg(C.vlab + c) != vl) ok = false;
+    for (int j = 0; ok && j < i; ++j) if (m[j] == c) ok = false;
+    const int lt = __ldcg(pl + PL_SYMLT + i), gt = __ldcg(pl + PL_SYMGT + i);
+    if (ok && (lt | gt)) {
+        const i64 ec = __ldcg(C.ext + c);
+        for (int j = 0; ok && j < i; ++j) {
+            if (((lt >> j) & 1) && !(ec < __ldcg(C.ext + m[j]))) ok = false;
+            if (((gt >> j) & 1) && !(ec > __ldcg(C.ext + m[j]))) ok = false;
+        }
+    }
+    return ok;
+}
 
 // Evaluate the window starting at lv.pos of level i: bit l set when entry pos+l is a valid
 // candidate for step i.
@@ -21,24 +62,11 @@ __device__ unsigned eval_window(const Ctx& C, const int* pl, int i, const Level&
                                 const Adj* madj, int tau, int lane) {
     int t = lv.pos + lane;
     bool ok = t < lv.end;
-    int c = -1;
     if (ok) {
         Entry e = load_entry(C.entries + adj_at(lv.a, t));
-        c = e.nbr;
-        int nb = __ldcg(pl + PL_BNCNT + i);
-        int want_base = __ldcg(pl + PL_BNELAB + i * KMAX + lv.best);
-        ok = e.ct <= tau && tau <= e.dt && (want_base == ANY || e.elab == want_base);
-        int vl = __ldcg(pl + PL_VLABEL + i);
-        if (ok && vl != ANY && __ldcg(C.vlab + c) != vl) ok = false;
-        for (int j = 0; ok && j < i; ++j) if (m[j] == c) ok = false;
-        int lt = __ldcg(pl + PL_SYMLT + i), gt = __ldcg(pl + PL_SYMGT + i);
-        if (ok && (lt | gt)) {
-            i64 ec = __ldcg(C.ext + c);
-            for (int j = 0; ok && j < i; ++j) {
-                if (((lt >> j) & 1) && !(ec < __ldcg(C.ext + m[j]))) ok = false;
-                if (((gt >> j) & 1) && !(ec > __ldcg(C.ext + m[j]))) ok = false;
-            }
-        }
+        const int c = e.nbr;
+        const int nb = __ldcg(pl + PL_BNCNT + i);
+        ok = candidate_ok(C, pl, i, lv.best, e, m, tau);
         for (int k = 0; ok && k < nb; ++k) {
             if (k == lv.best) continue;
             int j = __ldcg(pl + PL_BNPOS + i * KMAX + k);
@@ -46,6 +74,72 @@ __device__ unsigned eval_window(const Ctx& C, const int* pl, int i, const Level&
         }
     }
     return __ballot_sync(0xffffffffu, ok);
+}
+
+// Entry q of the run [off, off + len); past its end, one above every neighbour, so that a
+// round of merge_window stays sorted over the lanes.
+__device__ __forceinline__ Entry round_entry(const Ctx& C, i64 off, int q, int len) {
+    return q < len ? load_entry(C.entries + off + q) : Entry{0x7fffffff, 0, 0, 0};
+}
+
+// Counting, the last step i with its two lists merged (merge_other): eval_window's ballot
+// for the entries [lv.pos, wend) of the scanned list, all in one of its runs (so sorted by
+// neighbour). The test in the other list o = madj[lv.other] reads the stretch of o that the
+// window's neighbours span, 32 entries a round by the whole warp, each lane looking its
+// neighbour up among them by shuffles, instead of a binary search of o a lane. A neighbour
+// has at most one entry alive at tau in o, in either run, so each run is merged alone and a
+// candidate counts when an entry of its neighbour in either run is alive with the wanted
+// label. mc carries where the last window stopped in each run of o. Not inlined: its
+// rounds then run without spills (nvcc 13.0, sm_90; inlined, run_item spilled 216/476 B).
+__device__ __noinline__ unsigned merge_window(const Ctx& C, const int* pl, int i, const Level& lv,
+                                              int wend, const int* m, const Adj* madj, int tau,
+                                              MergeCursor& mc, int lane) {
+    const int t = lv.pos + lane;
+    bool ok = t < wend;
+    int c = 0x7fffffff;  // past the window: above every neighbour
+    if (ok) {
+        const Entry e = load_entry(C.entries + adj_at(lv.a, t));
+        c = e.nbr;
+        ok = candidate_ok(C, pl, i, lv.best, e, m, tau);
+    }
+    const int lo = __shfl_sync(0xffffffffu, c, 0), hi = __shfl_sync(0xffffffffu, c, wend - lv.pos - 1);
+    const int arun = lv.pos < lv.a.blen ? 0 : 1;
+    const Adj o = madj[lv.other];
+    const int want = __ldcg(pl + PL_BNELAB + i * KMAX + (1 - lv.best));
+    bool hit = false;
+    for (int r = 0; r < 2; ++r) {
+        const i64 roff = r ? o.off2 + o.blen : o.off;
+        const int rlen = r ? o.len - o.blen : o.blen;
+        if (rlen == 0 || (mc.arun == arun && mc.v[r] > hi)) continue;
+        int k = mc.arun == arun ? mc.k[r] : warp_lower_nbr(C, roff, rlen, lo, lane);
+        // o's first entry >= hi in this run and its neighbour, once a round reaches it.
+        int next = -1, nextv = 0x7fffffff;
+        Entry b = round_entry(C, roff, k + lane, rlen);
+        while (true) {
+            const int q = k + lane;
+            // MERGE_PREFETCH: the next round's entries are loaded before this round's are
+            // used (one load wasted where this round is the last).
+            const Entry after = MERGE_PREFETCH && k + 32 < rlen ? round_entry(C, roff, q + 32, rlen) : b;
+            const unsigned alive = __ballot_sync(0xffffffffu, q < rlen && b.ct <= tau && tau <= b.dt &&
+                                                              (want == ANY || b.elab == want));
+            // This lane's neighbour is at entries [p0, p1) of the round, if any.
+            const int p0 = lanes_below(b.nbr, c, false), p1 = lanes_below(b.nbr, c, true);
+            hit = hit || (alive & (unsigned)(((1ULL << p1) - 1) & ~((1ULL << p0) - 1))) != 0;
+            const int top = __shfl_sync(0xffffffffu, b.nbr, 31);
+            if (next < 0 && top >= hi) {
+                const int at = __popc(__ballot_sync(0xffffffffu, q < rlen && b.nbr < hi));
+                next = k + at;
+                nextv = __shfl_sync(0xffffffffu, b.nbr, at);  // at < 32: lane 31's is >= hi
+            }
+            if (top > hi || k + 32 >= rlen) break;
+            k += 32;
+            b = MERGE_PREFETCH ? after : round_entry(C, roff, k + lane, rlen);
+        }
+        mc.k[r] = next < 0 ? rlen : next;
+        mc.v[r] = nextv;
+    }
+    mc.arun = arun;
+    return __ballot_sync(0xffffffffu, ok && hit);
 }
 
 // Counting only: the last level of every candidate in `mask` (level n-2's window at lv.pos)
@@ -179,6 +273,24 @@ __device__ void donate(const Ctx& C, int tau, int slot_plan, int j, int pos, int
     warp_join();
 }
 
+// If a warp waits for work, give it the untouched rest of the shallowest of levels s..i
+// with some left (every DONATE_EVERY steps of run_item).
+__device__ __forceinline__ void offer_rest(const Ctx& C, volatile BlockView& V, int tau, int slot_plan,
+                                           int n, int s, int i, Level* L, const int* m, int lane) {
+    int hungry = 0;
+    if (lane == 0) { refresh_view(C, V); hungry = V.hungry; }
+    if (!__shfl_sync(0xffffffffu, hungry, 0)) return;
+    for (int j = s; j <= i; ++j) {
+        // The windows not yet evaluated (a merged level's pos is past its last one already).
+        const int from = L[j].pos + (MERGE_LAST && L[j].other >= 0 ? 0 : 32);
+        if (L[j].end - from >= (j == n - 1 ? 64 : 1)) {
+            donate(C, tau, slot_plan, j, from, L[j].end, m, lane);
+            L[j].end = from;
+            return;
+        }
+    }
+}
+
 // Enumerate the matches of one work item; returns the number found.
 __device__ __noinline__ u64 run_item(const Ctx& C, const Item& it, volatile BlockView& V, int lane) {
     int tau = it.tau;
@@ -222,31 +334,37 @@ __device__ __noinline__ u64 run_item(const Ctx& C, const Item& it, volatile Bloc
         lv.a = madj[__ldcg(pl + PL_BNPOS + s * KMAX + lv.best)];
         lv.pos = it.pos;
         lv.end = it.end < 0 ? min(lv.a.len, it.pos + CHUNK) : min(lv.a.len, it.end);
-        lv.mask = lv.pos < lv.end ? eval_window(C, pl, s, lv, m, madj, tau, lane) : 0u;
+        lv.other = merge_other(pl, n, s, lv, madj, emit);
+        lv.mask = lv.other < 0 && lv.pos < lv.end ? eval_window(C, pl, s, lv, m, madj, tau, lane) : 0u;
         lv.paired = -1;
     }
-    int steps = 0;
+    MergeCursor mc;
+    mc.arun = -1;
+    int steps = 0, merges = L[s].other >= 0;
     while (i >= s) {
         Level& lv = L[i];
+        if (MERGE_LAST && lv.other >= 0) {
+            // The last level merged with its other list: a window a step, inside one run of
+            // the scanned list.
+            if (lv.pos >= lv.end) { --i; continue; }
+            int wend = min(lv.end, lv.pos + 32);
+            if (lv.pos < lv.a.blen) wend = min(wend, lv.a.blen);
+            const unsigned got = merge_window(C, pl, i, lv, wend, m, madj, tau, mc, lane);
+            if (CHECK) {
+                Level w = lv;
+                w.end = wend;
+                const unsigned want = eval_window(C, pl, i, w, m, madj, tau, lane);
+                if (lane == 0 && got != want) check_fail(C, CHK_MERGE, tau, lv.pos, got ^ want);
+            }
+            total += __popc(got);
+            lv.pos = wend;
+            if (++steps % DONATE_EVERY == 0) offer_rest(C, V, tau, it.slot_plan, n, s, i, L, m, lane);
+            continue;
+        }
         if (lv.mask == 0) {
             lv.pos += 32;
             if (lv.pos >= lv.end) { --i; continue; }
-            if (++steps % DONATE_EVERY == 0) {
-                // Give the untouched rest of the shallowest level with some left to a
-                // waiting warp.
-                int hungry = 0;
-                if (lane == 0) { refresh_view(C, V); hungry = V.hungry; }
-                if (__shfl_sync(0xffffffffu, hungry, 0)) {
-                    for (int j = s; j <= i; ++j) {
-                        int from = L[j].pos + 32;  // windows not yet evaluated
-                        if (L[j].end - from >= (j == n - 1 ? 64 : 1)) {
-                            donate(C, tau, it.slot_plan, j, from, L[j].end, m, lane);
-                            L[j].end = from;
-                            break;
-                        }
-                    }
-                }
-            }
+            if (++steps % DONATE_EVERY == 0) offer_rest(C, V, tau, it.slot_plan, n, s, i, L, m, lane);
             lv.mask = eval_window(C, pl, i, lv, m, madj, tau, lane);
             continue;
         }
@@ -275,9 +393,12 @@ __device__ __noinline__ u64 run_item(const Ctx& C, const Item& it, volatile Bloc
         nx.best = pick_base(pl, i, madj);
         nx.a = madj[__ldcg(pl + PL_BNPOS + i * KMAX + nx.best)];
         nx.pos = 0; nx.end = nx.a.len;
-        nx.mask = nx.end > 0 ? eval_window(C, pl, i, nx, m, madj, tau, lane) : 0u;
+        nx.other = merge_other(pl, n, i, nx, madj, emit);
+        nx.mask = nx.other < 0 && nx.end > 0 ? eval_window(C, pl, i, nx, m, madj, tau, lane) : 0u;
         nx.paired = -1;
+        if (nx.other >= 0) { mc.arun = -1; ++merges; }
     }
+    if (MERGE_LAST && lane == 0 && merges) atomicAdd(&C.st->merged, (u64)merges);
     if (CHECK && lane == 0) {
         // The versions the item started from must still be the ones tau reads.
         for (int j = 0; j < s; ++j) {

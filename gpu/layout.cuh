@@ -177,6 +177,25 @@
 #ifndef PAIRS_MAX_LIST
 #define PAIRS_MAX_LIST 128
 #endif
+// Counting, an executor counts a last level with exactly two lists (the one it scans, the
+// other each candidate must be in) by merging them: 32 entries of the scanned list a step,
+// against the stretch of the other list that they span, read 32 entries a round by the
+// whole warp (merge_window), instead of a binary search of the other list a lane
+// (docs/hub-probes.md, "Merging hub pairs"). Only where the scanned list has at least
+// MERGE_MIN entries and the other at most MERGE_RATIO times as many. 0: never.
+#ifndef MERGE_LAST
+#define MERGE_LAST 1
+#endif
+#ifndef MERGE_MIN
+#define MERGE_MIN 128
+#endif
+#ifndef MERGE_RATIO
+#define MERGE_RATIO 8
+#endif
+// 1: a merge loads the other list's next 32 entries before it tests the current ones.
+#ifndef MERGE_PREFETCH
+#define MERGE_PREFETCH 1
+#endif
 // Tails (docs/delta-lists.md): a batch appends a new tail in the vertex's run, keeping its
 // base, while the tail stays within the run and at most blen / TAIL_DIV entries; else it
 // merges. 0: always merge (every version one run, as before tails). GpuEngine(tail_div=N),
@@ -342,6 +361,7 @@ struct State {
     u64 job_done;         // w0 resets, helpers atomicAdd finished tasks
     u64 donated;          // executors: items handed to waiting warps
     u64 clock_ping;       // w0: the last HostCtl.clock_ping answered
+    u64 merged;           // executors: last levels counted by a merge (MERGE_LAST)
     u64 free_head[NCLASS];
     u64 free_tail[NCLASS];
     i64 q_from[QMAX];     // w0 (REGISTER): first tau the slot sees

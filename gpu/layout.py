@@ -74,7 +74,7 @@ STATE_SCALARS = (
     "in_head", "next_tau", "item_reserve", "item_ticket", "out_reserve", "out_consumed",
     "done_consumed", "completed", "gc_ptr", "gcq_head", "gcq_tail", "slab_bump", "ver_bump",
     "ver_free_head", "ver_free_tail", "slabs_in_use", "versions_in_use", "stop", "hold",
-    "batch_no", "job_word", "job_cursor", "job_done", "donated", "clock_ping",
+    "batch_no", "job_word", "job_cursor", "job_done", "donated", "clock_ping", "merged",
 )  # fmt: skip
 
 
@@ -134,6 +134,8 @@ CHECKS = {
     23: "an outcome differs from its shadow copy (job, record, outcome + 10 * shadow)",
     24: "J_SEGEDIT saw another first insertion or insertion count than J_SEGINFO "
     "(tau0, vertex, first diff + 1000 * count diff)",
+    25: "a merged last-level window's candidates differ from the binary searches' "
+    "(tau, window position, merged mask ^ searched mask)",
 }
 
 # Updater phases timed by the kernel (State.phase_ns), in order.

@@ -314,6 +314,15 @@ __device__ __forceinline__ void task_classify(const Ctx& C, Batch& B, int nb, in
     if (CHECK) B.outcome_shadow[e] = ((int)vload(&C.st->batch_no) << 4) | outcome;
 }
 
+// Where a vertex's new version goes, from its current version ov and nins insertions: true
+// to append a tail in ov's run (few insertions into a long list: the tail fits in the run
+// and holds at most blen / TAIL_DIV entries), false for a new run. J_SEGINFO and the short
+// path (updater_small.cuh) both decide by it.
+__device__ __forceinline__ bool appends_tail(const Version& ov, int nins) {
+    const int tlen = ov.len - ov.blen, hw = ov.toff + tlen;
+    return TAIL_DIV > 0 && nins > 0 && tlen + nins <= (32 << ov.cls) - hw && (tlen + nins) * TAIL_DIV <= ov.blen;
+}
+
 // J_SEGINFO: per segment: current version, first insertion, sizes, ranks
 __device__ __forceinline__ void task_seginfo(const Ctx& C, Batch& B, int nb, int tau0, int t, int lane) {
     const int e = t * 32 + lane;  // element of an element job
@@ -370,8 +379,7 @@ __device__ __forceinline__ void task_seginfo(const Ctx& C, Batch& B, int nb, int
             if (ndel) C.vers[cur].ndead = dead;
             // Few insertions into a long list: a new tail (the old tail's live entries and the
             // insertions) after the old one in the same run; the base stays.
-            app = first_ins >= 0 && TAIL_DIV > 0 && tlen + nins <= (32 << ver.cls) - hw &&
-                  (tlen + nins) * TAIL_DIV <= ver.blen;
+            app = appends_tail(ver, nins);  // nins > 0 exactly when first_ins >= 0
             if (app) {
                 oldlen = tlen; off2 = off + ver.toff; noff = off + hw; cls = ver.cls;
             } else {

@@ -38,13 +38,6 @@ __device__ __forceinline__ void ewma(u64& model, u64 sample) {
     model = (u64)((i64)model + ((i64)sample - (i64)model) / 8);
 }
 
-// Where vertex x's new version goes, from its current version ov and nins insertions:
-// true to append a tail in ov's run (J_SEGINFO's rule), false for a new run.
-__device__ __forceinline__ bool appends_tail(const Version& ov, int nins) {
-    const int tlen = ov.len - ov.blen, hw = ov.toff + tlen;
-    return TAIL_DIV > 0 && nins > 0 && tlen + nins <= (32 << ov.cls) - hw && (tlen + nins) * TAIL_DIV <= ov.blen;
-}
-
 // Chunks of 32 old entries the short path would copy: both endpoints' current lists, or
 // their tails where one insertion would append (a vertex touched twice counts twice; an
 // estimate). Whole warp; every lane gets the sum.

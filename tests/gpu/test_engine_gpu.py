@@ -88,6 +88,35 @@ def _hub_stream(rng: np.random.Generator, leaves: int, n: int, on_hub: float) ->
     return UpdateBatch.from_arrays(op, u, v)
 
 
+def _random_and_hub(seed: int) -> list[tuple[Graph, UpdateBatch]]:
+    """A random graph with a stream of 1,200 updates, and a hub of 20,000 leaves with 600
+    (30 % of them on the hub)."""
+    rng = np.random.default_rng(seed)
+    g = random_graph(rng, nv=60, ne=500)
+    return [
+        (g, random_stream(rng, g, 1200)),
+        (_hub_graph(rng, 20_000), _hub_stream(rng, 20_000, 600, 0.3)),
+    ]
+
+
+def _two_hubs(rng: np.random.Generator, leaves: int, n: int) -> tuple[Graph, UpdateBatch]:
+    """Vertices 0 and 1, each joined to every leaf 2..leaves+1, and as many random edges
+    among the leaves; n updates (half insertions): a fifth on the edge between the hubs, two
+    fifths between a hub and a leaf, the rest among the leaves."""
+    ids = np.arange(leaves + 2, dtype=np.int64)
+    lv = ids[2:]
+    s, d = rng.integers(2, leaves + 2, leaves), rng.integers(2, leaves + 2, leaves)
+    keep = s != d
+    src = np.concatenate([np.zeros(leaves, np.int64), np.ones(leaves, np.int64), s[keep]])
+    dst = np.concatenate([lv, lv, d[keep]])
+    g = Graph(ids, np.zeros(leaves + 2, np.int32), src, dst, np.zeros(len(src), np.int32))
+    kind = rng.random(n)
+    u = np.where(kind < 0.6, rng.integers(0, 2, n), rng.integers(2, leaves + 2, n))
+    v = np.where(kind < 0.2, 1 - u, rng.integers(2, leaves + 2, n))
+    op = np.where(rng.random(n) < 0.5, 1, -1).astype(np.int8)
+    return g, UpdateBatch.from_arrays(op, u, v)
+
+
 def test_hub_vertex_of_degree_100k() -> None:
     rng = np.random.default_rng(7)
     g = _hub_graph(rng, 100_000)
@@ -140,16 +169,48 @@ def test_last_levels_walked_together_count_alike(
     alone. The default, every scan long (0) and a mix in most windows (3), on a random graph
     and on a hub of 20,000 leaves, self-checks on: counts equal the CPU engine's."""
     monkeypatch.setenv("DCSM_KERNEL_DEFINES", defines)
-    rng = np.random.default_rng(31)
-    g = random_graph(rng, nv=60, ne=500)
-    cases = [
-        (g, random_stream(rng, g, 1200)),
-        (_hub_graph(rng, 20_000), _hub_stream(rng, 20_000, 600, 0.3)),
-    ]
-    for g, stream in cases:
+    for g, stream in _random_and_hub(31):
         want = cpu_run(g, stream, PATTERNS, True)
         got = run(GpuEngine(check=True), g, stream, PATTERNS, True, 150)
         assert_same(got, want)
+
+
+@pytest.mark.parametrize(
+    "defines",
+    [
+        "-DMERGE_MIN=2 -DMERGE_RATIO=1000000",
+        "-DMERGE_MIN=2 -DMERGE_RATIO=1000000 -DPAIRS_MAX_LIST=0 -DDONATE_EVERY=1"
+        " -DMERGE_PREFETCH=1",
+    ],
+)
+def test_last_levels_merged_count_alike(defines: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Counting, a last level with two lists is counted by merging them (merge_window) instead
+    of a binary search a candidate. Here every such level is merged whatever the lengths,
+    lists have tails (tail_div 1: the windows stop at the end of the base, the other list's
+    runs are merged one by one), re-insertions leave several entries of one neighbour; and
+    in the second case every candidate's last level is walked alone, a level is offered to
+    waiting warps at every step (donated merged levels start in mid-list), and each round
+    of the other list is loaded before the last is tested (MERGE_PREFETCH). On a random
+    graph, on a hub of 20,000 leaves, and on two hubs sharing 600 leaves (scanned lists of
+    hundreds of entries: many windows a level, the cursors carried from window to window,
+    levels long enough to donate), self-checks on (CHK_MERGE: every merged window against
+    the binary searches): counts equal the CPU engine's, and levels were merged."""
+    monkeypatch.setenv("DCSM_KERNEL_DEFINES", defines)
+    looks: list[tuple[dict[str, float], int]] = []
+
+    def look(e: GpuEngine) -> None:
+        looks.append((e.updater_profile(), e.stats()["donated"]))
+
+    rng = np.random.default_rng(43)
+    for g, stream in [*_random_and_hub(37), _two_hubs(rng, 600, 500)]:
+        want = cpu_run(g, stream, PATTERNS, True)
+        eng = GpuEngine(check=True, tail_div=1)
+        got = run(eng, g, stream, PATTERNS, True, 150, before_close=look)  # type: ignore[arg-type]
+        assert_same(got, want)
+        prof, _ = looks[-1]
+        assert prof["merged_levels"] > 0 and prof["appends"] > 0, prof
+    if "DONATE_EVERY=1" in defines:
+        assert looks[-1][1] > 0, looks[-1]  # the two hubs' long levels were handed on
 
 
 @pytest.mark.parametrize("tail_div", [0, 8])
