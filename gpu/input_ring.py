@@ -25,6 +25,11 @@ import numpy as np
 from . import layout as L
 
 _SPIN_NS = 50_000  # a paced write waits by spinning for a record due within this time
+# A paced write pumps (calls ``wait``) at least this often even when a record is always due:
+# at ~1M records/s it never finds an idle moment, and completions read late hold the
+# kernel's update slots (an update's slot is taken again only once the host has read its
+# completion), so the updater stalls and the input ring backs up.
+_PUMP_NS = 100_000
 # A write of at least this many records is also copied into the device's in_mirror (a copy
 # and its wait cost the host ~20-30 us).
 _MIRROR_MIN = 1024
@@ -72,11 +77,15 @@ class InputRing:
         i = 0
         words = _words(recs)
         written = None if due_ns is None else np.zeros(len(recs), np.int64)
+        pumped = time.time_ns()
         while i < len(recs):
             free = cap - (self.tail - int(self._dstat["in_consumed"][0]))
             k = min(free, len(recs) - i)
             if due_ns is not None:
                 now = time.time_ns()
+                if now - pumped >= _PUMP_NS:
+                    wait()
+                    pumped = now = time.time_ns()
                 if free > 0 and due_ns[i] - now < _SPIN_NS:
                     # The next record is due soon: wait for it here rather than in a pump,
                     # which could make it late.
@@ -94,6 +103,7 @@ class InputRing:
                 i += k
             else:
                 wait()
+                pumped = time.time_ns()
         return written
 
     def _publish(self, at: int, first: int, k: int) -> None:

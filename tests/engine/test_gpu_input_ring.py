@@ -9,7 +9,7 @@ import time
 import numpy as np
 
 from dcsm.gpu import layout as L
-from dcsm.gpu.input_ring import _MIRROR_BITS, InputRing
+from dcsm.gpu.input_ring import _MIRROR_BITS, _PUMP_NS, InputRing
 
 
 def rig(cap: int) -> tuple[InputRing, np.ndarray, np.ndarray]:
@@ -51,3 +51,16 @@ def test_paced_records_enter_no_earlier_than_due() -> None:
     written = ring.write(records(0, 3), lambda: None, due)
     assert written is not None and (written >= due).all()
     assert ring.tail == 3
+
+
+def test_paced_records_due_back_to_back_still_pump() -> None:
+    # At ~1M records/s a record is always due: the write still pumps (calls wait) every
+    # _PUMP_NS, so the kernel's completions are read and its update slots come free.
+    ring, _hctl, _dstat = rig(4096)
+    n, span_ns = 2000, 2_000_000
+    due = time.time_ns() + np.linspace(0, span_ns, n).astype(np.int64)
+    pumps: list[int] = []
+    written = ring.write(records(0, n), lambda: pumps.append(time.time_ns()), due)
+    assert written is not None and (written >= due).all() and ring.tail == n
+    assert len(pumps) >= span_ns // _PUMP_NS // 2
+    assert (np.diff(pumps) >= _PUMP_NS).all()
