@@ -19,17 +19,46 @@ og = Path(".shdata/oracle-github")
 ins = read_csm_stream(og / "insertion10.stream")
 query = read_csm_query(og / "queries" / "Q_2")
 graph = read_graph(og / "initial90.graph")
-eng = gb.new_engine(); eng.load_graph(graph); eng.register(0, query, from_seq=0, count_only=True)
-eng.apply(ins.slice(0, 2000)); eng.close()
+eng = gb.new_engine()
+eng.load_graph(graph)
+eng.register(0, query, from_seq=0, count_only=True)
+eng.apply(ins.slice(0, 2000))
+eng.close()
 cycle = gb.insert_delete_cycle(ins, 200_000)
-keys = ("resp_p50_us", "resp_p99_us", "ring_p50_us", "late_p99_us", "seen_p50_us", "seen_p99_us",
-        "offered", "throughput", "mean_batch")
+keys = (
+    "resp_p50_us",
+    "resp_p99_us",
+    "ring_p50_us",
+    "late_p99_us",
+    "seen_p50_us",
+    "seen_p99_us",
+    "offered",
+    "throughput",
+    "mean_batch",
+)
 for turn in (1, 2):
     for ns in (100_000, 30_000, 300_000, 10**12):
         ir._PUMP_NS = ns
         for rate, stream, n, seed in ((1e6, cycle, 200_000, 8), (1e5, ins, 20_000, 9)):
             gaps = np.random.default_rng(seed).exponential(1.0 / rate, n)
-            row = gb.paced_row("DCSM persistent (b=64, t=0)", {"batch_timeout_us": 0.0}, graph,
-                               query, stream.slice(0, n), gaps, rate, None)
-            print(json.dumps({"turn": turn, "pump_ns": ns, "rate": rate,
-                              **{k: round(row[k], 1) for k in keys if k in row}}), flush=True)
+            row = gb.paced_row(
+                "DCSM persistent (b=64, t=0)",
+                {"batch_timeout_us": 0.0},
+                graph,
+                query,
+                stream.slice(0, n),
+                gaps,
+                rate,
+                None,
+            )
+            print(
+                json.dumps(
+                    {
+                        "turn": turn,
+                        "pump_ns": ns,
+                        "rate": rate,
+                        **{k: round(row[k], 1) for k in keys if k in row},
+                    }
+                ),
+                flush=True,
+            )
