@@ -3,7 +3,9 @@
 #   GC_EAGER (kernel, 1 on the branch): the collector advances the GC pointer between rounds
 #     of frees too; _READ_AHEAD (host, gpu/engine.py, 2 on the branch, 0 = main): the host
 #     reads completions between pieces once half the update slots wait on it.
-#   Then maxu 2^17 (more update slots) on the triangle, and MERGE_RATIO 32 on the 4-cycle.
+#   Then maxu 2^17 (more update slots) and pieces of 16,384 (gpu/engine.py _PIECE: the
+#   device's batch read may wait on the host's pieces, 4,096 updates each) on the triangle,
+#   and MERGE_RATIO 32 on the 4-cycle.
 # Prepare: git archive --format=tar --prefix=.base-gc/ gc-eager | tar x && rm -rf .base-gc/bench/results .base-gc/docs
 # Carry: .devrun .whl-gpu .base-gc
 source .devrun/common.sh
@@ -13,20 +15,21 @@ export PYTHONPATH=/tmp/m:/tmp/site
 timeout 60 python3 -P -c "from dcsm.loadgen.gen_stream import chunglu_graph; from dcsm.graphio import write_graph; write_graph('/tmp/g43.npz', chunglu_graph(43000000, 4800000, gamma=2.3, seed=0))"
 touch -d @1795916919.826114635 /tmp/g43.npz  # the static cache's key (thirteenth session, call 4's graph)
 echo "graph ready at $(el) s" | tee -a $R/time.txt
-# (pattern, kernel defines, _READ_AHEAD, extra scale_up args, tag)
-for run in "triangle -DGC_EAGER=1 2 - e1r2" "triangle -DGC_EAGER=0 0 - e0r0" "triangle -DGC_EAGER=1 0 - e1r0" \
-           "triangle -DGC_EAGER=0 2 - e0r2" "triangle -DGC_EAGER=1 2 - e1r2" "triangle -DGC_EAGER=0 0 - e0r0" \
-           "triangle -DGC_EAGER=1 2 --engine=maxu=131072 e1r2u17" "4cycle -DMERGE_RATIO=32 2 - e1r2m32" \
-           "4cycle -DGC_EAGER=1 2 - e1r2" "4cycle -DMERGE_RATIO=32 2 - e1r2m32"; do
-  set -- $run; p=$1; d=$2; ra=$3; extra=$4; tag=$5; [ "$extra" = - ] && extra=
+# (pattern, kernel defines, host settings (gpu/engine.py), extra scale_up args, tag)
+R2=e._READ_AHEAD=2; R0=e._READ_AHEAD=0
+for run in "triangle -DGC_EAGER=1 $R2 - e1r2" "triangle -DGC_EAGER=0 $R0 - e0r0" "triangle -DGC_EAGER=1 $R0 - e1r0" \
+           "triangle -DGC_EAGER=0 $R2 - e0r2" "triangle -DGC_EAGER=1 $R2 - e1r2" "triangle -DGC_EAGER=0 $R0 - e0r0" \
+           "triangle -DGC_EAGER=1 $R2 --engine=maxu=131072 e1r2u17" "triangle -DGC_EAGER=1 $R2;e._PIECE=16384 - e1r2p16" \
+           "4cycle -DMERGE_RATIO=32 $R2 - e1r2m32" "4cycle -DGC_EAGER=1 $R2 - e1r2" "4cycle -DMERGE_RATIO=32 $R2 - e1r2m32"; do
+  set -- $run; p=$1; d=$2; host=$3; extra=$4; tag=$5; [ "$extra" = - ] && extra=
   [ $(el) -gt 480 ] && break
   n=$(ls $R/$p-$tag-*.json 2>/dev/null | wc -l); n=$((n + 1))
   DCSM_KERNEL_DEFINES=$d timeout -k 5 $(( 585 - $(el) )) python3 -P -c "
 import runpy, sys
 import dcsm.gpu.engine as e
-e._READ_AHEAD = $ra
+$host
 sys.argv = ['scale_up_bench.py'] + sys.argv[1:]
 runpy.run_path('.base-gc/bench/scale_up_bench.py', run_name='__main__')" --backend gpu --graph /tmp/g43.npz --patterns $p \
       --batch-size 1048576 --static-cache /tmp/static43.json $extra --out $R/$p-$tag-$n.json > $R/$p-$tag-$n.log 2>&1
-  echo "$p $d RA=$ra $extra run $n rc $? at $(el) s: $(tail -1 $R/$p-$tag-$n.log)" | tee -a $R/time.txt
+  echo "$p $d $host $extra run $n rc $? at $(el) s: $(tail -1 $R/$p-$tag-$n.log)" | tee -a $R/time.txt
 done
