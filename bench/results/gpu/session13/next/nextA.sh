@@ -3,7 +3,8 @@
 #   GC_EAGER (kernel, 1 on the branch): the collector advances the GC pointer between rounds
 #     of frees too; _READ_AHEAD (host, gpu/engine.py, 2 on the branch, 0 = main): the host
 #     reads completions between pieces once half the update slots wait on it; SEARCH_WAYS
-#     (kernel, 4 on the branch, 2 = main): per-lane searches take three pivots a step.
+#     (kernel, 4 on the branch, 2 = main): per-lane searches take three pivots a step, and
+#     EXEC_SEARCH_WAYS (the executor's own, default SEARCH_WAYS).
 #   GC_EAGER=0 SEARCH_WAYS=2 _READ_AHEAD=0 is main's behaviour (pass_completed, not inlined,
 #   makes the cubin differ).
 #   Then maxu 2^17 (more update slots) and pieces of 16,384 (gpu/engine.py _PIECE: the
@@ -21,11 +22,12 @@ echo "graph ready at $(el) s" | tee -a $R/time.txt
 # (pattern, kernel defines, host settings (gpu/engine.py), extra scale_up args, tag)
 R2=e._READ_AHEAD=2; R0=e._READ_AHEAD=0
 M="-DGC_EAGER=0 -DSEARCH_WAYS=2"
-for run in "triangle - $R2 - e1r2s4" "triangle $M $R0 - main" "triangle -DSEARCH_WAYS=2 $R2 - e1r2s2" \
-           "triangle - $R0 - e1r0s4" "4cycle - $R2 - e1r2s4" "4cycle $M $R0 - main" "4cycle -DSEARCH_WAYS=2 $R2 - e1r2s2" \
-           "triangle - $R2 - e1r2s4" "triangle $M $R0 - main" "4cycle - $R2 - e1r2s4" "4cycle $M $R0 - main" \
-           "4cycle -DMERGE_RATIO=32 $R2 - e1r2s4m32" "triangle - $R2 --engine=maxu=131072 e1r2s4u17" \
-           "triangle - $R2;e._PIECE=16384 - e1r2s4p16"; do
+X='-DEXEC_SEARCH_WAYS=2'
+for run in "triangle - $R2 - e1r2s4" "triangle $M $R0 - main" "4cycle - $R2 - e1r2s4" "4cycle $M $R0 - main" \
+           "triangle $X $R2 - e1r2s4x2" "4cycle $X $R2 - e1r2s4x2" "triangle -DSEARCH_WAYS=2 $R2 - e1r2s2" \
+           "triangle - $R0 - e1r0s4" "triangle - $R2 - e1r2s4" "triangle $M $R0 - main" "4cycle - $R2 - e1r2s4" \
+           "4cycle $M $R0 - main" "4cycle -DMERGE_RATIO=32 $R2 - e1r2s4m32" \
+           "triangle - $R2 --engine=maxu=131072 e1r2s4u17" "triangle - $R2;e._PIECE=16384 - e1r2s4p16"; do
   set -- $run; p=$1; host=${@: -3:1}; extra=${@: -2:1}; tag=${@: -1}; [ "$extra" = - ] && extra=
   d=$(echo "$run" | awk '{for (i = 2; i <= NF - 3; ++i) printf "%s ", $i}'); [ "$d" = "- " ] && d=
   [ $(el) -gt 480 ] && break

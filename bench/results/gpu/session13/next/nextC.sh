@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Written in the thirteenth session for the next one: branch gc-eager's SEARCH_WAYS (4 on the
-# branch, 2 = main's searches) where latency and light rows live, in turns: the response
+# branch, 2 = main's searches; EXEC_SEARCH_WAYS=2: the updater's four-way, the executor's
+# binary) where latency and light rows live, in turns: the response
 # part (gpu_bench.py --skip-search, with the sustained row) and the oracle count rows, then
 # the oracle count rows at the branch's defaults with RapidFlow beside every row.
 # Carry: .devrun .whl-gpu .shdata/oracle-github .base-gc .peers/bin/RapidFlow-native.out
@@ -10,8 +11,8 @@ cp .devrun/nextC.sh $R/; nvidia-smi -L > $R/device.txt
 export PYTHONPATH=/tmp/m:/tmp/site
 B=.base-gc/bench/gpu_bench.py
 for turn in 1 2; do
-  for d in "" -DSEARCH_WAYS=2; do
-    tag=s4; [ -n "$d" ] && tag=s2
+  for d in "" -DSEARCH_WAYS=2 -DEXEC_SEARCH_WAYS=2; do
+    tag=s4; [ "$d" = -DSEARCH_WAYS=2 ] && tag=s2; [ "$d" = -DEXEC_SEARCH_WAYS=2 ] && tag=s4x2
     DCSM_KERNEL_DEFINES=$d timeout -k 5 100 python3 -P $B --out $R/latency-$tag-$turn --data .shdata --skip-search > $R/latency-$tag-$turn.log 2>&1
     echo "latency $tag turn $turn rc $? at $(el) s" | tee -a $R/time.txt; grep -E "t=0\)" $R/latency-$tag-$turn/gpu_bench.md | head -4 | cut -c1-170
     DCSM_KERNEL_DEFINES=$d timeout -k 5 60 python3 -P $B --out $R/oracle-$tag-$turn --data .shdata --oracle-count-only --skip-latency > $R/oracle-$tag-$turn.log 2>&1
