@@ -212,6 +212,12 @@
 #ifndef GC_ROUND
 #define GC_ROUND 8
 #endif
+// 1: the collector also advances the GC pointer between two rounds of frees, not only
+// before a run of them (the 43M triangle's updater waited 0.15-0.19 s of 0.62-0.68 s for
+// slots whose updates were done and not yet passed, bench/results/gpu/session13).
+#ifndef GC_EAGER
+#define GC_EAGER 1
+#endif
 // Blocks of 256 threads per SM the persistent kernel is compiled for (__launch_bounds__):
 // the register cap is 65536 / (256 * MIN_BLOCKS). nvcc 13.0 -Xptxas -v on sm_90: 3 -> 80
 // registers, 356 B of spill stores and 800 B of loads; 2 -> 128 registers, 64 B and 296 B;
