@@ -82,8 +82,7 @@ __device__ u64 free_round(const Ctx& C, u64 h, u64 n, u64 g, int lane, u64* ftai
 
 // The GC pointer past the completed updates that follow g, in tau order (32 * GC_ROUND
 // checked a round, update g + 32k + lane as lane's k-th, all loads issued before any is
-// used), published for the updater: update slot tau % MAXU takes tau once it passed
-// tau - MAXU (slot_free). Whole warp; returns the new pointer.
+// used), published for the updater (slot_free). Whole warp; returns the new pointer.
 __device__ __noinline__ u64 pass_completed(const Ctx& C, u64 g, int lane) {
     const u64 limit = vload(&C.st->next_tau);
     while (g < limit) {
@@ -116,6 +115,10 @@ __device__ void collector(const Ctx& C, int lane) {
     u64 g = vload(&C.st->gc_ptr);
     while (true) {
         g = pass_completed(C, g, lane);
+        // What DevStatus reports: every version retired by an update below g_seen is queued
+        // below t (a batch queues them before its updates can complete), so gc_ptr past the
+        // host's last update with gc_queue 0 means all of them are freed (wait_collected).
+        const u64 g_seen = g;
         // Retired versions come in (nearly) dt_max order: free the leading run of those no
         // live update can read.
         u64 h = C.st->gcq_head, t = vload(&C.st->gcq_tail);
@@ -126,14 +129,12 @@ __device__ void collector(const Ctx& C, int lane) {
             h += took;
             total_freed += took;
             if (took < n) break;
-            // A long run of frees (a large batch's replaced versions) would hold the GC
-            // pointer, and with it the update slots the updater waits for, until it ends.
-            if (GC_EAGER) g = pass_completed(C, g, lane);
+            if (GC_EAGER && h < t) g = pass_completed(C, g, lane);  // layout.cuh
         }
         if (lane == 0) {
             vstore(&C.st->gcq_head, h);
             DevStatus* ds = C.dstat;
-            ds->gc_ptr = g;
+            ds->gc_ptr = g_seen;
             ds->slabs_in_use = vload(&C.st->slabs_in_use);
             ds->versions_in_use = vload(&C.st->versions_in_use);
             ds->completed = vload(&C.st->completed);

@@ -87,9 +87,9 @@ THREADS = 256
 _PIECE = 4096  # updates admitted and sent to the kernel at a time within one apply
 _ROWS = 1 << 16  # match records decoded per read of the output ring
 # Between two pieces of an apply, read the completions once more than maxu / _READ_AHEAD
-# updates wait for it: the kernel takes update tau only once the host has read the
-# completion of tau - maxu (slot_free), and a write pumps otherwise only when the input
-# ring is full. 0: never.
+# updates sent have not had theirs read: the kernel takes update tau only once the host has
+# read the completion of tau - maxu (slot_free), and an unpaced write pumps otherwise only
+# when the input ring is full. 0: never.
 _READ_AHEAD = 2
 
 

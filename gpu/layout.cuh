@@ -213,8 +213,9 @@
 #define GC_ROUND 8
 #endif
 // 1: the collector also advances the GC pointer between two rounds of frees, not only
-// before a run of them (the 43M triangle's updater waited 0.15-0.19 s of 0.62-0.68 s for
-// slots whose updates were done and not yet passed, bench/results/gpu/session13).
+// before a run of them: a long run (a large batch's replaced versions) held it, and with it
+// the update slots the updater waits for (the 43M triangle's updater waited 0.15-0.19 s of
+// 0.62-0.68 s for slots whose updates were done, bench/results/gpu/session13).
 #ifndef GC_EAGER
 #define GC_EAGER 1
 #endif
