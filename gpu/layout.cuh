@@ -212,6 +212,14 @@
 #ifndef GC_ROUND
 #define GC_ROUND 8
 #endif
+// Per-lane searches of a sorted run (lower_nbr, lower_nbr_both in mvg_read.cuh): 2 binary,
+// 4 three pivots loaded together a step (half the dependent loads, 1.6x the loads).
+#ifndef SEARCH_WAYS
+#define SEARCH_WAYS 4
+#endif
+#if SEARCH_WAYS != 2 && SEARCH_WAYS != 4
+#error "SEARCH_WAYS must be 2 or 4"
+#endif
 // 1: the collector also advances the GC pointer between two rounds of frees, not only
 // before a run of them: a long run (a large batch's replaced versions) held it, and with it
 // the update slots the updater waits for (the 43M triangle's updater waited 0.15-0.19 s of
