@@ -93,11 +93,12 @@ __device__ __forceinline__ void narrow(const Pivots& p, int c, bool upper, int& 
 // First index in the run of entries [off, off+len) whose neighbour is >= c (> c when `upper`).
 // SEARCH_WAYS 4 takes three pivots a step while four or more entries are left: half the
 // dependent loads of a binary search (8 instead of 15 for 27K entries), for more loads.
+// W: the ways (SEARCH_WAYS, or EXEC_SEARCH_WAYS for the executor's membership tests).
+template <int W = SEARCH_WAYS>
 __device__ __forceinline__ int lower_nbr(const Ctx& C, i64 off, int len, int c, bool upper = false) {
     int lo = 0, hi = len;  // the answer is in [lo, hi]
-#if SEARCH_WAYS == 4
-    while (hi - lo >= 4) narrow(pivots(C, off, lo, hi), c, upper, lo, hi);
-#endif
+    if constexpr (W == 4)
+        while (hi - lo >= 4) narrow(pivots(C, off, lo, hi), c, upper, lo, hi);
     while (lo < hi) {
         int mid = (lo + hi) >> 1;
         int v = __ldcg(&C.entries[off + mid].nbr);
@@ -130,18 +131,19 @@ __device__ int warp_lower_nbr(const Ctx& C, i64 off, int len, int c, int lane) {
 // list without a tail. The addresses are computed in each step on purpose: with the runs'
 // pointers hoisted out of the loop, ptxas (nvcc 13.0, sm_90, 80 registers at MIN_BLOCKS 3)
 // issued the tail's load only after the base's compare, one search after the other again.
+template <int W = SEARCH_WAYS>
 __device__ __forceinline__ void lower_nbr_both(const Ctx& C, const Adj& a, int c, int& kb, int& kt) {
     const i64 toff = a.off2 + a.blen;
     int lb = 0, hb = a.blen, lt = 0, ht = a.len - a.blen;
-#if SEARCH_WAYS == 4
-    while (hb - lb >= 4 || ht - lt >= 4) {
-        const bool ob = hb - lb >= 4, ot = ht - lt >= 4;
-        const Pivots pb = ob ? pivots(C, a.off, lb, hb) : Pivots{};
-        const Pivots pt = ot ? pivots(C, toff, lt, ht) : Pivots{};
-        if (ob) narrow(pb, c, false, lb, hb);
-        if (ot) narrow(pt, c, false, lt, ht);
+    if constexpr (W == 4) {
+        while (hb - lb >= 4 || ht - lt >= 4) {
+            const bool ob = hb - lb >= 4, ot = ht - lt >= 4;
+            const Pivots pb = ob ? pivots(C, a.off, lb, hb) : Pivots{};
+            const Pivots pt = ot ? pivots(C, toff, lt, ht) : Pivots{};
+            if (ob) narrow(pb, c, false, lb, hb);
+            if (ot) narrow(pt, c, false, lt, ht);
+        }
     }
-#endif
     while (lb < hb || lt < ht) {
         const bool ob = lb < hb, ot = lt < ht;
         const int mb = (lb + hb) >> 1, mt = (lt + ht) >> 1;
@@ -171,20 +173,22 @@ __device__ __forceinline__ bool scan_has_edge(const Ctx& C, i64 off, int k, int 
 }
 
 // The same in the run [off, off+len).
+template <int W = SEARCH_WAYS>
 __device__ __forceinline__ bool run_has_edge(const Ctx& C, i64 off, int len, int c, int tau, int want) {
-    const int k = lower_nbr(C, off, len, c);
+    const int k = lower_nbr<W>(C, off, len, c);
     return scan_has_edge(C, off, k, len, run_entry(C, off, k, len), c, tau, want);
 }
 
 // The same in a version's list. Without a tail, one search of the one run; with one, both
 // runs' searches at once (lower_nbr_both), then both runs' first entries of c loaded
 // together.
+template <int W = SEARCH_WAYS>
 __device__ __forceinline__ bool has_edge(const Ctx& C, const Adj& a, int c, int tau, int want) {
-    if (a.len == a.blen) return run_has_edge(C, a.off, a.blen, c, tau, want);
+    if (a.len == a.blen) return run_has_edge<W>(C, a.off, a.blen, c, tau, want);
     const i64 toff = a.off2 + a.blen;
     const int tlen = a.len - a.blen;
     int kb, kt;
-    lower_nbr_both(C, a, c, kb, kt);
+    lower_nbr_both<W>(C, a, c, kb, kt);
     const Entry eb = run_entry(C, a.off, kb, a.blen), et = run_entry(C, toff, kt, tlen);
     return scan_has_edge(C, a.off, kb, a.blen, eb, c, tau, want) ||
            scan_has_edge(C, toff, kt, tlen, et, c, tau, want);
