@@ -67,27 +67,22 @@ __device__ __forceinline__ void find_versions(const Ctx& C, int x0, int x1, int 
     if (here1 && !(CHECK && w1.dt_max < tau)) a1 = adj_of(w1); else find_version(C, x1, tau, a1);
 }
 
-// A step of a four-way search (SEARCH_WAYS 4): the three pivots splitting [lo, hi) (at
-// least 4 entries) of the run at off into four parts, their neighbours loaded together.
-struct Pivots { int m1, m2, m3, v1, v2, v3; };
+// A step of a four-way search (SEARCH_WAYS 4, search_steps.cuh): the pivots of [lo, hi)
+// in the run at off, their neighbours loaded together.
+struct Pivots { Split4 m; int v1, v2, v3; };
 __device__ __forceinline__ Pivots pivots(const Ctx& C, i64 off, int lo, int hi) {
     Pivots p;
-    const int q = (hi - lo) >> 2;
-    p.m1 = lo + q; p.m2 = p.m1 + q; p.m3 = p.m2 + q;
-    p.v1 = __ldcg(&C.entries[off + p.m1].nbr);
-    p.v2 = __ldcg(&C.entries[off + p.m2].nbr);
-    p.v3 = __ldcg(&C.entries[off + p.m3].nbr);
+    p.m = split4(lo, hi);
+    p.v1 = __ldcg(&C.entries[off + p.m.m1].nbr);
+    p.v2 = __ldcg(&C.entries[off + p.m.m2].nbr);
+    p.v3 = __ldcg(&C.entries[off + p.m.m3].nbr);
     return p;
 }
 
-// [lo, hi) narrowed to the part of p that holds the first neighbour >= c (> c when
-// `upper`): the pivots below it are a prefix of the three (the run is sorted).
+// [lo, hi) narrowed to the part of p that holds the first neighbour >= c (> c when `upper`).
 __device__ __forceinline__ void narrow(const Pivots& p, int c, bool upper, int& lo, int& hi) {
-    const int below = (p.v1 < c || (upper && p.v1 == c)) + (p.v2 < c || (upper && p.v2 == c)) +
-                      (p.v3 < c || (upper && p.v3 == c));
-    const int nlo = below == 0 ? lo : below == 1 ? p.m1 + 1 : below == 2 ? p.m2 + 1 : p.m3 + 1;
-    hi = below == 0 ? p.m1 : below == 1 ? p.m2 : below == 2 ? p.m3 : hi;
-    lo = nlo;
+    narrow4(p.m, (p.v1 < c || (upper && p.v1 == c)) + (p.v2 < c || (upper && p.v2 == c)) +
+                     (p.v3 < c || (upper && p.v3 == c)), lo, hi);
 }
 
 // First index in the run of entries [off, off+len) whose neighbour is >= c (> c when `upper`).
