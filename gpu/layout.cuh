@@ -212,14 +212,15 @@
 #ifndef GC_ROUND
 #define GC_ROUND 8
 #endif
-// Per-lane searches of a sorted run (lower_nbr, lower_nbr_both in mvg_read.cuh): 2 binary,
-// 4 three pivots loaded together a step (half the dependent loads, 1.6x the loads).
+// Per-lane searches of a sorted run (lower_nbr, lower_nbr_both in mvg_read.cuh, and the
+// short path's prepare search): 2 binary, 4 three pivots loaded together a step
+// (search_steps.cuh: about half the dependent loads, about 1.5x the loads).
 #ifndef SEARCH_WAYS
 #define SEARCH_WAYS 4
 #endif
 // The executor's membership tests (has_edge in run_item), which thousands of lanes run at
 // once, may gain less from the fewer round trips than they pay in loads (run_item spills
-// 228/608 B at 4, 196/476 at 2): their own knob, for the A/B.
+// 228/608 B at 4, 196/476 at 2; the kernel body 372/760 against 348/768): their own knob.
 #ifndef EXEC_SEARCH_WAYS
 #define EXEC_SEARCH_WAYS SEARCH_WAYS
 #endif

@@ -86,8 +86,9 @@ __device__ __forceinline__ void narrow(const Pivots& p, int c, bool upper, int& 
 }
 
 // First index in the run of entries [off, off+len) whose neighbour is >= c (> c when `upper`).
-// SEARCH_WAYS 4 takes three pivots a step while four or more entries are left: half the
-// dependent loads of a binary search (8 instead of 15 for 27K entries), for more loads.
+// SEARCH_WAYS 4 takes three pivots a step while four or more entries are left: about half
+// the dependent loads of a binary search (at most 8 instead of 15 for 27K entries), for
+// about 1.5x the loads.
 // W: the ways (SEARCH_WAYS, or EXEC_SEARCH_WAYS for the executor's membership tests).
 template <int W = SEARCH_WAYS>
 __device__ __forceinline__ int lower_nbr(const Ctx& C, i64 off, int len, int c, bool upper = false) {

@@ -4,11 +4,12 @@
 // so a search of n entries waits for about log4(n) loads instead of log2(n).
 // Buffers: none; positions only.
 
-// The three pivots splitting [lo, hi) (hi - lo >= 4) into four parts.
+// The three pivots splitting [lo, hi) (hi - lo >= 4) into four near-equal parts: lo < m1 <
+// m2 < m3 < hi (a search of 27K entries then waits for at most 8 loads, 15 binary).
 struct Split4 { int m1, m2, m3; };
 __device__ __forceinline__ Split4 split4(int lo, int hi) {
-    const int q = (hi - lo) >> 2, m1 = lo + q, m2 = m1 + q;
-    return Split4{m1, m2, m2 + q};
+    const int n = hi - lo, m2 = lo + (n >> 1);
+    return Split4{lo + (n >> 2), m2, m2 + ((hi - m2) >> 1)};
 }
 
 // [lo, hi) narrowed to the part that holds the answer (the first entry not below the key),

@@ -95,6 +95,9 @@
 #ifndef SEARCH_WAYS
 #define SEARCH_WAYS 2  // lower_bound: 2 binary, 4 three pivots a step (search_steps.cuh)
 #endif
+#if SEARCH_WAYS != 2 && SEARCH_WAYS != 4
+#error "SEARCH_WAYS must be 2 or 4"
+#endif
 #ifndef CLAIM_MAX
 #define CLAIM_MAX 32  // most start edges one claim takes (one lane each for the start checks)
 #endif
