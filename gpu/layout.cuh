@@ -220,7 +220,7 @@
 #endif
 // The executor's membership tests (has_edge in run_item), which thousands of lanes run at
 // once, may gain less from the fewer round trips than they pay in loads (run_item spills
-// 228/608 B at 4, 196/476 at 2; the kernel body 372/760 against 348/768): their own knob.
+// 248/596 B at 4, 196/476 at 2; the kernel body 372/760 against 348/768): their own knob.
 #ifndef EXEC_SEARCH_WAYS
 #define EXEC_SEARCH_WAYS SEARCH_WAYS
 #endif

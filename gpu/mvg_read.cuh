@@ -79,10 +79,26 @@ __device__ __forceinline__ Pivots pivots(const Ctx& C, i64 off, int lo, int hi) 
     return p;
 }
 
+// Does a neighbour v come before the first one >= c (> c when `upper`)?
+__device__ __forceinline__ bool before(int v, int c, bool upper) { return v < c || (upper && v == c); }
+
 // [lo, hi) narrowed to the part of p that holds the first neighbour >= c (> c when `upper`).
 __device__ __forceinline__ void narrow(const Pivots& p, int c, bool upper, int& lo, int& hi) {
-    narrow4(p.m, (p.v1 < c || (upper && p.v1 == c)) + (p.v2 < c || (upper && p.v2 == c)) +
-                     (p.v3 < c || (upper && p.v3 == c)), lo, hi);
+    narrow4(p.m, before(p.v1, c, upper) + before(p.v2, c, upper) + before(p.v3, c, upper), lo, hi);
+}
+
+// Two searches' four-way steps in lockstep while either has four or more entries left: each
+// step loads both runs' pivots before narrowing either, so the shorter search's steps hide
+// under the longer's (lower_nbr_both; the short path's two-sided search).
+__device__ __forceinline__ void narrow_both(const Ctx& C, i64 off0, int c0, bool up0, int& lo0, int& hi0,
+                                            i64 off1, int c1, bool up1, int& lo1, int& hi1) {
+    while (hi0 - lo0 >= 4 || hi1 - lo1 >= 4) {
+        const bool o0 = hi0 - lo0 >= 4, o1 = hi1 - lo1 >= 4;
+        const Pivots p0 = o0 ? pivots(C, off0, lo0, hi0) : Pivots{};
+        const Pivots p1 = o1 ? pivots(C, off1, lo1, hi1) : Pivots{};
+        if (o0) narrow(p0, c0, up0, lo0, hi0);
+        if (o1) narrow(p1, c1, up1, lo1, hi1);
+    }
 }
 
 // First index in the run of entries [off, off+len) whose neighbour is >= c (> c when `upper`).
@@ -131,15 +147,7 @@ template <int W = SEARCH_WAYS>
 __device__ __forceinline__ void lower_nbr_both(const Ctx& C, const Adj& a, int c, int& kb, int& kt) {
     const i64 toff = a.off2 + a.blen;
     int lb = 0, hb = a.blen, lt = 0, ht = a.len - a.blen;
-    if constexpr (W == 4) {
-        while (hb - lb >= 4 || ht - lt >= 4) {
-            const bool ob = hb - lb >= 4, ot = ht - lt >= 4;
-            const Pivots pb = ob ? pivots(C, a.off, lb, hb) : Pivots{};
-            const Pivots pt = ot ? pivots(C, toff, lt, ht) : Pivots{};
-            if (ob) narrow(pb, c, false, lb, hb);
-            if (ot) narrow(pt, c, false, lt, ht);
-        }
-    }
+    if constexpr (W == 4) narrow_both(C, a.off, c, false, lb, hb, toff, c, false, lt, ht);
     while (lb < hb || lt < ht) {
         const bool ob = lb < hb, ot = lt < ht;
         const int mb = (lb + hb) >> 1, mt = (lt + ht) >> 1;

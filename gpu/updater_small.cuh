@@ -463,12 +463,8 @@ __device__ __noinline__ bool apply_small(const Ctx& C, Batch& B, SmallShared& S,
         hi[s] = del[s] || (u.applied && u.ins && tail_merge) ? S.blen[j] : 0;
     }
 #if SEARCH_WAYS == 4
-    while (hi[0] - lo[0] >= 4 || hi[1] - lo[1] >= 4) {  // as lower_nbr, both sides' pivots at once
-        Pivots p[2];
-        for (int s = 0; s < 2; ++s) p[s] = hi[s] - lo[s] >= 4 ? pivots(C, S.off[u.vi[s]], lo[s], hi[s]) : Pivots{};
-        for (int s = 0; s < 2; ++s)
-            if (hi[s] - lo[s] >= 4) narrow(p[s], u.other(s), u.ins, lo[s], hi[s]);
-    }
+    narrow_both(C, S.off[u.vi[0]], u.other(0), u.ins, lo[0], hi[0],
+                S.off[u.vi[1]], u.other(1), u.ins, lo[1], hi[1]);
 #endif
     while (lo[0] < hi[0] || lo[1] < hi[1]) {
         int mid[2], nbr[2];
