@@ -80,6 +80,33 @@ __device__ u64 free_round(const Ctx& C, u64 h, u64 n, u64 g, int lane, u64* ftai
     return take;
 }
 
+// The GC pointer past the completed updates that follow g, in tau order (32 * GC_ROUND
+// checked a round, update g + 32k + lane as lane's k-th, all loads issued before any is
+// used), published for the updater (slot_free). Whole warp; returns the new pointer.
+__device__ __noinline__ u64 pass_completed(const Ctx& C, u64 g, int lane) {
+    const u64 limit = vload(&C.st->next_tau);
+    while (g < limit) {
+        bool done[GC_ROUND];
+#pragma unroll
+        for (int k = 0; k < GC_ROUND; ++k) {
+            const u64 tau = g + 32 * k + lane;
+            done[k] = tau < limit && vload(&C.upd[tau % MAXU].done) == (i64)tau;
+        }
+        u64 run = 0;
+        bool open = true;  // every update before this k was done
+#pragma unroll
+        for (int k = 0; k < GC_ROUND; ++k) {
+            const unsigned m = __ballot_sync(0xffffffffu, done[k]);
+            if (open) run += m == 0xffffffffu ? 32 : __ffs(~m) - 1;
+            open = open && m == 0xffffffffu;
+        }
+        g += run;
+        if (!open) break;
+    }
+    if (lane == 0) vstore(&C.st->gc_ptr, g);
+    return g;
+}
+
 __device__ void collector(const Ctx& C, int lane) {
     __shared__ u64 ftail[NCLASS];  // the free rings' tails (only the collector writes them)
     if (lane < NCLASS) ftail[lane] = C.st->free_tail[lane];
@@ -87,28 +114,11 @@ __device__ void collector(const Ctx& C, int lane) {
     u64 total_freed = 0;  // kept here: the collector never reads host memory
     u64 g = vload(&C.st->gc_ptr);
     while (true) {
-        // The GC pointer passes only completed updates, in tau order: 32 * GC_ROUND checked
-        // a round, update g + 32k + lane as lane's k-th, all loads issued before any is used.
-        const u64 limit = vload(&C.st->next_tau);
-        while (g < limit) {
-            bool done[GC_ROUND];
-#pragma unroll
-            for (int k = 0; k < GC_ROUND; ++k) {
-                const u64 tau = g + 32 * k + lane;
-                done[k] = tau < limit && vload(&C.upd[tau % MAXU].done) == (i64)tau;
-            }
-            u64 run = 0;
-            bool open = true;  // every update before this k was done
-#pragma unroll
-            for (int k = 0; k < GC_ROUND; ++k) {
-                const unsigned m = __ballot_sync(0xffffffffu, done[k]);
-                if (open) run += m == 0xffffffffu ? 32 : __ffs(~m) - 1;
-                open = open && m == 0xffffffffu;
-            }
-            g += run;
-            if (!open) break;
-        }
-        if (lane == 0) vstore(&C.st->gc_ptr, g);
+        g = pass_completed(C, g, lane);
+        // What DevStatus reports: every version retired by an update below g_seen is queued
+        // below t (a batch queues them before its updates can complete), so gc_ptr past the
+        // host's last update with gc_queue 0 means all of them are freed (wait_collected).
+        const u64 g_seen = g;
         // Retired versions come in (nearly) dt_max order: free the leading run of those no
         // live update can read.
         u64 h = C.st->gcq_head, t = vload(&C.st->gcq_tail);
@@ -119,11 +129,12 @@ __device__ void collector(const Ctx& C, int lane) {
             h += took;
             total_freed += took;
             if (took < n) break;
+            if (GC_EAGER && h < t) g = pass_completed(C, g, lane);  // layout.cuh
         }
         if (lane == 0) {
             vstore(&C.st->gcq_head, h);
             DevStatus* ds = C.dstat;
-            ds->gc_ptr = g;
+            ds->gc_ptr = g_seen;
             ds->slabs_in_use = vload(&C.st->slabs_in_use);
             ds->versions_in_use = vload(&C.st->versions_in_use);
             ds->completed = vload(&C.st->completed);

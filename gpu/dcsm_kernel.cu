@@ -38,6 +38,7 @@
 #include "layout.cuh"
 #include "warp_sync.cuh"
 #include "checks.cuh"
+#include "search_steps.cuh"
 #include "mvg_read.cuh"
 #include "warp_lanes.cuh"
 #include "executor.cuh"

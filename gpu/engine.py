@@ -86,6 +86,11 @@ log = logging.getLogger("dcsm.gpu")
 THREADS = 256
 _PIECE = 4096  # updates admitted and sent to the kernel at a time within one apply
 _ROWS = 1 << 16  # match records decoded per read of the output ring
+# Between two pieces of an apply, read the completions once more than maxu / _READ_AHEAD
+# updates sent have not had theirs read: the kernel takes update tau only once the host has
+# read the completion of tau - maxu (slot_free), and an unpaced write pumps otherwise only
+# when the input ring is full. 0: never.
+_READ_AHEAD = 2
 
 
 def too_small(what: str, need: int, capacity: str, have: int) -> str:
@@ -875,6 +880,8 @@ class GpuEngine(Engine):
             written = self._ring.write(recs, self._waiter(col), due)
             if written is not None:
                 col.add_entered(written[recs["kind"] <= L.REC_DELETE])
+            if _READ_AHEAD and self._next_tau - self._done_next > self.cfg.maxu // _READ_AHEAD:
+                self._pump(col)
         if then_stop:
             self._ring.write(L.STOP_RECORD, self._waiter(col))
         self._settle(col)

@@ -70,7 +70,7 @@ __device__ unsigned eval_window(const Ctx& C, const int* pl, int i, const Level&
         for (int k = 0; ok && k < nb; ++k) {
             if (k == lv.best) continue;
             int j = __ldcg(pl + PL_BNPOS + i * KMAX + k);
-            ok = has_edge(C, madj[j], c, tau, __ldcg(pl + PL_BNELAB + i * KMAX + k));
+            ok = has_edge<EXEC_SEARCH_WAYS>(C, madj[j], c, tau, __ldcg(pl + PL_BNELAB + i * KMAX + k));
         }
     }
     return __ballot_sync(0xffffffffu, ok);
@@ -202,7 +202,7 @@ __device__ u64 count_last_pairs(const Ctx& C, const int* pl, int n, const Level&
                 if (k == ob) continue;
                 const int j = __ldcg(pl + PL_BNPOS + L * KMAX + k);
                 const int want = __ldcg(pl + PL_BNELAB + L * KMAX + k);
-                ok = has_edge(C, j == i ? oa : madj[j], c, tau, want);
+                ok = has_edge<EXEC_SEARCH_WAYS>(C, j == i ? oa : madj[j], c, tau, want);
             }
         }
         found += __popc(__ballot_sync(0xffffffffu, ok));

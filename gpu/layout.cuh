@@ -212,6 +212,28 @@
 #ifndef GC_ROUND
 #define GC_ROUND 8
 #endif
+// Per-lane searches of a sorted run (lower_nbr, lower_nbr_both in mvg_read.cuh, and the
+// short path's prepare search): 2 binary, 4 three pivots loaded together a step
+// (search_steps.cuh: about half the dependent loads, about 1.5x the loads).
+#ifndef SEARCH_WAYS
+#define SEARCH_WAYS 4
+#endif
+// The executor's membership tests (has_edge in run_item), which thousands of lanes run at
+// once, may gain less from the fewer round trips than they pay in loads (run_item spills
+// 248/596 B at 4, 196/476 at 2; the kernel body 372/760 against 348/768): their own knob.
+#ifndef EXEC_SEARCH_WAYS
+#define EXEC_SEARCH_WAYS SEARCH_WAYS
+#endif
+#if (SEARCH_WAYS != 2 && SEARCH_WAYS != 4) || (EXEC_SEARCH_WAYS != 2 && EXEC_SEARCH_WAYS != 4)
+#error "SEARCH_WAYS and EXEC_SEARCH_WAYS must be 2 or 4"
+#endif
+// 1: the collector also advances the GC pointer between two rounds of frees, not only
+// before a run of them: a long run (a large batch's replaced versions) held it, and with it
+// the update slots the updater waits for (the 43M triangle's updater waited 0.15-0.19 s of
+// 0.62-0.68 s for slots whose updates were done, bench/results/gpu/session13).
+#ifndef GC_EAGER
+#define GC_EAGER 1
+#endif
 // Blocks of 256 threads per SM the persistent kernel is compiled for (__launch_bounds__):
 // the register cap is 65536 / (256 * MIN_BLOCKS). nvcc 13.0 -Xptxas -v on sm_90: 3 -> 80
 // registers, 356 B of spill stores and 800 B of loads; 2 -> 128 registers, 64 B and 296 B;

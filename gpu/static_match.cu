@@ -92,6 +92,12 @@
 #ifndef COUNT4_MIN_BLOCKS
 #define COUNT4_MIN_BLOCKS 3  // static_count4's minimum: 80 registers, not ptxas' 103 (faster)
 #endif
+#ifndef SEARCH_WAYS
+#define SEARCH_WAYS 2  // lower_bound: 2 binary, 4 three pivots a step (search_steps.cuh)
+#endif
+#if SEARCH_WAYS != 2 && SEARCH_WAYS != 4
+#error "SEARCH_WAYS must be 2 or 4"
+#endif
 #ifndef CLAIM_MAX
 #define CLAIM_MAX 32  // most start edges one claim takes (one lane each for the start checks)
 #endif
@@ -122,6 +128,7 @@ typedef unsigned __int128 u128;  // counts: exact past 2^64 (a 6-path on a 43M-e
 
 // Spliced in by the loader (gpu/loader.py, kernel_source), as the persistent kernel's parts.
 #include "warp_lanes.cuh"
+#include "search_steps.cuh"
 #define NO_LIMIT 0xffffffffffffffffULL
 
 // ctl words.
@@ -194,9 +201,17 @@ __device__ __forceinline__ int row_of(const i64* __restrict__ off, int nv, i64 t
     return lo;
 }
 
-// The first k in [0, len) with list[k] >= c (len if none).
+// The first k in [0, len) with list[k] >= c (len if none). SEARCH_WAYS 4: three pivots a
+// step while four or more entries are left (search_steps.cuh).
 __device__ __forceinline__ int lower_bound(const int* __restrict__ list, int len, int c) {
     int lo = 0, hi = len;
+#if SEARCH_WAYS == 4
+    while (hi - lo >= 4) {
+        const Split4 p = split4(lo, hi);
+        const int v1 = __ldg(list + p.m1), v2 = __ldg(list + p.m2), v3 = __ldg(list + p.m3);
+        narrow4(p, (v1 < c) + (v2 < c) + (v3 < c), lo, hi);
+    }
+#endif
     while (lo < hi) {
         int mid = (lo + hi) >> 1;
         if (__ldg(list + mid) < c) lo = mid + 1; else hi = mid;

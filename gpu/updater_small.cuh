@@ -462,6 +462,10 @@ __device__ __noinline__ bool apply_small(const Ctx& C, Batch& B, SmallShared& S,
         const bool tail_merge = !S.app[j] && S.blen[j] < S.len[j];
         hi[s] = del[s] || (u.applied && u.ins && tail_merge) ? S.blen[j] : 0;
     }
+#if SEARCH_WAYS == 4
+    narrow_both(C, S.off[u.vi[0]], u.other(0), u.ins, lo[0], hi[0],
+                S.off[u.vi[1]], u.other(1), u.ins, lo[1], hi[1]);
+#endif
     while (lo[0] < hi[0] || lo[1] < hi[1]) {
         int mid[2], nbr[2];
         for (int s = 0; s < 2; ++s) {

@@ -26,14 +26,15 @@ def test_every_part_is_spliced_in_order() -> None:
     assert text.rstrip().endswith("}")  # the kernel entry point closes the text
 
 
-def test_the_static_matcher_shares_the_spliced_lanes_header() -> None:
-    """static_match.cu includes warp_lanes.cuh as the persistent kernel does: the text CuPy
-    compiles has it spliced in, and no include left."""
+def test_the_static_matcher_shares_the_spliced_headers() -> None:
+    """static_match.cu includes warp_lanes.cuh and search_steps.cuh as the persistent kernel
+    does: the text CuPy compiles has them spliced in, and no include left."""
     static = GPU / "static_match.cu"
     text = loader.kernel_source(static)
     assert "#include" not in text
-    assert GPU.joinpath("warp_lanes.cuh").read_text() in text
-    assert "warp_lanes.cuh" in parts()
+    for name in ("warp_lanes.cuh", "search_steps.cuh"):
+        assert GPU.joinpath(name).read_text() in text, name
+        assert name in parts(), name
 
 
 def test_parts_open_with_what_they_own() -> None:
