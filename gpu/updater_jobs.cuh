@@ -20,7 +20,7 @@ enum JobKind {
     J_SEGCOUNT,     // per half edge: its segment, arrival rank in it
     J_SEGSTART,     // per segment: where its half edges go
     J_PLACE,        // per half edge: into its segment
-    J_ORDER,        // per half edge: update order within the segment
+    J_ORDER,        // per position in the segments: update order within its segment
     J_CLASSIFY,     // per record: outcome (per endpoint pair, in order, from the graph)
     J_SEGINFO,      // per segment: current version, first insertion, sizes, ranks
     J_SEGEDIT,      // per half edge: in-place deletions; insertions sorted per segment
@@ -243,27 +243,53 @@ __device__ __forceinline__ void task_place(const Ctx& C, Batch& B, int nb, int t
     B.tmp_y[at] = half_y(B, key);
 }
 
-// J_ORDER: per half edge: update order within the segment
+// J_ORDER: per position of tmp[] (segments one after another): the half edge there gets its
+// rank in its segment by update index (half[]) and by (other endpoint, update index)
+// (hpair[]). The warp reads the stretch of tmp[] its 32 positions' segments span, ORDER_ROUND
+// rounds of 32 entries loaded at once, and each lane counts the entries of its own segment
+// below its half edge among them by shuffles: O(cnt) per warp for a hub's segment of cnt half
+// edges, where a lane walking its whole segment alone made the job O(cnt) per lane, and the
+// warps that held one of a hub's half edges each waited cnt steps of its loads (J_ORDER was
+// 72 of the ~500 us of an oracle-github batch, bench/results/gpu/session14). Within a
+// segment x is the same, so a half edge's low 16 bits (update index, side) order it.
+#define ORDER_ROUND 4
 __device__ __forceinline__ void task_order(const Ctx& C, Batch& B, int nb, int tau0, int t, int lane) {
-    const int e = t * 32 + lane;  // element of an element job
-    if (e >= 2 * nb) return;
-    int g = ld(B.hseg[e]);
-    int h0 = ld(B.seg_h0[g]), cnt = ld(B.seg_cnt[g]);
-    u64 key = ld(B.hkey[e]);
-    int y = half_y(B, key), i = half_i(key);
+    const int p = t * 32 + lane, np = 2 * nb;
+    const bool on = p < np;
+    const u64 key = on ? ld(B.tmp[p]) : 0;
+    const int h = (int)(key & 0xffff), y = on ? ld(B.tmp_y[p]) : 0;  // half edge index, other end
+    const int g = on ? ld(B.hseg[h]) : 0;
+    const int h0 = on ? ld(B.seg_h0[g]) : 0, end = on ? h0 + ld(B.seg_cnt[g]) : 0;
+    // The segments of this task's positions cover [lo, hi): lane 0's starts it, the last
+    // position's ends it.
+    const int lo = __shfl_sync(0xffffffffu, h0, 0);
+    const int hi = __shfl_sync(0xffffffffu, end, min(31, np - 1 - t * 32));
     int r = 0, rp = 0;  // ranks by update index, and by (other endpoint, update index)
-#pragma unroll 8
-    for (int k = h0; k < h0 + cnt; ++k) {
-        u64 o = ld(B.tmp[k]);
-        int yo = ld(B.tmp_y[k]);
-        r += o < key;
-        rp += yo < y || (yo == y && half_i(o) < i);
+    for (int base = lo; base < hi; base += 32 * ORDER_ROUND) {
+        int oh[ORDER_ROUND], oy[ORDER_ROUND];
+#pragma unroll
+        for (int c = 0; c < ORDER_ROUND; ++c) {
+            const int k = base + 32 * c + lane;
+            oh[c] = k < hi ? (int)(ld(B.tmp[k]) & 0xffff) : 0;
+            oy[c] = k < hi ? ld(B.tmp_y[k]) : 0;
+        }
+#pragma unroll
+        for (int c = 0; c < ORDER_ROUND; ++c) {
+            const int from = base + 32 * c, n = min(32, hi - from);  // the same in every lane
+            for (int j = 0; j < n; ++j) {
+                const int ph = __shfl_sync(0xffffffffu, oh[c], j), py = __shfl_sync(0xffffffffu, oy[c], j);
+                const bool mine = from + j >= h0 && from + j < end;
+                r += mine && ph < h;
+                rp += mine && (py < y || (py == y && (ph >> 1) < (h >> 1)));
+            }
+        }
     }
+    if (!on) return;
     B.half[h0 + r] = key;
-    B.hsorted[e] = h0 + r;
+    B.hsorted[h] = h0 + r;
     B.hpair[h0 + rp] = key;
     B.hpair_y[h0 + rp] = y;
-    B.hpair_pos[e] = h0 + rp;
+    B.hpair_pos[h] = h0 + rp;
 }
 
 // J_CLASSIFY: per record: outcome (per endpoint pair, in order, from the graph)
