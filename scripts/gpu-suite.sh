@@ -14,6 +14,9 @@
 #   bash scripts/gpu-suite.sh --tests tests/gpu/test_engine_gpu.py               # 437 s
 #   bash scripts/gpu-suite.sh --tests tests/gpu --ignore=tests/gpu/test_engine_gpu.py
 #
+# DCSM_PREWARM=N (e.g. 8) first fills the kernel cache with N pytest processes side by side
+# (tests/gpu/kernel_prewarm.py): a cold engine test file took 418 s, 108 + 202 s so.
+#
 # Reference data: $DCSM_SHARED_DATA, else ../shared/data (tests that need it skip otherwise).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -35,7 +38,11 @@ if [ "$what" = all ] || [ "$what" = --tests ]; then
     # -P: never import the source folder in place of the installed package.
     # The limit leaves room under a device call's 600 s for the setup; --durations names
     # what to trim or split off when the suite gets close to it (above).
-    timeout -k 10 540 python3 -P -m pytest "${tests[@]}" -x -q -p no:cacheprovider --confcutdir=tests/gpu \
+    if [ "${DCSM_PREWARM:-0}" -gt 0 ]; then
+        python3 -P tests/gpu/kernel_prewarm.py --shards "$DCSM_PREWARM" --timeout 200 \
+            --logs "$DCSM_RESULTS/prewarm" -- "${tests[@]}" | tee "$DCSM_RESULTS/prewarm.log"
+    fi
+    timeout -k 10 $(( 540 - SECONDS )) python3 -P -m pytest "${tests[@]}" -x -q -p no:cacheprovider --confcutdir=tests/gpu \
         --timeout 240 --durations 15 --junitxml="$DCSM_RESULTS/gpu-tests.xml" 2>&1 \
         | tee "$DCSM_RESULTS/gpu-tests.log"
     status=${PIPESTATUS[0]}
