@@ -1,7 +1,8 @@
 // search_steps.cuh -- a step of a four-way search of a sorted run, shared by the persistent
 // kernel's per-lane searches (mvg_read.cuh, SEARCH_WAYS) and the static matcher's
 // (static_match.cu, SEARCH_WAYS there): three pivots a step, loaded by the caller together,
-// so a search of n entries waits for about log4(n) loads instead of log2(n).
+// so a search of n entries waits for about log4(n) loads instead of log2(n). And the gap of
+// a warp's 32 pivots that holds a key (PIVOT_MIN, mvg_read.cuh's warp_pivot_gap).
 // Buffers: none; positions only.
 
 // The three pivots splitting [lo, hi) (hi - lo >= 4) into four near-equal parts: lo < m1 <
@@ -18,4 +19,25 @@ __device__ __forceinline__ void narrow4(const Split4& p, int below, int& lo, int
     const int nlo = below == 0 ? lo : below == 1 ? p.m1 + 1 : below == 2 ? p.m2 + 1 : p.m3 + 1;
     hi = below == 0 ? p.m1 : below == 1 ? p.m2 : below == 2 ? p.m3 : hi;
     lo = nlo;
+}
+
+// Warp pivots (PIVOT_MIN): lane l of a warp holds the entry at pivot_pos(len, l) of a run of
+// len entries, 32 positions spread over it (warp_lower_nbr's first step takes the same).
+__device__ __forceinline__ int pivot_pos(int len, int l) { return (int)((long long)len * (l + 1) / 33); }
+
+// The gap of the pivots that holds a key's first entry not below it, [lo, hi]: six steps
+// of a binary search over the 32 pivots (the run sorted, the pivots below the key are a
+// prefix of them), below(l) telling whether pivot l is below the key (on the device, a
+// shuffle of lane l's: every lane calls it, converged, six times).
+template <typename Below>
+__device__ __forceinline__ void pivot_gap_of(Below below, int len, int& lo, int& hi) {
+    int a = 0, b = 32;  // how many pivots are below the key: in [a, b]
+#pragma unroll
+    for (int step = 0; step < 6; ++step) {
+        const int mid = (a + b) >> 1;
+        const bool v = below(mid & 31);
+        if (a < b) { if (v) a = mid + 1; else b = mid; }
+    }
+    lo = a ? pivot_pos(len, a - 1) + 1 : 0;
+    hi = a < 32 ? pivot_pos(len, a) : len;
 }
