@@ -21,28 +21,42 @@ from .rings import MatchRows
 
 
 @njit(cache=True, nogil=True)
-def count_rows_in_order(i, q, c, sent, every, seq, op, out_q, out_seq, out_sign, out_count):  # type: ignore[no-untyped-def]
-    """The Counts fields of count rows (update i[r] of the call, query q[r], count c[r]), in
-    one pass: update ``i[r]`` is batch index ``i[r]`` if ``every`` else ``sent[i[r]]``.
-    Returns False, leaving the outputs partly written, if the rows are not strictly ordered
-    by (update, query)."""
-    last_u, last_q = -1, -1
+def place_count_rows(i, q, c, sent, seq, op, out_q, out_seq, out_sign, out_count, at,  # type: ignore[no-untyped-def]
+                     last_seq, last_q):  # fmt: skip
+    """Count rows (update ``sent[i[r]]`` of the batch, query q[r], count c[r]) written as
+    Counts fields from row ``at`` on. Returns whether they follow (last_seq, last_q) and
+    each other strictly in (seq, query) order, and the last row's seq and query."""
+    ordered = True
     for r in range(i.shape[0]):
-        u = i[r] if every else sent[i[r]]
-        if u < last_u or (u == last_u and q[r] <= last_q):
-            return False
-        last_u, last_q = u, q[r]
-        out_q[r] = q[r]
-        out_seq[r] = seq[u]
-        out_sign[r] = op[u]
-        out_count[r] = c[r]
-    return True
+        u = sent[i[r]]
+        s = seq[u]
+        if s < last_seq or (s == last_seq and q[r] <= last_q):
+            ordered = False
+        last_seq, last_q = s, q[r]
+        out_q[at + r] = q[r]
+        out_seq[at + r] = s
+        out_sign[at + r] = op[u]
+        out_count[at + r] = c[r]
+    return ordered, last_seq, last_q
+
+
+def _fields(c: Counts) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    return c.query, c.seq, c.sign, c.count
+
+
+def _grown(a: np.ndarray, keep: int, size: int) -> np.ndarray:
+    """A new array of ``size`` elements of a's type, starting with a's first ``keep``."""
+    b = np.empty(size, a.dtype)
+    b[:keep] = a[:keep]
+    return b
 
 
 class CallResult:
     """Accumulates one apply call's completions and matches into a BatchResult."""
 
-    def __init__(self, n: int, tau0: int, width: int, slot_qid: np.ndarray) -> None:
+    def __init__(self, batch: UpdateBatch, tau0: int, width: int, slot_qid: np.ndarray) -> None:
+        n = len(batch)
+        self.batch = batch
         self.n = n
         # Entry k of these is written before it is read (add_sent; drain_done for every sent
         # update, all complete before result()): np.empty, since zeroing them cost ~0.5 ms a
@@ -59,7 +73,13 @@ class CallResult:
         # `entered`, a response bound that needs no device clock (add_seen).
         self.seen = np.empty(n, np.float64)
         self._nentered = 0
-        self.count_rows: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        # Count rows as Counts fields, written as the pump reads them (add_count_rows), so
+        # that result() has nothing left to gather or sort while the device waits: in
+        # (seq, query) order as they come, unless _ordered says otherwise.
+        self._counts = Counts.empty()
+        self._ncount = 0
+        self._ordered = True
+        self._last: tuple[int, int] = (-1, -1)  # the last count row's seq and query
         self.rows = MatchRows(width)  # match records, decoded by GpuEngine._pump
         # The query of each slot now: a slot may be freed before the call returns.
         self.slot_qid = slot_qid.copy()
@@ -72,6 +92,22 @@ class CallResult:
         """The next admitted updates (they take the next taus, in order)."""
         self._sent[self.nsent : self.nsent + len(sent)] = sent
         self.nsent += len(sent)
+
+    def add_count_rows(self, i: np.ndarray, qid: np.ndarray, count: np.ndarray) -> None:
+        """The next count rows: update ``sent[i[r]]``, query ``qid[r]``, ``count[r]``."""
+        k = self._ncount
+        c = self._counts
+        if k + len(i) > len(c):
+            # Room for a row an update at first (untouched pages cost nothing), then twice.
+            grown = max(k + len(i), 2 * len(c), self.n)
+            c = self._counts = Counts(*(_grown(f, k, grown) for f in _fields(c)))
+        ordered, last_seq, last_q = place_count_rows(
+            i, qid, count, self._sent, self.batch.seq, self.batch.op, c.query, c.seq, c.sign,
+            c.count, k, *self._last,
+        )  # fmt: skip
+        self._ordered = self._ordered and ordered
+        self._last = (last_seq, last_q)
+        self._ncount = k + len(i)
 
     def add_entered(self, written_ns: np.ndarray) -> None:
         """When the next sent updates entered the input ring (epoch ns, in tau order)."""
@@ -97,7 +133,7 @@ class CallResult:
                 "started": self.started[:k], "finished": self.finished[:k],
                 "seen": self.seen[:k]}  # fmt: skip
 
-    def result(self, batch: UpdateBatch, outcome: np.ndarray) -> BatchResult:
+    def result(self, outcome: np.ndarray) -> BatchResult:
         """The call's BatchResult: ``outcome`` (the host's, per update; not changed) with the
         device's outcome of every sent update, the device's times (the call's end for
         updates not sent), counts and deltas in update order. Hands this collector's arrays
@@ -114,24 +150,14 @@ class CallResult:
             finished = np.full(self.n, now)
             started[self.sent] = self.started[:k]
             finished[self.sent] = self.finished[:k]
-        if self.count_rows:
-            i, q, c = (np.concatenate([r[j] for r in self.count_rows]) for j in range(3))
-            k = len(i)
-            out = (np.empty(k, np.int32), np.empty(k, np.int64), np.empty(k, np.int8),
-                   np.empty(k, np.int64))  # fmt: skip
-            # Rows come in tau order (so in update order), each update's by slot: in order
-            # already unless slots and query ids disagree in order, and then sorted here.
-            if not count_rows_in_order(i, q, c, self.sent, every, batch.seq, batch.op, *out):
-                upd = i if every else self.sent[i]
-                order = np.lexsort((q, upd))
-                out = (q[order].astype(np.int32), batch.seq[upd][order],
-                       batch.op[upd][order].astype(np.int8), c[order])  # fmt: skip
-            counts = Counts(*out)
-        else:
-            counts = Counts.empty()
+        c, k = self._counts, self._ncount
+        counts = Counts(*(f[:k] for f in _fields(c)))
+        if not self._ordered:  # rows of one update by slot, slots and queries in other orders
+            order = np.lexsort((counts.query, counts.seq))
+            counts = Counts(*(f[order] for f in _fields(counts)))
         if self.rows.n:
-            op = batch.op.astype(np.int8)
-            deltas = Deltas(*self.rows.ordered(self.sent, op, batch.seq, self.slot_qid))
+            op = self.batch.op.astype(np.int8)
+            deltas = Deltas(*self.rows.ordered(self.sent, op, self.batch.seq, self.slot_qid))
         else:
             deltas = Deltas.empty(self.rows.width)
         return BatchResult(outcome, deltas, counts, started, finished)

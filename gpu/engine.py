@@ -286,7 +286,8 @@ class GpuEngine(Engine):
         self._loaded = False
         # Records and completions read while no apply call collects them (then dropped).
         self._drain_rows = MatchRows(16, chunk_rows=_ROWS)
-        self._no_collector = CallResult(0, 0, 1, np.zeros(0, np.int64))
+        nothing = UpdateBatch.from_arrays(np.zeros(0), np.zeros(0), np.zeros(0))
+        self._no_collector = CallResult(nothing, 0, 1, np.zeros(0, np.int64))
         self._clock = DeviceClock(self._hctl, self._dstat)
         # Per update of the last apply call, when it entered, was taken, started, finished.
         self.last_timeline: dict[str, np.ndarray] = {}
@@ -857,7 +858,7 @@ class GpuEngine(Engine):
         b = np.zeros(n, np.int32)
         self._launch()
         width = max(width, self._slots.width())
-        col = CallResult(n, self._next_tau, width, self._slots.qid)
+        col = CallResult(batch, self._next_tau, width, self._slots.qid)
         # Admit, encode and send the updates a piece at a time, so the kernel starts on the
         # first piece while the host prepares the next.
         for lo in range(0, n, _PIECE):
@@ -892,7 +893,7 @@ class GpuEngine(Engine):
         if n:
             self.queries.advance(int(batch.seq[-1]))
         self.last_timeline = col.timeline()
-        return col.result(batch, outcome)
+        return col.result(outcome)
 
     def _settle(self, col: CallResult) -> None:
         """Pump until every update sent so far has completed and its records are read."""
@@ -947,7 +948,7 @@ class GpuEngine(Engine):
             )  # fmt: skip
             self._expect_records += expect
             if len(row_i):
-                sink.count_rows.append((row_i, self._slots.qid[live[row_col]], row_n))
+                sink.add_count_rows(row_i, self._slots.qid[live[row_col]], row_n)
             if m:
                 if col is not None:
                     col.add_seen(t, m, time.time())

@@ -12,7 +12,8 @@ merge: none here), ``ring`` (the copy into an input ring of 2^16 records as
 InputRing.write copies it, without the device mirror's copy), ``bookkeep``
 (CallResult.add_sent); then, per drain of up to 16,384 completions as GpuEngine._pump reads
 them, ``drain`` (drain_done over a Done ring this script fills as the kernel would, one
-count row per update, outside the timing), and
+count row per update, outside the timing, and the rows placed as Counts fields,
+CallResult.add_count_rows), and
 once per call ``result`` (CallResult.result). The updates are insertions of a power-law
 stream over the interned vertices, with no vertex labels given (the engine's case for
 ``dcsm replay``/``serve`` without labels).
@@ -72,7 +73,7 @@ def run(vertices: int, updates: int, piece: int) -> dict[str, float]:
     b = np.zeros(n, np.int32)
     slots = QuerySlots(QMAX)
     slots.take(1, True, 3)
-    col = CallResult(n, 1, slots.width(), slots.qid)
+    col = CallResult(batch, 1, slots.width(), slots.qid)
     ring_words = _words(np.zeros(RING, L.IN_REC))
     done = np.zeros(MAXU, L.DONE)
     done["tau"] = -1
@@ -137,11 +138,11 @@ def run(vertices: int, updates: int, piece: int) -> dict[str, float]:
             0, col.dev_outcome, col.taken, col.started, col.finished,
         )  # fmt: skip
         if len(row_i):
-            col.count_rows.append((row_i, slots.qid[live[row_col]], row_n))
+            col.add_count_rows(row_i, slots.qid[live[row_col]], row_n)
         t["drain"] += clock() - c0
         first += m
     c0 = clock()
-    res = col.result(batch, outcome)
+    res = col.result(outcome)
     t["result"] = clock() - c0
     assert len(res.counts.count) == n
     return {k: 1e9 * s / n for k, s in t.items()}

@@ -13,16 +13,16 @@ from dcsm.model import OUTCOME_APPLIED, UpdateBatch
 
 def test_outcomes_times_and_counts_by_update() -> None:
     batch = UpdateBatch.from_arrays(np.ones(4), np.arange(4), np.arange(4) + 10, first_seq=100)
-    res = CallResult(4, tau0=7, width=3, slot_qid=np.array([5, 3], np.int32))
+    res = CallResult(batch, tau0=7, width=3, slot_qid=np.array([5, 3], np.int32))
     res.add_sent(np.array([0, 2, 3]))  # update 1 was refused on the host
     res.dev_outcome[:3] = OUTCOME_APPLIED
     res.started[:3] = [1.0, 2.0, 3.0]
     res.finished[:3] = [1.5, 2.5, 3.5]
     # Count rows by sent index (0..2); the same update's rows by slot: query 5 then 3.
-    res.count_rows.append((np.array([0, 0, 2]), np.array([5, 3, 3], np.int32),
-                           np.array([4, 1, 2], np.int64)))  # fmt: skip
+    res.add_count_rows(np.array([0, 0, 2]), np.array([5, 3, 3], np.int32),
+                       np.array([4, 1, 2], np.int64))  # fmt: skip
     host = np.array([0, 9, 0, 0], np.int8)  # the host's own outcome for update 1
-    out = res.result(batch, host)
+    out = res.result(host)
     assert out.outcome.tolist() == [OUTCOME_APPLIED, 9, OUTCOME_APPLIED, OUTCOME_APPLIED]
     assert out.started[[0, 2, 3]].tolist() == [1.0, 2.0, 3.0]
     assert out.finished[[0, 2, 3]].tolist() == [1.5, 2.5, 3.5]
@@ -31,18 +31,18 @@ def test_outcomes_times_and_counts_by_update() -> None:
     ]  # fmt: skip
     assert out.counts.count.tolist() == [1, 4, 2] and (out.counts.sign == 1).all()
     assert len(out.deltas.query) == 0 and host[1] == 9  # the caller's array is not changed
-    both = concat_results([out, res.result(batch, host)])
+    both = concat_results([out, res.result(host)])
     assert isinstance(both, BatchResult) and len(both.outcome) == 8 and len(both.counts) == 6
 
 
 def test_every_update_sent_takes_the_device_arrays_as_they_are() -> None:
     batch = UpdateBatch.from_arrays(-np.ones(3), np.arange(3), np.arange(3) + 5, first_seq=7)
-    res = CallResult(3, tau0=1, width=2, slot_qid=np.array([4], np.int32))
+    res = CallResult(batch, tau0=1, width=2, slot_qid=np.array([4], np.int32))
     res.add_sent(np.arange(3))
     res.dev_outcome[:] = OUTCOME_APPLIED
     res.started[:] = [1.0, 2.0, 3.0]
-    res.count_rows.append((np.array([2]), np.array([4], np.int32), np.array([6], np.int64)))
-    out = res.result(batch, np.zeros(3, np.int8))
+    res.add_count_rows(np.array([2]), np.array([4], np.int32), np.array([6], np.int64))
+    out = res.result(np.zeros(3, np.int8))
     assert out.outcome.tolist() == [OUTCOME_APPLIED] * 3 and out.started.tolist() == [1, 2, 3]
     assert (out.counts.seq.tolist(), out.counts.sign.tolist()) == ([9], [-1])
 
@@ -57,7 +57,7 @@ def test_count_rows_in_order_or_not_come_out_as_a_stable_sort() -> None:
     batch = UpdateBatch.from_arrays(op, np.arange(n), np.arange(n) + n, first_seq=1000)
     for every, shuffled in ((True, False), (False, False), (False, True)):
         sent = np.arange(n) if every else np.sort(rng.choice(n, 300, replace=False))
-        res = CallResult(n, tau0=1, width=2, slot_qid=np.array([3, 8, 5], np.int32))
+        res = CallResult(batch, tau0=1, width=2, slot_qid=np.array([3, 8, 5], np.int32))
         res.add_sent(sent)
         res.dev_outcome[: len(sent)] = OUTCOME_APPLIED
         # rows: (sent index, query) pairs, each query at most once an update
@@ -66,8 +66,8 @@ def test_count_rows_in_order_or_not_come_out_as_a_stable_sort() -> None:
         c = rng.integers(1, 10**6, len(keys))
         order = rng.permutation(len(keys)) if shuffled else np.arange(len(keys))
         for part in np.array_split(order, 4):
-            res.count_rows.append((i[part], q[part], c[part]))
-        out = res.result(batch, np.zeros(n, np.int8)).counts
+            res.add_count_rows(i[part], q[part], c[part])
+        out = res.result(np.zeros(n, np.int8)).counts
         upd = sent[i]
         assert out.query.tolist() == q.tolist() and out.count.tolist() == c.tolist()
         assert out.seq.tolist() == batch.seq[upd].tolist()
@@ -78,7 +78,8 @@ def test_count_rows_in_order_or_not_come_out_as_a_stable_sort() -> None:
 def test_seen_stamps_only_this_calls_updates() -> None:
     """The pump stamps when it read completion records by tau range; a range that reaches
     past this call's taus (an earlier call's, or ones not sent yet) stamps only its own."""
-    res = CallResult(4, tau0=10, width=1, slot_qid=np.array([0], np.int32))
+    batch = UpdateBatch.from_arrays(np.ones(4), np.arange(4), np.arange(4) + 10)
+    res = CallResult(batch, tau0=10, width=1, slot_qid=np.array([0], np.int32))
     res.add_sent(np.arange(3))  # taus 10, 11, 12
     res.seen[:] = -1.0
     res.add_seen(8, 3, 5.0)  # taus 8..10: 10 is ours
