@@ -8,9 +8,14 @@
 #     refreshed every VIEW_NS (8 us), and sleeps up to WAIT_NS_MAX (8,192 ns) between polls.
 #     The oracle count rows and the response part, VIEW_NS and WAIT_NS_MAX in turns (their
 #     values were set on 2026-11-25's kernel, before the short path and most jobs changed).
-# Carry: .devrun .whl-gpu .shdata/oracle-github     (.whl-gpu holds the py-spy wheel)
+#  3. Count rows placed while the pump reads them (b3fd79c: CallResult.result had ~14 ms
+#     of work an apply of 1M updates after the last completion, the device idle meanwhile):
+#     the 43M triangle, main against the code before it (.base-prev), in turns.
+# Prepare: git archive --format=tar --prefix=.base-prev/ 66c1132 | tar x && rm -rf .base-prev/bench/results .base-prev/docs
+# Carry: .devrun .whl-gpu .shdata/oracle-github .base-prev     (.whl-gpu holds the py-spy wheel)
 source .devrun/common.sh
-rm -rf /tmp/m; python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/m . >/dev/null 2>&1 || exit 1
+rm -rf /tmp/m /tmp/mp; python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/m . >/dev/null 2>&1 || exit 1
+python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/mp .base-prev >/dev/null 2>&1 || exit 1
 cp .devrun/nextH.sh $R/; nvidia-smi -L > $R/device.txt; cp bench/results/gpu/session13/call4/static43.json /tmp/static43.json
 export PYTHONPATH=/tmp/m:/tmp/site
 timeout 90 python3 -P -c "from dcsm.loadgen.gen_stream import chunglu_graph; from dcsm.graphio import write_graph; write_graph('/tmp/g43.npz', chunglu_graph(43000000, 4800000, gamma=2.3, seed=0))"
@@ -27,6 +32,14 @@ for run in 1 2; do
   echo "triangle run $run rc $? at $(el) s: $(tail -1 $R/triangle-$run.log)" | tee -a $R/time.txt
 done
 [ -f $R/triangle-spy.raw ] && python3 -P bench/profile_summary.py $R/triangle-spy.raw --rate 1000 --top 8 > $R/triangle-spy.md 2>&1
+for turn in 1 2; do
+  for v in prev main; do
+    site=/tmp/m; [ $v = prev ] && site=/tmp/mp
+    PYTHONPATH=$site:/tmp/site timeout -k 5 100 python3 -P bench/scale_up_bench.py --backend gpu --graph /tmp/g43.npz --patterns triangle \
+        --batch-size 1048576 --static-cache /tmp/static43.json --out $R/triangle-$v-$turn.json > $R/triangle-$v-$turn.log 2>&1
+    echo "triangle $v turn $turn rc $? at $(el) s: $(tail -1 $R/triangle-$v-$turn.log)" | tee -a $R/time.txt
+  done
+done
 B=bench/gpu_bench.py
 for turn in 1 2; do
   for d in "" -DVIEW_NS=2000 -DVIEW_NS=4000 "-DVIEW_NS=2000 -DWAIT_NS_MAX=2048"; do
