@@ -10,7 +10,9 @@
 #     values were set on 2026-11-25's kernel, before the short path and most jobs changed).
 #  3. Count rows placed while the pump reads them (b3fd79c: CallResult.result had ~14 ms
 #     of work an apply of 1M updates after the last completion, the device idle meanwhile):
-#     the 43M triangle, main against the code before it (.base-prev), in turns.
+#     the 43M triangle, main against the code before it (.base-prev), in turns; then main
+#     with pieces of 16,384 updates (gpu/engine.py _PIECE, 4,096: each piece has its fixed
+#     Python steps, and a 1M apply has 256 pieces).
 # Prepare: git archive --format=tar --prefix=.base-prev/ 66c1132 | tar x && rm -rf .base-prev/bench/results .base-prev/docs
 # Carry: .devrun .whl-gpu .shdata/oracle-github .base-prev     (.whl-gpu holds the py-spy wheel)
 source .devrun/common.sh
@@ -40,6 +42,14 @@ for turn in 1 2; do
     echo "triangle $v turn $turn rc $? at $(el) s: $(tail -1 $R/triangle-$v-$turn.log)" | tee -a $R/time.txt
   done
 done
+PYTHONPATH=/tmp/m:/tmp/site timeout -k 5 100 python3 -P -c "
+import runpy, sys
+import dcsm.gpu.engine as e
+e._PIECE = 16384
+sys.argv = ['scale_up_bench.py'] + sys.argv[1:]
+runpy.run_path('bench/scale_up_bench.py', run_name='__main__')" --backend gpu --graph /tmp/g43.npz --patterns triangle \
+    --batch-size 1048576 --static-cache /tmp/static43.json --out $R/triangle-piece16k.json > $R/triangle-piece16k.log 2>&1
+echo "triangle, pieces of 16,384, rc $? at $(el) s: $(tail -1 $R/triangle-piece16k.log)" | tee -a $R/time.txt
 B=bench/gpu_bench.py
 for turn in 1 2; do
   for d in "" -DVIEW_NS=2000 -DVIEW_NS=4000 "-DVIEW_NS=2000 -DWAIT_NS_MAX=2048"; do
