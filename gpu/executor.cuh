@@ -189,9 +189,10 @@ __device__ u64 count_last_pairs(const Ctx& C, const int* pl, int n, const Level&
     const int nb = __ldcg(pl + PL_BNCNT + L), vl = __ldcg(pl + PL_VLABEL + L);
     const int lt = __ldcg(pl + PL_SYMLT + L), gt = __ldcg(pl + PL_SYMGT + L);
     // PIVOT_MIN: the last level's list that is no candidate's (madj[pj], the same for every
-    // lane), its warp pivots loaded once for all the rounds.
+    // lane), its warp pivots loaded once for all the rounds; only where a lane may search it
+    // (two lists or more: with one, every lane scans it).
     int pj = -1, pivot = 0;
-    if (PIVOT_MIN > 0) {
+    if (PIVOT_MIN > 0 && nb >= 2) {
         for (int k = 0; k < nb && pj < 0; ++k) {
             const int j = __ldcg(pl + PL_BNPOS + L * KMAX + k);
             if (j != i) pj = j;
