@@ -56,6 +56,13 @@ __device__ __forceinline__ bool candidate_ok(const Ctx& C, const int* pl, int i,
     return ok;
 }
 
+// A lane's search for c in a run whose warp pivots (warp_pivot) the lanes hold, one each:
+// the gap between the last pivot below c and the next, [lo, hi], found by shuffles (every
+// lane, converged; a lane with nothing to search passes any c and ignores the gap).
+__device__ __forceinline__ void warp_pivot_gap(int pivot, int len, int c, int& lo, int& hi) {
+    gap_of_pivots(lanes_below(pivot, c, false), len, lo, hi);
+}
+
 // PIVOT_MIN: when list o's base run is long enough, the gap of its warp pivots
 // (warp_pivot_gap) that holds neighbour c's lower bound, in [lo, hi]; false otherwise. The
 // whole warp calls it with the same o (a lane with nothing to search passes any c).

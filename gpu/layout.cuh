@@ -181,7 +181,7 @@
 // level's other backward neighbour's; count_last_pairs: the one that is not a candidate's)
 // when its base run has at least PIVOT_MIN entries: the warp loads 32 pivots of the run
 // once (one round trip), and each lane narrows its search to the gap between two of them
-// by shuffles (warp_pivot_gap, mvg_read.cuh), 1/33 of the run: 6 dependent steps instead
+// by shuffles (warp_pivot_gap, executor.cuh), 1/33 of the run: 6 dependent steps instead
 // of 8 for a list of 27K entries (tests/engine/test_gpu_search_steps.py), 3 instead of 6 for 1,000.
 // 0: never (the cubin is then the one without it).
 #ifndef PIVOT_MIN

@@ -140,14 +140,9 @@ __device__ int warp_lower_nbr(const Ctx& C, i64 off, int len, int c, int lane) {
 
 // A run shared by a warp whose lanes each search their own neighbour in it (PIVOT_MIN): lane
 // l holds the neighbour at pivot_pos(len, l) (search_steps.cuh), loaded once for many
-// searches; warp_pivot_gap narrows a lane's search for c to the gap between the last pivot
-// below c and the next, [lo, hi], by six shuffle steps over the lanes' pivots (every lane,
-// converged; a lane with nothing to search passes any c and ignores the gap).
+// searches (executor.cuh's warp_pivot_gap then narrows each lane's search).
 __device__ __forceinline__ int warp_pivot(const Ctx& C, i64 off, int len, int lane) {
     return __ldcg(&C.entries[off + pivot_pos(len, lane)].nbr);
-}
-__device__ __forceinline__ void warp_pivot_gap(int pivot, int len, int c, int& lo, int& hi) {
-    pivot_gap_of([&](int l) { return __shfl_sync(0xffffffffu, pivot, l) < c; }, len, lo, hi);
 }
 
 // lower_nbr(c) in both runs of a list with a tail at once: kb in the base, kt in the tail.

@@ -2,7 +2,7 @@
 // kernel's per-lane searches (mvg_read.cuh, SEARCH_WAYS) and the static matcher's
 // (static_match.cu, SEARCH_WAYS there): three pivots a step, loaded by the caller together,
 // so a search of n entries waits for about log4(n) loads instead of log2(n). And the gap of
-// a warp's 32 pivots that holds a key (PIVOT_MIN, mvg_read.cuh's warp_pivot_gap).
+// a warp's 32 pivots that holds a key (PIVOT_MIN, executor.cuh's warp_pivot_gap).
 // Buffers: none; positions only.
 
 // The three pivots splitting [lo, hi) (hi - lo >= 4) into four near-equal parts: lo < m1 <
@@ -25,19 +25,10 @@ __device__ __forceinline__ void narrow4(const Split4& p, int below, int& lo, int
 // len entries, 32 positions spread over it (warp_lower_nbr's first step takes the same).
 __device__ __forceinline__ int pivot_pos(int len, int l) { return (int)((long long)len * (l + 1) / 33); }
 
-// The gap of the pivots that holds a key's first entry not below it, [lo, hi]: six steps
-// of a binary search over the 32 pivots (the run sorted, the pivots below the key are a
-// prefix of them), below(l) telling whether pivot l is below the key (on the device, a
-// shuffle of lane l's: every lane calls it, converged, six times).
-template <typename Below>
-__device__ __forceinline__ void pivot_gap_of(Below below, int len, int& lo, int& hi) {
-    int a = 0, b = 32;  // how many pivots are below the key: in [a, b]
-#pragma unroll
-    for (int step = 0; step < 6; ++step) {
-        const int mid = (a + b) >> 1;
-        const bool v = below(mid & 31);
-        if (a < b) { if (v) a = mid + 1; else b = mid; }
-    }
-    lo = a ? pivot_pos(len, a - 1) + 1 : 0;
-    hi = a < 32 ? pivot_pos(len, a) : len;
+// The gap of the pivots that holds a key's first entry not below it, [lo, hi], when `below`
+// of the 32 pivots are below the key (the run sorted, they are a prefix of them; on the
+// device, warp_lanes.cuh's lanes_below counts them).
+__device__ __forceinline__ void gap_of_pivots(int below, int len, int& lo, int& hi) {
+    lo = below ? pivot_pos(len, below - 1) + 1 : 0;
+    hi = below < 32 ? pivot_pos(len, below) : len;
 }

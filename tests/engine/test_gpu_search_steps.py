@@ -3,7 +3,7 @@ host with the system's C++ compiler (no GPU): a lower and an upper bound searche
 as mvg_read.cuh's lower_nbr and static_match.cu's lower_bound do, equal std::lower_bound and
 std::upper_bound on sorted runs with duplicates, never read outside the range searched, and
 take at most 8 dependent steps for 27K entries (15 binary). A search that starts in the gap
-of a warp's 32 pivots holding its key (pivot_gap_of, PIVOT_MIN) finds the same bound in at
+of a warp's 32 pivots holding its key (gap_of_pivots, PIVOT_MIN) finds the same bound in at
 most 6 steps for 27K entries (8 from the whole run)."""
 
 from __future__ import annotations
@@ -58,6 +58,10 @@ static int search(int c, bool upper, int lo = 0, int hi = -1) {
     }
     return lo;
 }
+// How many of the pivots are below c (lanes_below's count, on the device).
+static int below(const std::vector<int>& pivots, int c) {
+    return (int)(std::lower_bound(pivots.begin(), pivots.end(), c) - pivots.begin());
+}
 int main() {
     std::mt19937 rng(7);
     long cases = 0;
@@ -92,7 +96,7 @@ int main() {
             for (int l = 0; l < 32; ++l) pivots[l] = at(pivot_pos(n, l));
             for (int c = -1; c <= span + 1; c += 1 + span / 200) {
                 int lo, hi;
-                pivot_gap_of([&](int l) { return pivots[l] < c; }, n, lo, hi);
+                gap_of_pivots(below(pivots, c), n, lo, hi);
                 const int ref = (int)(std::lower_bound(v.begin(), v.end(), c) - v.begin());
                 const bool inside = 0 <= lo && lo <= ref && ref <= hi && hi <= n;
                 if (!inside || search(c, false, lo, hi) != ref) {
@@ -113,7 +117,7 @@ int main() {
         search(c, false);
         most = std::max(most, steps);
         int lo, hi;
-        pivot_gap_of([&](int l) { return pivots[l] < c; }, 27000, lo, hi);
+        gap_of_pivots(below(pivots, c), 27000, lo, hi);
         steps = 0;
         search(c, false, lo, hi);
         most_gap = std::max(most_gap, steps);
