@@ -57,7 +57,6 @@ class CallResult:
     def __init__(self, batch: UpdateBatch, tau0: int, width: int, slot_qid: np.ndarray) -> None:
         n = len(batch)
         self.batch = batch
-        self.n = n
         # Entry k of these is written before it is read (add_sent; drain_done for every sent
         # update, all complete before result()): np.empty, since zeroing them cost ~0.5 ms a
         # call at 28,900 updates (from the heap, calloc zeroes).
@@ -83,6 +82,10 @@ class CallResult:
         self.rows = MatchRows(width)  # match records, decoded by GpuEngine._pump
         # The query of each slot now: a slot may be freed before the call returns.
         self.slot_qid = slot_qid.copy()
+
+    @property
+    def n(self) -> int:
+        return len(self.batch)
 
     @property
     def sent(self) -> np.ndarray:
