@@ -84,13 +84,26 @@ from .static_match import BESIDE_COUNT_MIN_BLOCKS, DeviceCsr, StaticMatcher
 log = logging.getLogger("dcsm.gpu")
 
 THREADS = 256
-_PIECE = 4096  # updates admitted and sent to the kernel at a time within one apply
+# Updates admitted and sent to the kernel at a time within one apply: an apply of n updates
+# goes in pieces of n / _PIECES, kept within [_PIECE, _PIECE_MAX] (piece_size). The kernel
+# starts on the first piece while the host prepares the next, and takes what the host has
+# written as one batch (up to batch_cap): small pieces start the device early on a short
+# apply, large ones make fewer, larger batches of a long one (a batch's jobs cost a fixed
+# ~0.3 ms).
+_PIECE = 4096
+_PIECE_MAX = 16384
+_PIECES = 16
 _ROWS = 1 << 16  # match records decoded per read of the output ring
 # Between two pieces of an apply, read the completions once more than maxu / _READ_AHEAD
 # updates sent have not had theirs read: the kernel takes update tau only once the host has
 # read the completion of tau - maxu (slot_free), and an unpaced write pumps otherwise only
 # when the input ring is full. 0: never.
 _READ_AHEAD = 2
+
+
+def piece_size(n: int) -> int:
+    """Updates a piece of an apply of ``n`` updates holds (see ``_PIECES``)."""
+    return min(max(_PIECE, n // _PIECES), _PIECE_MAX)
 
 
 def too_small(what: str, need: int, capacity: str, have: int) -> str:
@@ -471,13 +484,13 @@ class GpuEngine(Engine):
         return in_flight + 2 * self.cfg.batch_cap, in_flight + self._hub_slabs
 
     def _measure_hubs(self) -> None:
-        """Slabs of the largest arrays one piece may copy: the 4 x _PIECE largest current
-        runs (a piece touches at most 2 x _PIECE vertices and spans at most two batches).
+        """Slabs of the largest arrays one piece may copy: the 4 x _PIECE_MAX largest current
+        runs (a piece touches at most 2 x _PIECE_MAX vertices and spans at most two batches).
         Only while the kernel is stopped: device work beside the persistent kernel (its
         allocations) may wait for it forever."""
         assert not self._running
         cls = pools.live_classes(self._cp, self._d["head"][: int(self._meta[0])], self._d["vers"])
-        self._hub_slabs = pools.hub_reserve(self._cp, cls, 4 * _PIECE)
+        self._hub_slabs = pools.hub_reserve(self._cp, cls, 4 * _PIECE_MAX)
 
     def _pools_in_reach(self, col: CallResult) -> None:
         """Grow a self-sized pool that is filling up (:mod:`.pools`). When the collector's
@@ -548,7 +561,7 @@ class GpuEngine(Engine):
             raise EngineError(too_small("versions", need_versions, "max_versions",
                                         self._maxver))  # fmt: skip
         self._room_for_vertices(nv)
-        self._hub_slabs = pools.hub_reserve(np, img.versions[:, V_CLS], 4 * _PIECE)
+        self._hub_slabs = pools.hub_reserve(np, img.versions[:, V_CLS], 4 * _PIECE_MAX)
         rv, rs = self._reserves()
         self._resize(
             slabs=max(need_slabs, min(pools.sized(need_slabs, pools.MIN_SLABS, rs),
@@ -861,8 +874,9 @@ class GpuEngine(Engine):
         col = CallResult(batch, self._next_tau, width, self._slots.qid)
         # Admit, encode and send the updates a piece at a time, so the kernel starts on the
         # first piece while the host prepares the next.
-        for lo in range(0, n, _PIECE):
-            hi = min(n, lo + _PIECE)
+        piece = piece_size(n)
+        for lo in range(0, n, piece):
+            hi = min(n, lo + piece)
             self._vertices_in_reach(col, hi - lo)
             self._pools_in_reach(col)
             known = int(self._meta[0])  # vertices the device was sent before this piece

@@ -35,7 +35,7 @@ def main() -> None:
     if args.piece:
         import dcsm.gpu.engine as ge
 
-        ge._PIECE = args.piece
+        ge._PIECE = ge._PIECE_MAX = args.piece
     for cap in args.batch_cap:
         print(f"== batch_cap {cap}")
         profile(args, cap)

@@ -143,7 +143,7 @@ def main() -> int:
     ap.add_argument("--out")
     args = ap.parse_args()
     if args.piece:
-        ge._PIECE = args.piece
+        ge._PIECE = ge._PIECE_MAX = args.piece
     if args.mirror_min:
         input_ring._MIRROR_MIN = args.mirror_min
     initial, stream = sub.split(read_graph(args.graph), args.share, 0)
@@ -185,7 +185,7 @@ def main() -> int:
     eng.close()
     n = len(rest)
     out = {
-        "graph": args.graph, "engine": opts, "piece": ge._PIECE,
+        "graph": args.graph, "engine": opts, "piece": args.piece or None,
         "mirror_min": input_ring._MIRROR_MIN, "updates": n, "seconds": round(total, 4),
         "updates_per_s": round(n / total), "positive": positive,
         "host_s": {k: round(v, 4) for k, v in SPENT.items()},

@@ -37,7 +37,7 @@ def main() -> int:
     args = ap.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout)
     pools.MIN_SLABS = pools.MIN_VERSIONS = 1024
-    gpu_engine._PIECE = args.piece
+    gpu_engine._PIECE = gpu_engine._PIECE_MAX = args.piece
     g, stream = growing_workload()
     n = len(stream)
     eng = gpu_engine.GpuEngine(batch_cap=args.batch_cap, max_vertices=1 << 12,

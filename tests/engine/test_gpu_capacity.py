@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from dcsm.gpu import engine as gpu_engine
 from dcsm.gpu import pools
 from dcsm.gpu.mvg import V_CLS, V_KEPT, V_SLAB, VERSION_INTS
 
@@ -263,3 +264,15 @@ def test_the_warm_up_runs_every_growth_and_a_compaction_on_tiny_tables(
     pools.warm_up(np, d, np.zeros(1, state_dtype(cfg))[0], cfg.nclass)
     assert ran == ["grow_slab_pool", "grow_version_table", "grow_vertex_tables",
                    "compact_slab_pool"]  # fmt: skip
+
+
+def test_an_apply_goes_in_pieces_within_the_bounds() -> None:
+    """A short apply goes in pieces of _PIECE (the device starts on its first early), a long
+    one in _PIECES pieces, none over _PIECE_MAX (what the hub reserve counts)."""
+    for n in (1, 4096, 28_900, 65_536, 100_000, 1 << 20, 1 << 24):
+        piece = gpu_engine.piece_size(n)
+        assert gpu_engine._PIECE <= piece <= gpu_engine._PIECE_MAX
+        pieces = -(-n // piece)
+        assert pieces <= max(gpu_engine._PIECES, -(-n // gpu_engine._PIECE_MAX)), (n, piece)
+        if n <= gpu_engine._PIECE * gpu_engine._PIECES:
+            assert piece == gpu_engine._PIECE

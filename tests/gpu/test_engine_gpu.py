@@ -346,6 +346,7 @@ def test_vertex_tables_grow_with_the_graph_and_the_stream(
     apply of 1,200 updates sent in pieces of 64) within one; every delta as the CPU's."""
     if piece:
         monkeypatch.setattr(gpu_engine, "_PIECE", piece)
+        monkeypatch.setattr(gpu_engine, "_PIECE_MAX", piece)
     rng = np.random.default_rng(13)
     g = random_graph(rng, nv=40, ne=160)
     stream = random_stream(rng, g, 1200, new_vertices=400)
@@ -368,6 +369,7 @@ def test_self_sized_pools_grow_with_the_stream(monkeypatch: pytest.MonkeyPatch) 
     # 64, an input ring of 256 records and 128 update slots: the room the pools keep for
     # what the host may send ahead stays below the stream's growth.
     monkeypatch.setattr(gpu_engine, "_PIECE", 256)
+    monkeypatch.setattr(gpu_engine, "_PIECE_MAX", 256)
     g, stream = growing_workload()
     want = cpu_run(g, stream, [TRIANGLE], False)
     eng = GpuEngine(batch_cap=64, maxu=128, in_cap=256, max_vertices=1 << 12, out_cap=1 << 20,
@@ -399,6 +401,7 @@ def test_compacting_at_every_look_keeps_every_delta(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(pools, "MIN_VERSIONS", 1024)
     monkeypatch.setattr(pools, "COMPACT_SHARE", 0.0)
     monkeypatch.setattr(gpu_engine, "_PIECE", 256)
+    monkeypatch.setattr(gpu_engine, "_PIECE_MAX", 256)
     g, stream = growing_workload(seed=16)
     want = cpu_run(g, stream, [TRIANGLE], False)
     eng = GpuEngine(batch_cap=64, maxu=128, in_cap=256, max_vertices=1 << 12, out_cap=1 << 20,
