@@ -85,11 +85,11 @@ log = logging.getLogger("dcsm.gpu")
 
 THREADS = 256
 # Updates admitted and sent to the kernel at a time within one apply: an apply of n updates
-# goes in pieces of n / _PIECES, kept within [_PIECE, _PIECE_MAX] (piece_size). The kernel
-# starts on the first piece while the host prepares the next, and takes what the host has
-# written as one batch (up to batch_cap): small pieces start the device early on a short
-# apply, large ones make fewer, larger batches of a long one (a batch's jobs cost a fixed
-# ~0.3 ms).
+# goes in pieces of n / _PIECES, kept within [_PIECE, _PIECE_MAX] (piece_size; a paced
+# apply in pieces of _PIECE). The kernel starts on the first piece while the host prepares
+# the next, and takes what the host has written as one batch (up to batch_cap): small
+# pieces start the device early on a short apply, large ones make fewer, larger batches of
+# a long one (a batch's jobs cost a fixed ~0.3 ms).
 _PIECE = 4096
 _PIECE_MAX = 16384
 _PIECES = 16
@@ -874,7 +874,9 @@ class GpuEngine(Engine):
         col = CallResult(batch, self._next_tau, width, self._slots.qid)
         # Admit, encode and send the updates a piece at a time, so the kernel starts on the
         # first piece while the host prepares the next.
-        piece = piece_size(n)
+        # Paced: a piece is admitted only once the last one is written, as its records fall
+        # due; a larger one would leave the stream's next records waiting on its admission.
+        piece = _PIECE if paced else piece_size(n)
         for lo in range(0, n, piece):
             hi = min(n, lo + piece)
             self._vertices_in_reach(col, hi - lo)
