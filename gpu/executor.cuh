@@ -56,34 +56,12 @@ __device__ __forceinline__ bool candidate_ok(const Ctx& C, const int* pl, int i,
     return ok;
 }
 
-// A lane's search for c in a run whose warp pivots (warp_pivot) the lanes hold, one each:
-// the gap between the last pivot below c and the next, [lo, hi], found by shuffles (every
-// lane, converged; a lane with nothing to search passes any c and ignores the gap).
-__device__ __forceinline__ void warp_pivot_gap(int pivot, int len, int c, int& lo, int& hi) {
-    gap_of_pivots(lanes_below(pivot, c, false), len, lo, hi);
-}
-
-// PIVOT_MIN: when list o's base run is long enough, the gap of its warp pivots
-// (warp_pivot_gap) that holds neighbour c's lower bound, in [lo, hi]; false otherwise. The
-// whole warp calls it with the same o (a lane with nothing to search passes any c).
-__device__ __forceinline__ bool pivot_gap(const Ctx& C, const Adj& o, int c, int lane, int& lo, int& hi) {
-    if (o.blen < PIVOT_MIN) return false;
-    warp_pivot_gap(warp_pivot(C, o.off, o.blen, lane), o.blen, c, lo, hi);
-    return true;
-}
-
 // Evaluate the window starting at lv.pos of level i: bit l set when entry pos+l is a valid
 // candidate for step i.
 __device__ unsigned eval_window(const Ctx& C, const int* pl, int i, const Level& lv, const int* m,
                                 const Adj* madj, int tau, int lane) {
     int t = lv.pos + lane;
     bool ok = t < lv.end;
-    int pk = -1, plo = 0, phi = -1;  // PIVOT_MIN: backward neighbour pk's search starts in [plo, phi]
-    if (PIVOT_MIN > 0) {
-        const int nb = __ldcg(pl + PL_BNCNT + i), k = lv.best == 0;  // the first one not scanned
-        const int c = ok ? __ldcg(&C.entries[adj_at(lv.a, t)].nbr) : 0;
-        if (k < nb && pivot_gap(C, madj[__ldcg(pl + PL_BNPOS + i * KMAX + k)], c, lane, plo, phi)) pk = k;
-    }
     if (ok) {
         Entry e = load_entry(C.entries + adj_at(lv.a, t));
         const int c = e.nbr;
@@ -92,8 +70,7 @@ __device__ unsigned eval_window(const Ctx& C, const int* pl, int i, const Level&
         for (int k = 0; ok && k < nb; ++k) {
             if (k == lv.best) continue;
             int j = __ldcg(pl + PL_BNPOS + i * KMAX + k);
-            ok = has_edge<EXEC_SEARCH_WAYS>(C, madj[j], c, tau, __ldcg(pl + PL_BNELAB + i * KMAX + k),
-                                            k == pk ? plo : 0, k == pk ? phi : -1);
+            ok = has_edge<EXEC_SEARCH_WAYS>(C, madj[j], c, tau, __ldcg(pl + PL_BNELAB + i * KMAX + k));
         }
     }
     return __ballot_sync(0xffffffffu, ok);
@@ -195,18 +172,6 @@ __device__ u64 count_last_pairs(const Ctx& C, const int* pl, int n, const Level&
     const Adj ca = madj[i];
     const int nb = __ldcg(pl + PL_BNCNT + L), vl = __ldcg(pl + PL_VLABEL + L);
     const int lt = __ldcg(pl + PL_SYMLT + L), gt = __ldcg(pl + PL_SYMGT + L);
-    // PIVOT_MIN: the last level's list that is no candidate's (madj[pj], the same for every
-    // lane), its warp pivots loaded once for all the rounds; only where a lane may search it
-    // (two lists or more: with one, every lane scans it).
-    int pj = -1, pivot = 0;
-    if (PIVOT_MIN > 0 && nb >= 2) {
-        for (int k = 0; k < nb && pj < 0; ++k) {
-            const int j = __ldcg(pl + PL_BNPOS + L * KMAX + k);
-            if (j != i) pj = j;
-        }
-        if (pj >= 0 && madj[pj].blen >= PIVOT_MIN) pivot = warp_pivot(C, madj[pj].off, madj[pj].blen, lane);
-        else pj = -1;
-    }
     u64 found = 0;
     for (int g0 = 0; g0 < total; g0 += 32) {
         const int g = g0 + lane;
@@ -217,9 +182,6 @@ __device__ u64 count_last_pairs(const Ctx& C, const int* pl, int n, const Level&
         const i64 at = adj_at(ob_a, g - __shfl_sync(0xffffffffu, excl, o));
         const Adj oa = shfl_adj(ca, o);
         bool ok = g < total;
-        int plo = 0, phi = -1;  // PIVOT_MIN: the search of madj[pj] starts in [plo, phi]
-        if (PIVOT_MIN > 0 && pj >= 0)
-            warp_pivot_gap(pivot, madj[pj].blen, ok ? __ldcg(&C.entries[at].nbr) : 0, plo, phi);
         if (ok) {
             Entry e = load_entry(C.entries + at);
             const int c = e.nbr;
@@ -240,8 +202,7 @@ __device__ u64 count_last_pairs(const Ctx& C, const int* pl, int n, const Level&
                 if (k == ob) continue;
                 const int j = __ldcg(pl + PL_BNPOS + L * KMAX + k);
                 const int want = __ldcg(pl + PL_BNELAB + L * KMAX + k);
-                ok = has_edge<EXEC_SEARCH_WAYS>(C, j == i ? oa : madj[j], c, tau, want,
-                                                j == pj ? plo : 0, j == pj ? phi : -1);
+                ok = has_edge<EXEC_SEARCH_WAYS>(C, j == i ? oa : madj[j], c, tau, want);
             }
         }
         found += __popc(__ballot_sync(0xffffffffu, ok));

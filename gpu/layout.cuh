@@ -177,16 +177,6 @@
 #ifndef PAIRS_MAX_LIST
 #define PAIRS_MAX_LIST 128
 #endif
-// An executor's membership tests of one window all search the same list (eval_window: the
-// level's other backward neighbour's; count_last_pairs: the one that is not a candidate's)
-// when its base run has at least PIVOT_MIN entries: the warp loads 32 pivots of the run
-// once (one round trip), and each lane narrows its search to the gap between two of them
-// by shuffles (warp_pivot_gap, executor.cuh), 1/33 of the run: 6 dependent steps instead
-// of 8 for a list of 27K entries (tests/engine/test_gpu_search_steps.py), 3 instead of 6 for 1,000.
-// 0: never (the cubin is then the one without it).
-#ifndef PIVOT_MIN
-#define PIVOT_MIN 0
-#endif
 // Counting, an executor counts a last level with exactly two lists (the one it scans, the
 // other each candidate must be in) by merging them: 32 entries of the scanned list a step,
 // against the stretch of the other list that they span, read 32 entries a round by the

@@ -106,11 +106,9 @@ __device__ __forceinline__ void narrow_both(const Ctx& C, i64 off0, int c0, bool
 // the dependent loads of a binary search (at most 8 instead of 15 for 27K entries), for
 // about 1.5x the loads.
 // W: the ways (SEARCH_WAYS, or EXEC_SEARCH_WAYS for the executor's membership tests).
-// The answer known to be in [lo0, hi0] (warp_pivots), the search starts there.
 template <int W = SEARCH_WAYS>
-__device__ __forceinline__ int lower_nbr(const Ctx& C, i64 off, int len, int c, bool upper = false,
-                                         int lo0 = 0, int hi0 = -1) {
-    int lo = lo0, hi = hi0 < 0 ? len : hi0;  // the answer is in [lo, hi]
+__device__ __forceinline__ int lower_nbr(const Ctx& C, i64 off, int len, int c, bool upper = false) {
+    int lo = 0, hi = len;  // the answer is in [lo, hi]
     if constexpr (W == 4)
         while (hi - lo >= 4) narrow(pivots(C, off, lo, hi), c, upper, lo, hi);
     while (lo < hi) {
@@ -138,13 +136,6 @@ __device__ int warp_lower_nbr(const Ctx& C, i64 off, int len, int c, int lane) {
     return lo + __popc(__ballot_sync(0xffffffffu, q < hi && __ldcg(&C.entries[off + q].nbr) < c));
 }
 
-// A run shared by a warp whose lanes each search their own neighbour in it (PIVOT_MIN): lane
-// l holds the neighbour at pivot_pos(len, l) (search_steps.cuh), loaded once for many
-// searches (executor.cuh's warp_pivot_gap then narrows each lane's search).
-__device__ __forceinline__ int warp_pivot(const Ctx& C, i64 off, int len, int lane) {
-    return __ldcg(&C.entries[off + pivot_pos(len, lane)].nbr);
-}
-
 // lower_nbr(c) in both runs of a list with a tail at once: kb in the base, kt in the tail.
 // The two binary searches advance in lockstep, each step issuing both runs' loads before
 // using either, so that a lookup costs about the longer search's latency, not the sum of
@@ -152,12 +143,10 @@ __device__ __forceinline__ int warp_pivot(const Ctx& C, i64 off, int len, int la
 // list without a tail. The addresses are computed in each step on purpose: with the runs'
 // pointers hoisted out of the loop, ptxas (nvcc 13.0, sm_90, 80 registers at MIN_BLOCKS 3)
 // issued the tail's load only after the base's compare, one search after the other again.
-// The base's answer known to be in [lb0, hb0] (warp_pivots), its search starts there.
 template <int W = SEARCH_WAYS>
-__device__ __forceinline__ void lower_nbr_both(const Ctx& C, const Adj& a, int c, int& kb, int& kt,
-                                               int lb0 = 0, int hb0 = -1) {
+__device__ __forceinline__ void lower_nbr_both(const Ctx& C, const Adj& a, int c, int& kb, int& kt) {
     const i64 toff = a.off2 + a.blen;
-    int lb = lb0, hb = hb0 < 0 ? a.blen : hb0, lt = 0, ht = a.len - a.blen;
+    int lb = 0, hb = a.blen, lt = 0, ht = a.len - a.blen;
     if constexpr (W == 4) narrow_both(C, a.off, c, false, lb, hb, toff, c, false, lt, ht);
     while (lb < hb || lt < ht) {
         const bool ob = lb < hb, ot = lt < ht;
@@ -189,23 +178,21 @@ __device__ __forceinline__ bool scan_has_edge(const Ctx& C, i64 off, int k, int 
 
 // The same in the run [off, off+len).
 template <int W = SEARCH_WAYS>
-__device__ __forceinline__ bool run_has_edge(const Ctx& C, i64 off, int len, int c, int tau, int want,
-                                             int lo0 = 0, int hi0 = -1) {
-    const int k = lower_nbr<W>(C, off, len, c, false, lo0, hi0);
+__device__ __forceinline__ bool run_has_edge(const Ctx& C, i64 off, int len, int c, int tau, int want) {
+    const int k = lower_nbr<W>(C, off, len, c);
     return scan_has_edge(C, off, k, len, run_entry(C, off, k, len), c, tau, want);
 }
 
 // The same in a version's list. Without a tail, one search of the one run; with one, both
 // runs' searches at once (lower_nbr_both), then both runs' first entries of c loaded
-// together. [lo0, hi0]: where c's lower bound in the base run is known to be (warp_pivots).
+// together.
 template <int W = SEARCH_WAYS>
-__device__ __forceinline__ bool has_edge(const Ctx& C, const Adj& a, int c, int tau, int want,
-                                         int lo0 = 0, int hi0 = -1) {
-    if (a.len == a.blen) return run_has_edge<W>(C, a.off, a.blen, c, tau, want, lo0, hi0);
+__device__ __forceinline__ bool has_edge(const Ctx& C, const Adj& a, int c, int tau, int want) {
+    if (a.len == a.blen) return run_has_edge<W>(C, a.off, a.blen, c, tau, want);
     const i64 toff = a.off2 + a.blen;
     const int tlen = a.len - a.blen;
     int kb, kt;
-    lower_nbr_both<W>(C, a, c, kb, kt, lo0, hi0);
+    lower_nbr_both<W>(C, a, c, kb, kt);
     const Entry eb = run_entry(C, a.off, kb, a.blen), et = run_entry(C, toff, kt, tlen);
     return scan_has_edge(C, a.off, kb, a.blen, eb, c, tau, want) ||
            scan_has_edge(C, toff, kt, tlen, et, c, tau, want);
