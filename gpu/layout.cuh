@@ -134,6 +134,13 @@
 #ifndef CLOSE_RECHECK
 #define CLOSE_RECHECK 0
 #endif
+// Updater warp 0 reads a long run of waiting records RING_WIDE a lane at once (read_wide,
+// updater_batch.cuh): 32 x RING_WIDE records a round trip, in 3 x RING_WIDE registers of
+// 16 bytes a lane. The oracle rows' batches of ~6,200 records took 174 us to read at 4
+// (bench/results/gpu/session15/call3, step_input_read).
+#ifndef RING_WIDE
+#define RING_WIDE 4
+#endif
 #ifndef NEAR_ITEMS
 #define NEAR_ITEMS 256
 #endif

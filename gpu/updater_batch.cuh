@@ -109,7 +109,6 @@ struct UpdShared {
 // reads (which the "memory" clobber of __ldcv would force) waits behind the first, and the
 // round trips then run one after another (13 us for 128 records instead of ~6).
 // A run the host also copied into in_mirror is read from there (device memory, L2).
-#define RING_WIDE 4
 __device__ __noinline__ bool read_wide(const Ctx& C, Batch& B, u64& head, Tail t, int& nb, u64 tau0,
                                       int lane) {
     const u64 tail = t.tail;
