@@ -268,11 +268,12 @@ def test_the_warm_up_runs_every_growth_and_a_compaction_on_tiny_tables(
 
 def test_an_apply_goes_in_pieces_within_the_bounds() -> None:
     """A short apply goes in pieces of _PIECE (the device starts on its first early), a long
-    one in _PIECES pieces, none over _PIECE_MAX (what the hub reserve counts)."""
-    for n in (1, 4096, 28_900, 65_536, 100_000, 1 << 20, 1 << 24):
+    one in _PIECES pieces (one more for the rest of a division), none over _PIECE_MAX
+    (what the hub reserve counts)."""
+    for n in (1, 4096, 28_900, 65_536, 65_551, 100_000, 1 << 20, 1 << 24):
         piece = gpu_engine.piece_size(n)
         assert gpu_engine._PIECE <= piece <= gpu_engine._PIECE_MAX
         pieces = -(-n // piece)
-        assert pieces <= max(gpu_engine._PIECES, -(-n // gpu_engine._PIECE_MAX)), (n, piece)
+        assert pieces <= max(gpu_engine._PIECES + 1, -(-n // gpu_engine._PIECE_MAX)), (n, piece)
         if n <= gpu_engine._PIECE * gpu_engine._PIECES:
             assert piece == gpu_engine._PIECE
