@@ -10,7 +10,7 @@
 #  3. the input read, RING_WIDE 8 against 4 in turns on the oracle count rows (their
 #     batches of ~6,200 records took 174 us each to read at 4; at 8 read_wide spills
 #     604/640 B), then the response part at 8.
-# Copy into .devrun/ beside common.sh (this folder's), with a kernel cache in
+# Copy into .devrun/ with ../../session14/common.sh as .devrun/common.sh, and a kernel cache in
 # .devrun/cupy-cache.tgz if one is at hand. Carry: .devrun .whl-gpu .shdata/oracle-github
 source .devrun/common.sh
 rm -rf /tmp/m; python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/m . >/dev/null 2>&1 || exit 1

@@ -10,7 +10,8 @@
 #  2. the oracle count rows, main and the branch in turns (input read us a batch in each
 #     gpu_bench.json's "updater"), then the response part of each.
 # Prepare: git archive --format=tar --prefix=.base-ro/ read-once | tar x && rm -rf .base-ro/bench/results .base-ro/docs
-# Copy into .devrun/ beside common.sh. Carry: .devrun .whl-gpu .shdata/oracle-github .base-ro
+# Copy into .devrun/ with ../../session14/common.sh as .devrun/common.sh.
+# Carry: .devrun .whl-gpu .shdata/oracle-github .base-ro
 source .devrun/common.sh
 rm -rf /tmp/m /tmp/ro
 python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/m . >/dev/null 2>&1 || exit 1
