@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Written in the fifteenth session for the next one: admission prefetches the id table's
+# slots 64 lookups ahead (d7182c0; host only: admit 32 -> 22 ns an update at 4.8M vertices on
+# the development host). Since big pieces the 43M triangle's updater waits for the host's
+# input 286 ms of 0.56 s (session15 call 3): the host path sets its pace.
+#  1. The 43M triangle, main against 235e31d (before the prefetch, .base-np), in turns;
+#  2. the host path on this host, both trees (bench/debug/host_path_cost.py);
+#  3. the 4-cycle once on main.
+# Prepare: git archive --format=tar --prefix=.base-np/ 235e31d | tar x && rm -rf .base-np/bench/results .base-np/docs
+# Copy into .devrun/ with ../../session14/common.sh as .devrun/common.sh.
+# Carry: .devrun .whl-gpu .base-np
+source .devrun/common.sh
+rm -rf /tmp/m /tmp/np
+python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/m . >/dev/null 2>&1 || exit 1
+python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/np .base-np >/dev/null 2>&1 || exit 1
+cp .devrun/nextO.sh $R/; nvidia-smi -L > $R/device.txt; cp bench/results/gpu/session13/call4/static43.json /tmp/static43.json
+export PYTHONPATH=/tmp/m:/tmp/site
+timeout 90 python3 -P -c "from dcsm.loadgen.gen_stream import chunglu_graph; from dcsm.graphio import write_graph; write_graph('/tmp/g43.npz', chunglu_graph(43000000, 4800000, gamma=2.3, seed=0))"
+touch -d @1795916919.826114635 /tmp/g43.npz
+echo "graph ready at $(el) s" | tee -a $R/time.txt
+for v in m np; do
+  PYTHONPATH=/tmp/$v:/tmp/site timeout -k 5 120 python3 -P bench/debug/host_path_cost.py --vertices 4800000 --updates 1048576 --piece 16384 --repeat 3 > $R/host-path-$v.txt 2>&1
+  echo "host path $v: $(grep total $R/host-path-$v.txt)" | tee -a $R/time.txt
+done
+for run in "triangle m 1" "triangle np 1" "triangle m 2" "triangle np 2" "triangle m 3" "triangle np 3" "4cycle m 1"; do
+  set -- $run; [ $(el) -gt 500 ] && break
+  PYTHONPATH=/tmp/$2:/tmp/site timeout -k 5 90 python3 -P bench/scale_up_bench.py --backend gpu --graph /tmp/g43.npz --patterns $1 \
+      --batch-size 1048576 --static-cache /tmp/static43.json --out $R/$1-$2-$3.json > $R/$1-$2-$3.log 2>&1
+  echo "$1 $2 run $3 rc $? at $(el) s: $(tail -1 $R/$1-$2-$3.log)" | tee -a $R/time.txt
+done
