@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Written in the fifteenth session for the next one: branch read-once (71b908c, on d7182c0),
+# Written in the fifteenth session for the next one: branch read-once (eb2e22b, on d7182c0),
 # never run on a device. Updater warp 0 reads a long run of records 128 a round (read_wide)
 # and checked the update slots before each round (two dependent loads of device memory);
 # it now checks once for the whole run waiting (slot_free_upto: slot_free is monotone in tau
