@@ -32,3 +32,13 @@ for run in "triangle m 1" "triangle np 1" "triangle m 2" "triangle np 2" "triang
       --batch-size 1048576 --static-cache /tmp/static43.json --out $R/$1-$2-$3.json > $R/$1-$2-$3.log 2>&1
   echo "$1 $2 run $3 rc $? at $(el) s: $(tail -1 $R/$1-$2-$3.log)" | tee -a $R/time.txt
 done
+# 4. The triangle on main under py-spy (host): where the host's ~60-77 ns an update go now.
+#    (session15 call 2's --rate 1000 --idle fell 53 s behind and hit its limit.)
+SPY=/tmp/site/bin/py-spy
+if [ -x $SPY ] && [ $(el) -lt 440 ]; then
+  timeout -k 5 140 $SPY record --threads --rate 200 --nonblocking --format raw -o $R/triangle-spy.raw -- \
+      python3 -P bench/scale_up_bench.py --backend gpu --graph /tmp/g43.npz --patterns triangle --batch-size 1048576 \
+      --static-cache /tmp/static43.json --out $R/triangle-spy.json > $R/triangle-spy.log 2>&1
+  echo "triangle under py-spy rc $? at $(el) s: $(tail -1 $R/triangle-spy.log)" | tee -a $R/time.txt
+  [ -f $R/triangle-spy.raw ] && python3 -P bench/profile_summary.py $R/triangle-spy.raw --rate 200 --top 12 > $R/triangle-spy.md 2>&1
+fi
