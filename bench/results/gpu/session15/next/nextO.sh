@@ -5,16 +5,16 @@
 # input 286 ms of 0.56 s (session15 call 3): the host path sets its pace.
 #  1. The 43M triangle, main against 235e31d (before the prefetch, .base-np), in turns;
 #  2. the host path on this host, both trees (bench/debug/host_path_cost.py);
-#  3. the 4-cycle on main, and on branch read-once (nextN.sh: update slots checked once for
+#  3. the 4-cycle on main, and on branch next-kernel (nextN.sh: update slots checked once for
 #     a run of records; the 4-cycle's slots are held by running matches, the case where
-#     a far check fails), and the triangle on read-once.
+#     a far check fails), and the triangle on next-kernel.
 # Prepare: git archive --format=tar --prefix=.base-np/ 235e31d | tar x && rm -rf .base-np/bench/results .base-np/docs
-#     git archive --format=tar --prefix=.base-ro/ read-once | tar x && rm -rf .base-ro/bench/results .base-ro/docs
+#     git archive --format=tar --prefix=.base-nk/ next-kernel | tar x && rm -rf .base-nk/bench/results .base-nk/docs
 # Copy into .devrun/ with ../../session14/common.sh as .devrun/common.sh.
-# Carry: .devrun .whl-gpu .base-np .base-ro
+# Carry: .devrun .whl-gpu .base-np .base-nk
 source .devrun/common.sh
-rm -rf /tmp/m /tmp/np /tmp/ro
-python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/ro .base-ro >/dev/null 2>&1 || exit 1
+rm -rf /tmp/m /tmp/np /tmp/nk
+python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/nk .base-nk >/dev/null 2>&1 || exit 1
 python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/m . >/dev/null 2>&1 || exit 1
 python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/np .base-np >/dev/null 2>&1 || exit 1
 cp .devrun/nextO.sh $R/; nvidia-smi -L > $R/device.txt; cp bench/results/gpu/session13/call4/static43.json /tmp/static43.json
@@ -26,7 +26,7 @@ for v in m np; do
   PYTHONPATH=/tmp/$v:/tmp/site timeout -k 5 120 python3 -P bench/debug/host_path_cost.py --vertices 4800000 --updates 1048576 --piece 16384 --repeat 3 > $R/host-path-$v.txt 2>&1
   echo "host path $v: $(grep total $R/host-path-$v.txt)" | tee -a $R/time.txt
 done
-for run in "triangle m 1" "triangle np 1" "triangle m 2" "triangle np 2" "triangle m 3" "triangle np 3" "4cycle m 1" "4cycle ro 1" "triangle ro 1"; do
+for run in "triangle m 1" "triangle np 1" "triangle m 2" "triangle np 2" "triangle m 3" "triangle np 3" "4cycle m 1" "4cycle nk 1" "triangle nk 1"; do
   set -- $run; [ $(el) -gt 500 ] && break
   PYTHONPATH=/tmp/$2:/tmp/site timeout -k 5 90 python3 -P bench/scale_up_bench.py --backend gpu --graph /tmp/g43.npz --patterns $1 \
       --batch-size 1048576 --static-cache /tmp/static43.json --out $R/$1-$2-$3.json > $R/$1-$2-$3.log 2>&1
