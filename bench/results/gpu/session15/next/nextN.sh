@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Written in the fifteenth session for the next one: branch next-kernel (6e835f4, on main
+# Written in the fifteenth session for the next one: branch next-kernel (9f763b7, on main
 # d7182c0), never run on a device. Two changes, the second behind a knob:
 #  - read-once: updater warp 0 reads a long run of records 128 a round (read_wide) and
 #    checked the update slots before each round (two dependent loads of device memory); it
