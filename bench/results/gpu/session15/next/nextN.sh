@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Written in the fifteenth session for the next one: branch next-kernel (9f763b7, on main
-# d7182c0), never run on a device. Two changes, the second behind a knob:
+# Written in the fifteenth session for the next one: branch next-kernel (9f3bb39, on main
+# a1a6fa5), never run on a device. Its changes (the last two behind knobs):
 #  - read-once: updater warp 0 reads a long run of records 128 a round (read_wide) and
 #    checked the update slots before each round (two dependent loads of device memory); it
 #    now checks once for the whole run waiting (slot_free_upto: slot_free is monotone in tau
 #    and stays true). The oracle rows' batches of ~6,200 records took 174 us each to read
 #    (session15 call 3, step_input_read), ~27 % of a batch;
 #  - FUSE_EDIT_ALLOC 1: J_SEGEDIT and J_ALLOC run as one job after allocate(), one job less
-#    a batch (a job's fixed cost is ~13-19 us on small batches).
+#    a batch (a job's fixed cost is ~13-19 us on small batches);
+#  - MERGE_PREFETCH 2 possible (default 1): for the 4-cycle, nextO.sh.
 #  1. The branch's engine test file (its kernel built cold: 8 shards first), then the
 #     oracle and long-run tests;
 #  2. the oracle count rows in turns: main, the branch, the branch at FUSE_EDIT_ALLOC=0
