@@ -7,8 +7,9 @@
 #  2. the host path on this host, both trees (bench/debug/host_path_cost.py);
 #  3. the 4-cycle on main, and on branch next-kernel (nextN.sh: update slots checked once for
 #     a run of records; the 4-cycle's slots are held by running matches, the case where
-#     a far check fails; and MERGE_PREFETCH 2 against 1 there, in turns: a merge keeping two
-#     rounds of the other list in flight), and the triangle on next-kernel.
+#     a far check fails; and MERGE_PREFETCH 2 and MERGE_SPEC 1 against the defaults there,
+#     in turns: a merge keeping two rounds of the other list in flight, or loading a
+#     window's first rounds beside its entries), and the triangle on next-kernel.
 # Prepare: git archive --format=tar --prefix=.base-np/ 235e31d | tar x && rm -rf .base-np/bench/results .base-np/docs
 #     git archive --format=tar --prefix=.base-nk/ next-kernel | tar x && rm -rf .base-nk/bench/results .base-nk/docs
 # Copy into .devrun/ with ../../session14/common.sh as .devrun/common.sh.
@@ -28,7 +29,8 @@ for v in m np; do
   echo "host path $v: $(grep total $R/host-path-$v.txt)" | tee -a $R/time.txt
 done
 for run in "triangle m 1" "triangle np 1" "triangle m 2" "triangle np 2" "4cycle m 1" "4cycle nk 1" "4cycle nk 1 -DMERGE_PREFETCH=2" \
-           "4cycle nk 2 -DMERGE_PREFETCH=2" "4cycle nk 2" "triangle nk 1" "triangle m 3" "triangle np 3"; do
+           "4cycle nk 1 -DMERGE_SPEC=1" "4cycle nk 2 -DMERGE_PREFETCH=2" "4cycle nk 2" "4cycle nk 2 -DMERGE_SPEC=1" \
+           "triangle nk 1" "triangle m 3" "triangle np 3"; do
   set -- $run; d=${4:-}; tag=$1-$2$(echo "$d" | tr -d '=-')-$3; [ $(el) -gt 500 ] && break
   DCSM_KERNEL_DEFINES="$d" PYTHONPATH=/tmp/$2:/tmp/site timeout -k 5 100 python3 -P bench/scale_up_bench.py --backend gpu --graph /tmp/g43.npz --patterns $1 \
       --batch-size 1048576 --static-cache /tmp/static43.json --out $R/$tag.json > $R/$tag.log 2>&1
