@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Written in the fifteenth session for the next one: branch next-kernel (28722c4, on main
-# a1a6fa5), never run on a device. Its changes (the last two behind knobs):
+# a1a6fa5), never run on a device. Its changes (the last ones behind knobs):
 #  - read-once: updater warp 0 reads a long run of records 128 a round (read_wide) and
 #    checked the update slots before each round (two dependent loads of device memory); it
 #    now checks once for the whole run waiting (slot_free_upto: slot_free is monotone in tau
@@ -8,7 +8,7 @@
 #    (session15 call 3, step_input_read), ~27 % of a batch;
 #  - FUSE_EDIT_ALLOC 1: J_SEGEDIT and J_ALLOC run as one job after allocate(), one job less
 #    a batch (a job's fixed cost is ~13-19 us on small batches);
-#  - MERGE_PREFETCH 2 possible (default 1): for the 4-cycle, nextO.sh.
+#  - MERGE_PREFETCH 2 and MERGE_SPEC 1 possible (defaults 1 and 0): for the 4-cycle, nextO.sh.
 #  1. The branch's engine test file (its kernel built cold: 8 shards first), then the
 #     oracle and long-run tests;
 #  2. the oracle count rows in turns: main, the branch, the branch at FUSE_EDIT_ALLOC=0
