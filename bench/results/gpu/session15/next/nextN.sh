@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Written in the fifteenth session for the next one: branch next-kernel (8be4bab, on main
+# Written in the fifteenth session for the next one: branch next-kernel (d9d54ba, on main
 # a1a6fa5), never run on a device. Its changes (the last ones behind knobs):
 #  - read-once: updater warp 0 reads a long run of records 128 a round (read_wide) and
 #    checked the update slots before each round (two dependent loads of device memory); it
