@@ -50,13 +50,14 @@ struct SlotsKnown {
 // caller's next rounds skip their checks (two loads a round, ~1 us). A far tau found not
 // free is not tried again for the same far (while running matches hold the slots, each
 // round would check twice).
+// Lane 0's answers are every lane's, so that `k` stays the same on all of them.
 __device__ __forceinline__ bool slot_free_upto(const Ctx& C, u64 tau, u64 far, SlotsKnown& k) {
     if (tau < k.free_to) return true;
     if (far > tau && far != k.far_tried) {
         k.far_tried = far;
-        if (slot_free(C, far)) { k.free_to = far + 1; return true; }
+        if (__shfl_sync(0xffffffffu, (int)slot_free(C, far), 0)) { k.free_to = far + 1; return true; }
     }
-    if (!slot_free(C, tau)) return false;
+    if (!__shfl_sync(0xffffffffu, (int)slot_free(C, tau), 0)) return false;
     k.free_to = tau + 1;
     return true;
 }
