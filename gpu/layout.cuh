@@ -172,6 +172,14 @@
 #ifndef DONATE_EVERY
 #define DONATE_EVERY 16
 #endif
+// J_SEGEDIT and J_ALLOC run as one job (1), after allocate(), or one after the other (0):
+// neither reads what the other writes (J_SEGEDIT: entries' dt of the current versions,
+// the insertion lists; J_ALLOC: the new versions, the current ones' dt_max and kept,
+// chunkseg), and allocate() needs only J_SEGINFO's counts. A job's fixed cost is ~13-19
+// us a batch whatever its work (bench/results/gpu/session15, the oracle rows' updater).
+#ifndef FUSE_EDIT_ALLOC
+#define FUSE_EDIT_ALLOC 1
+#endif
 // Job kinds executor warps help with (all; a bit mask so that a suspected race can be
 // bisected by job, as bench/results/gpu/NOTES.md describes).
 #ifndef HELP_MASK

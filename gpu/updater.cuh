@@ -141,15 +141,21 @@ __device__ void updater(const Ctx& C, int w, int lane) {
             job(C, J_ORDER, nht, w, lane);
             job(C, J_CLASSIFY, cdiv(nb, 32), w, lane);
             job(C, J_SEGINFO, nst, w, lane);
+#if !FUSE_EDIT_ALLOC
             job(C, J_SEGEDIT, nht, w, lane);
-            if (clock) {
+#endif
+            if (clock) {  // from J_SEGINFO's counts (nver, class_cnt, nchunks) alone
                 u64 ta = gtime();
                 S.fatal = !allocate(C);
                 time_step(C, STEP_ALLOCATE, ta);
             }
             named_barrier_updaters();
             if (S.fatal) break;
+#if FUSE_EDIT_ALLOC
+            job(C, J_SEGEDIT, nht + nst, w, lane);  // its last nst tasks are J_ALLOC's
+#else
             job(C, J_ALLOC, nst, w, lane);
+#endif
             t[1] = clock ? gtime() : 0;
             int nchunks = vload(&B.ctl.nchunks);
             if (vload(&B.ctl.ncompact) > 0) job(C, J_MASK, cdiv(nchunks, COPY_UNROLL), w, lane);

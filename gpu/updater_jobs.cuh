@@ -823,7 +823,10 @@ __device__ __noinline__ void run_task(const Ctx& C, int kind, int t, int lane) {
     case J_ORDER: task_order(C, B, nb, tau0, t, lane); break;
     case J_CLASSIFY: task_classify(C, B, nb, tau0, t, lane); break;
     case J_SEGINFO: task_seginfo(C, B, nb, tau0, t, lane); break;
-    case J_SEGEDIT: task_segedit(C, B, nb, tau0, t, lane); break;
+    case J_SEGEDIT:  // with FUSE_EDIT_ALLOC, tasks past the half edges' are J_ALLOC's
+        if (FUSE_EDIT_ALLOC && t >= cdiv(2 * nb, 32)) task_alloc(C, B, nb, tau0, t - cdiv(2 * nb, 32), lane);
+        else task_segedit(C, B, nb, tau0, t, lane);
+        break;
     case J_ALLOC: task_alloc(C, B, nb, tau0, t, lane); break;
     case J_MASK: task_mask(C, B, nb, tau0, t, lane); break;
     case J_SCAN: task_scan(C, B, nb, tau0, t, lane); break;
