@@ -115,11 +115,18 @@ __device__ __noinline__ unsigned merge_window(const Ctx& C, const int* pl, int i
         // o's first entry >= hi in this run and its neighbour, once a round reaches it.
         int next = -1, nextv = 0x7fffffff;
         Entry b = round_entry(C, roff, k + lane, rlen);
+#if MERGE_PREFETCH >= 2
+        Entry after = k + 32 < rlen ? round_entry(C, roff, k + 32 + lane, rlen) : b;
+#endif
         while (true) {
             const int q = k + lane;
-            // MERGE_PREFETCH: the next round's entries are loaded before this round's are
-            // used (one load wasted where this round is the last).
+            // MERGE_PREFETCH: the next round's entries (2: and the one after) are loaded
+            // before this round's are used (loads wasted where this round is the last).
+#if MERGE_PREFETCH >= 2
+            const Entry after2 = k + 64 < rlen ? round_entry(C, roff, q + 64, rlen) : b;
+#else
             const Entry after = MERGE_PREFETCH && k + 32 < rlen ? round_entry(C, roff, q + 32, rlen) : b;
+#endif
             const unsigned alive = __ballot_sync(0xffffffffu, q < rlen && b.ct <= tau && tau <= b.dt &&
                                                               (want == ANY || b.elab == want));
             // This lane's neighbour is at entries [p0, p1) of the round, if any.
@@ -133,7 +140,12 @@ __device__ __noinline__ unsigned merge_window(const Ctx& C, const int* pl, int i
             }
             if (top > hi || k + 32 >= rlen) break;
             k += 32;
+#if MERGE_PREFETCH >= 2
+            b = after;  // loaded: k + 32 < rlen held before the step
+            after = after2;
+#else
             b = MERGE_PREFETCH ? after : round_entry(C, roff, k + lane, rlen);
+#endif
         }
         mc.k[r] = next < 0 ? rlen : next;
         mc.v[r] = nextv;
