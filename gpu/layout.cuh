@@ -215,6 +215,11 @@
 #ifndef MERGE_PREFETCH
 #define MERGE_PREFETCH 1
 #endif
+// 1: a merge window that continues the last one's cursor loads its first round of each run
+// of the other list beside its own entries, before testing them (0: after).
+#ifndef MERGE_SPEC
+#define MERGE_SPEC 0
+#endif
 // Tails (docs/delta-lists.md): a batch appends a new tail in the vertex's run, keeping its
 // base, while the tail stays within the run and at most blen / TAIL_DIV entries; else it
 // merges. 0: always merge (every version one run, as before tails). GpuEngine(tail_div=N),
