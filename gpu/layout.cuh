@@ -175,8 +175,10 @@
 // J_SEGEDIT and J_ALLOC run as one job (1), after allocate(), or one after the other (0):
 // neither reads what the other writes (J_SEGEDIT: entries' dt of the current versions,
 // the insertion lists; J_ALLOC: the new versions, the current ones' dt_max and kept,
-// chunkseg), and allocate() needs only J_SEGINFO's counts. A job's fixed cost is ~13-19
-// us a batch whatever its work (bench/results/gpu/session15, the oracle rows' updater).
+// chunkseg, and with CHECK slab_owner and sentinels in the new runs), and allocate() needs
+// only J_SEGINFO's counts. A job's fixed cost is ~13-19 us a batch whatever its work
+// (bench/results/gpu/session15, the oracle rows' updater). At 1 the fused job is timed as
+// J_SEGEDIT's step, and HELP_MASK's J_SEGEDIT bit covers both.
 #ifndef FUSE_EDIT_ALLOC
 #define FUSE_EDIT_ALLOC 1
 #endif
