@@ -182,6 +182,12 @@
 #ifndef FUSE_EDIT_ALLOC
 #define FUSE_EDIT_ALLOC 1
 #endif
+// J_COUNT's tasks run in J_PUBLISH's job (1), reading each endpoint's list at tau from the
+// batch's segments (seg_new from its first insertion on, else seg_cur) instead of from head,
+// which J_PUBLISH stores; live_plans runs before it. 0: J_COUNT after J_PUBLISH.
+#ifndef FUSE_PUBLISH_COUNT
+#define FUSE_PUBLISH_COUNT 1
+#endif
 // Job kinds executor warps help with (all; a bit mask so that a suspected race can be
 // bisected by job, as bench/results/gpu/NOTES.md describes).
 #ifndef HELP_MASK

@@ -168,6 +168,17 @@ __device__ void updater(const Ctx& C, int w, int lane) {
                 B.ctl.gcq_base = tl;
                 time_step(C, STEP_GCQ_WAIT, tw);
             }
+#if FUSE_PUBLISH_COUNT
+            if (w == 0) {  // from form_batch's query state alone
+                u64 tp = clock ? gtime() : 0;
+                live_plans(C, S.tau0, nb, lane);
+                if (clock) time_step(C, STEP_LIVE_PLANS, tp);
+            }
+            job(C, J_PUBLISH, nht + nst + cdiv(nb, 32), w, lane);  // its last tasks are J_COUNT's
+            if (CHECK) job(C, J_VERIFY, nst, w, lane);
+            if (clock) vstore(&C.st->gcq_tail, C.st->gcq_tail + (u64)vload(&B.ctl.npush));
+            t[3] = clock ? gtime() : 0;
+#else
             job(C, J_PUBLISH, nht + nst, w, lane);
             if (CHECK) job(C, J_VERIFY, nst, w, lane);
             if (clock) vstore(&C.st->gcq_tail, C.st->gcq_tail + (u64)vload(&B.ctl.npush));
@@ -178,6 +189,7 @@ __device__ void updater(const Ctx& C, int w, int lane) {
                 if (clock) time_step(C, STEP_LIVE_PLANS, tp);
             }
             job(C, J_COUNT, cdiv(nb, 32), w, lane);
+#endif
             if (clock) {
                 // Room in the item ring for the whole batch, so that no helper waits inside
                 // J_ITEMS on a slot whose reader is itself helping. Relaying meanwhile: the

@@ -173,11 +173,30 @@ __device__ int chunks_of(const Ctx& C, int qp, int tau, int a, int b, int elab, 
     return max(1, (len + CHUNK - 1) / CHUNK);
 }
 
+// The list of vertex x at tau, x in this batch (segment vseg[x]), from the batch's segments
+// rather than head, which J_PUBLISH may be storing meanwhile (FUSE_PUBLISH_COUNT): the new
+// version from its first insertion's tau on, else the version current before the batch
+// (find_versions after J_PUBLISH walks from the one to the other by ct_min alike).
+__device__ __forceinline__ Adj batch_list_at(const Ctx& C, const Batch& B, int x, int tau) {
+    const int g = ld(C.vseg[x]);
+    int v = ld(B.seg_new[g]);
+    if (v < 0 || tau < ld(C.vers[v].ct_min)) v = ld(B.seg_cur[g]);
+    Adj a;
+    if (v >= 0) return adj_of(load_version_list(C.vers + v));
+    a.off = a.off2 = 0; a.len = a.blen = 0;
+    return a;
+}
+
 // Work items of applied update e (tau); records the version lengths of its endpoints.
 __device__ int count_items(const Ctx& C, Batch& B, int e, int tau) {
     int a = ld(B.rec[e].a), b = ld(B.rec[e].b), elab = ld(B.elab[e]);
     Adj aa, ab;
+#if FUSE_PUBLISH_COUNT
+    aa = batch_list_at(C, B, a, tau);
+    ab = batch_list_at(C, B, b, tau);
+#else
     find_versions(C, a, b, tau, aa, ab);
+#endif
     int mlen[2] = {aa.len, ab.len};
     B.len_a[e] = mlen[0];
     B.len_b[e] = mlen[1];
@@ -743,6 +762,12 @@ __device__ __forceinline__ void task_items(const Ctx& C, Batch& B, int nb, int t
     if (items == 0) return;
     int a = ld(B.rec[e].a), b = ld(B.rec[e].b), elab = ld(B.elab[e]);
     int mlen[2] = {ld(B.len_a[e]), ld(B.len_b[e])};
+    if (CHECK && FUSE_PUBLISH_COUNT) {  // the lengths J_COUNT took against the published heads'
+        Adj aa, ab;
+        find_versions(C, a, b, tau, aa, ab);
+        if (aa.len != mlen[0] || ab.len != mlen[1])
+            check_fail(C, CHK_COUNT_LISTS, tau, mlen[0] - aa.len, mlen[1] - ab.len);
+    }
     int nqp = ld(B.ctl.nqp);
     const u64 first = idx;
     for (int k = 0; k < nqp; ++k) {
@@ -831,7 +856,12 @@ __device__ __noinline__ void run_task(const Ctx& C, int kind, int t, int lane) {
     case J_MASK: task_mask(C, B, nb, tau0, t, lane); break;
     case J_SCAN: task_scan(C, B, nb, tau0, t, lane); break;
     case J_COPY: task_copy(C, B, nb, tau0, t, lane); break;
-    case J_PUBLISH: task_publish(C, B, nb, tau0, t, lane); break;
+    case J_PUBLISH: {  // with FUSE_PUBLISH_COUNT, tasks past the segments' are J_COUNT's
+        const int np = cdiv(2 * nb, 32) + cdiv(ld(B.ctl.nseg), 32);
+        if (FUSE_PUBLISH_COUNT && t >= np) task_count(C, B, nb, tau0, t - np, lane);
+        else task_publish(C, B, nb, tau0, t, lane);
+        break;
+    }
     case J_COUNT: task_count(C, B, nb, tau0, t, lane); break;
     case J_ITEMS: task_items(C, B, nb, tau0, t, lane); break;
     case J_VERIFY: task_verify(C, B, nb, tau0, t, lane); break;
