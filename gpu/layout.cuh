@@ -184,7 +184,9 @@
 #endif
 // J_COUNT's tasks run in J_PUBLISH's job (1), reading each endpoint's list at tau from the
 // batch's segments (seg_new from its first insertion on, else seg_cur) instead of from head,
-// which J_PUBLISH stores; live_plans runs before it. 0: J_COUNT after J_PUBLISH.
+// which J_PUBLISH stores; live_plans runs before it. 0: J_COUNT after J_PUBLISH. At 1 the
+// fused job is timed as J_PUBLISH's step (and updater phase 3 holds the count), and
+// HELP_MASK's J_PUBLISH bit covers both. The short path counts from the heads either way.
 #ifndef FUSE_PUBLISH_COUNT
 #define FUSE_PUBLISH_COUNT 1
 #endif
