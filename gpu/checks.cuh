@@ -33,6 +33,8 @@ enum CheckCode {
     CHK_SEG_DRIFT,        // J_SEGEDIT: the segment's first insertion or insertion count differs
                           //   from what J_SEGINFO computed
     CHK_MERGE,            // run_item: a merged window's candidates differ from eval_window's
+    CHK_COUNT_LISTS,      // J_ITEMS: the list lengths J_COUNT took from the batch's segments
+                          //   differ from the published heads' (FUSE_PUBLISH_COUNT)
 };
 
 #define CHECK_SENTINEL (-7)

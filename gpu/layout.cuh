@@ -172,6 +172,24 @@
 #ifndef DONATE_EVERY
 #define DONATE_EVERY 16
 #endif
+// J_SEGEDIT and J_ALLOC run as one job (1), after allocate(), or one after the other (0):
+// neither reads what the other writes (J_SEGEDIT: entries' dt of the current versions,
+// the insertion lists; J_ALLOC: the new versions, the current ones' dt_max and kept,
+// chunkseg, and with CHECK slab_owner and sentinels in the new runs), and allocate() needs
+// only J_SEGINFO's counts. A job's fixed cost is ~13-19 us a batch whatever its work
+// (bench/results/gpu/session15, the oracle rows' updater). At 1 the fused job is timed as
+// J_SEGEDIT's step, and HELP_MASK's J_SEGEDIT bit covers both.
+#ifndef FUSE_EDIT_ALLOC
+#define FUSE_EDIT_ALLOC 1
+#endif
+// J_COUNT's tasks run in J_PUBLISH's job (1), reading each endpoint's list at tau from the
+// batch's segments (seg_new from its first insertion on, else seg_cur) instead of from head,
+// which J_PUBLISH stores; live_plans runs before it. 0: J_COUNT after J_PUBLISH. At 1 the
+// fused job is timed as J_PUBLISH's step (and updater phase 3 holds the count), and
+// HELP_MASK's J_PUBLISH bit covers both. The short path counts from the heads either way.
+#ifndef FUSE_PUBLISH_COUNT
+#define FUSE_PUBLISH_COUNT 1
+#endif
 // Job kinds executor warps help with (all; a bit mask so that a suspected race can be
 // bisected by job, as bench/results/gpu/NOTES.md describes).
 #ifndef HELP_MASK
@@ -201,9 +219,16 @@
 #ifndef MERGE_RATIO
 #define MERGE_RATIO 8
 #endif
-// 1: a merge loads the other list's next 32 entries before it tests the current ones.
+// 1: a merge loads the other list's next 32 entries before it tests the current ones; 2:
+// the next 64 (merged windows take 2-4 rounds each on the 43M 4-cycle, and 1 took it from
+// 221.7K to 249K updates/s: each round waits out a load's latency).
 #ifndef MERGE_PREFETCH
 #define MERGE_PREFETCH 1
+#endif
+// 1: a merge window that continues the last one's cursor loads its first round of each run
+// of the other list beside its own entries, before testing them (0: after).
+#ifndef MERGE_SPEC
+#define MERGE_SPEC 0
 #endif
 // Tails (docs/delta-lists.md): a batch appends a new tail in the vertex's run, keeping its
 // base, while the tail stays within the run and at most blen / TAIL_DIV entries; else it

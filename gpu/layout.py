@@ -136,6 +136,8 @@ CHECKS = {
     "(tau0, vertex, first diff + 1000 * count diff)",
     25: "a merged last-level window's candidates differ from the binary searches' "
     "(tau, window position, merged mask ^ searched mask)",
+    26: "the list lengths J_COUNT took from the batch's segments differ from the published "
+    "heads' (tau, a's length difference, b's)",
 }
 
 # Updater phases timed by the kernel (State.phase_ns), in order.

@@ -141,15 +141,21 @@ __device__ void updater(const Ctx& C, int w, int lane) {
             job(C, J_ORDER, nht, w, lane);
             job(C, J_CLASSIFY, cdiv(nb, 32), w, lane);
             job(C, J_SEGINFO, nst, w, lane);
+#if !FUSE_EDIT_ALLOC
             job(C, J_SEGEDIT, nht, w, lane);
-            if (clock) {
+#endif
+            if (clock) {  // from J_SEGINFO's counts (nver, class_cnt, nchunks) alone
                 u64 ta = gtime();
                 S.fatal = !allocate(C);
                 time_step(C, STEP_ALLOCATE, ta);
             }
             named_barrier_updaters();
             if (S.fatal) break;
+#if FUSE_EDIT_ALLOC
+            job(C, J_SEGEDIT, nht + nst, w, lane);  // its last nst tasks are J_ALLOC's
+#else
             job(C, J_ALLOC, nst, w, lane);
+#endif
             t[1] = clock ? gtime() : 0;
             int nchunks = vload(&B.ctl.nchunks);
             if (vload(&B.ctl.ncompact) > 0) job(C, J_MASK, cdiv(nchunks, COPY_UNROLL), w, lane);
@@ -162,6 +168,17 @@ __device__ void updater(const Ctx& C, int w, int lane) {
                 B.ctl.gcq_base = tl;
                 time_step(C, STEP_GCQ_WAIT, tw);
             }
+#if FUSE_PUBLISH_COUNT
+            if (w == 0) {  // from form_batch's query state alone
+                u64 tp = clock ? gtime() : 0;
+                live_plans(C, S.tau0, nb, lane);
+                if (clock) time_step(C, STEP_LIVE_PLANS, tp);
+            }
+            job(C, J_PUBLISH, nht + nst + cdiv(nb, 32), w, lane);  // its last tasks are J_COUNT's
+            if (CHECK) job(C, J_VERIFY, nst, w, lane);
+            if (clock) vstore(&C.st->gcq_tail, C.st->gcq_tail + (u64)vload(&B.ctl.npush));
+            t[3] = clock ? gtime() : 0;
+#else
             job(C, J_PUBLISH, nht + nst, w, lane);
             if (CHECK) job(C, J_VERIFY, nst, w, lane);
             if (clock) vstore(&C.st->gcq_tail, C.st->gcq_tail + (u64)vload(&B.ctl.npush));
@@ -172,6 +189,7 @@ __device__ void updater(const Ctx& C, int w, int lane) {
                 if (clock) time_step(C, STEP_LIVE_PLANS, tp);
             }
             job(C, J_COUNT, cdiv(nb, 32), w, lane);
+#endif
             if (clock) {
                 // Room in the item ring for the whole batch, so that no helper waits inside
                 // J_ITEMS on a slot whose reader is itself helping. Relaying meanwhile: the

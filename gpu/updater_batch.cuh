@@ -38,6 +38,30 @@ __device__ __forceinline__ bool slot_free(const Ctx& C, u64 tau) {
            (vload(&C.st->done_consumed) >= tau - MAXU && vload(&C.st->gc_ptr) > tau - MAXU);
 }
 
+// What updater warp 0 knows of the update slots while it forms a batch (slot_free_upto).
+struct SlotsKnown {
+    u64 free_to = 0;    // the slots of taus below it are free
+    u64 far_tried = 0;  // the far tau last checked
+};
+
+// slot_free(tau), by one check for as far as the caller may go: slot_free is monotone in tau
+// (a later slot is free only once every earlier one is) and stays true, so a free slot at
+// `far` (the last tau the records waiting could take) answers every tau up to it, and the
+// caller's next rounds skip their checks (two loads a round, ~1 us). A far tau found not
+// free is not tried again for the same far (while running matches hold the slots, each
+// round would check twice).
+// Lane 0's answers are every lane's, so that `k` stays the same on all of them.
+__device__ __forceinline__ bool slot_free_upto(const Ctx& C, u64 tau, u64 far, SlotsKnown& k) {
+    if (tau < k.free_to) return true;
+    if (far > tau && far != k.far_tried) {
+        k.far_tried = far;
+        if (__shfl_sync(0xffffffffu, (int)slot_free(C, far), 0)) { k.free_to = far + 1; return true; }
+    }
+    if (!__shfl_sync(0xffffffffu, (int)slot_free(C, tau), 0)) return false;
+    k.free_to = tau + 1;
+    return true;
+}
+
 // Why update slot tau % MAXU is not free yet (slot_free false), for the step timers: 1 the
 // update at the GC pointer is still running, 2 it is done and the collector has not passed
 // it, 0 the collector has passed the slot and the host has not read its completion record.
@@ -110,12 +134,13 @@ struct UpdShared {
 // round trips then run one after another (13 us for 128 records instead of ~6).
 // A run the host also copied into in_mirror is read from there (device memory, L2).
 __device__ __noinline__ bool read_wide(const Ctx& C, Batch& B, u64& head, Tail t, int& nb, u64 tau0,
-                                      int lane) {
+                                      int lane, SlotsKnown& known) {
     const u64 tail = t.tail;
     constexpr int N = 32 * RING_WIDE, W = 3 * RING_WIDE;  // records; 16-byte words a lane
     static_assert(sizeof(InRec) == 48, "an input record is three 16-byte words");
     if (tail - head < (u64)N || nb + N > BATCH_CAP) return false;
-    if (!slot_free(C, tau0 + nb + N - 1)) return false;
+    const u64 far = tau0 + min((u64)BATCH_CAP, nb + (tail - head)) - 1;
+    if (!slot_free_upto(C, tau0 + nb + N - 1, far, known)) return false;
     const bool mirrored = head >= t.mirror_from;
     const int4* ring = reinterpret_cast<const int4*>(mirrored ? C.in_mirror : C.in_ring);
     const u64 cap = C.in_cap, p0 = head % cap;
@@ -159,6 +184,7 @@ __device__ void form_batch(const Ctx& C, UpdShared& S, int lane) {
     u64 t_read = 0;  // the start of the pass that read the first record
     u64 wait_slots = 0;  // time in passes before it that found no update slot free
     if (lane == 0) S.wait_running = S.wait_gc = 0;
+    SlotsKnown known;
     while (true) {
         if (nb == 0) t_read = gtime();
         const Tail t = decode_tail(__shfl_sync(0xffffffffu, relay(C), 0), head);
@@ -168,14 +194,15 @@ __device__ void form_batch(const Ctx& C, UpdShared& S, int lane) {
         // Read up to 32 records at once, one per lane (host reads are ~1 us each); RING_WIDE
         // a lane when a long run waits.
         while (head < tail && nb < BATCH_CAP && !stop && !blocked) {
-            if (read_wide(C, B, head, t, nb, tau0, lane)) continue;
+            if (read_wide(C, B, head, t, nb, tau0, lane, known)) continue;
             int avail = (int)min((u64)32, tail - head);
             InRec r;
             if (lane < avail) r = load_rec(C.in_ring + (head + lane) % C.in_cap, true);
             u64 now = gtime();
             bool upd = lane >= avail || r.kind == REC_INSERT || r.kind == REC_DELETE;
-            u64 last_tau = tau0 + nb + avail - 1;
-            bool slots_free = slot_free(C, last_tau);
+            const u64 last_tau = tau0 + nb + avail - 1;
+            const u64 far = tau0 + min((u64)BATCH_CAP, nb + (tail - head)) - 1;
+            bool slots_free = slot_free_upto(C, last_tau, far, known);
             int took = 0;
             if (__all_sync(0xffffffffu, upd) && nb + avail <= BATCH_CAP && slots_free) {
                 // Only updates, and room for all of them.
@@ -191,7 +218,7 @@ __device__ void form_batch(const Ctx& C, UpdShared& S, int lane) {
                     int rl = __shfl_sync(0xffffffffu, r.label, k);
                     u64 tau = tau0 + nb;
                     if (kind == REC_INSERT || kind == REC_DELETE) {
-                        if (!slot_free(C, tau)) { blocked = true; break; }
+                        if (!slot_free_upto(C, tau, tau, known)) { blocked = true; break; }
                         if (lane == k) { B.rec[nb] = r; B.taken[nb] = now; }
                         ++nb;
                     } else if (kind == REC_REGISTER) {

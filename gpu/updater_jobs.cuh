@@ -173,11 +173,32 @@ __device__ int chunks_of(const Ctx& C, int qp, int tau, int a, int b, int elab, 
     return max(1, (len + CHUNK - 1) / CHUNK);
 }
 
-// Work items of applied update e (tau); records the version lengths of its endpoints.
-__device__ int count_items(const Ctx& C, Batch& B, int e, int tau) {
+// The list of vertex x at tau, x in this bulk batch (segment vseg[x]; the short path sets no
+// segments), from the batch's segments rather than head, which J_PUBLISH may be storing
+// meanwhile (FUSE_PUBLISH_COUNT): the new
+// version from its first insertion's tau on, else the version current before the batch
+// (find_versions after J_PUBLISH walks from the one to the other by ct_min alike).
+__device__ __forceinline__ Adj batch_list_at(const Ctx& C, const Batch& B, int x, int tau) {
+    const int g = ld(C.vseg[x]);
+    int v = ld(B.seg_new[g]);
+    if (v < 0 || tau < ld(C.vers[v].ct_min)) v = ld(B.seg_cur[g]);
+    Adj a;
+    if (v >= 0) return adj_of(load_version_list(C.vers + v));
+    a.off = a.off2 = 0; a.len = a.blen = 0;
+    return a;
+}
+
+// Work items of applied update e (tau); records the version lengths of its endpoints, found
+// from the bulk batch's segments (in J_PUBLISH's job) or from the published heads.
+__device__ int count_items(const Ctx& C, Batch& B, int e, int tau, bool from_segments) {
     int a = ld(B.rec[e].a), b = ld(B.rec[e].b), elab = ld(B.elab[e]);
     Adj aa, ab;
-    find_versions(C, a, b, tau, aa, ab);
+    if (from_segments) {
+        aa = batch_list_at(C, B, a, tau);
+        ab = batch_list_at(C, B, b, tau);
+    } else {
+        find_versions(C, a, b, tau, aa, ab);
+    }
     int mlen[2] = {aa.len, ab.len};
     B.len_a[e] = mlen[0];
     B.len_b[e] = mlen[1];
@@ -715,10 +736,11 @@ __device__ __forceinline__ void task_publish(const Ctx& C, Batch& B, int nb, int
 }
 
 // J_COUNT: per record: version lengths, work items per (slot, plan)
-__device__ __forceinline__ void task_count(const Ctx& C, Batch& B, int nb, int tau0, int t, int lane) {
+__device__ __forceinline__ void task_count(const Ctx& C, Batch& B, int nb, int tau0, int t, int lane,
+                                           bool from_segments = false) {
     const int e = t * 32 + lane;  // element of an element job
     int items = 0;
-    if (e < nb && applied(C, B, e, J_COUNT)) items = count_items(C, B, e, tau0 + e);
+    if (e < nb && applied(C, B, e, J_COUNT)) items = count_items(C, B, e, tau0 + e, from_segments);
     warp_claim(&B.ctl.nitems, items, lane);
 }
 
@@ -743,6 +765,12 @@ __device__ __forceinline__ void task_items(const Ctx& C, Batch& B, int nb, int t
     if (items == 0) return;
     int a = ld(B.rec[e].a), b = ld(B.rec[e].b), elab = ld(B.elab[e]);
     int mlen[2] = {ld(B.len_a[e]), ld(B.len_b[e])};
+    if (CHECK && FUSE_PUBLISH_COUNT) {  // the lengths J_COUNT took against the published heads'
+        Adj aa, ab;
+        find_versions(C, a, b, tau, aa, ab);
+        if (aa.len != mlen[0] || ab.len != mlen[1])
+            check_fail(C, CHK_COUNT_LISTS, tau, mlen[0] - aa.len, mlen[1] - ab.len);
+    }
     int nqp = ld(B.ctl.nqp);
     const u64 first = idx;
     for (int k = 0; k < nqp; ++k) {
@@ -823,12 +851,20 @@ __device__ __noinline__ void run_task(const Ctx& C, int kind, int t, int lane) {
     case J_ORDER: task_order(C, B, nb, tau0, t, lane); break;
     case J_CLASSIFY: task_classify(C, B, nb, tau0, t, lane); break;
     case J_SEGINFO: task_seginfo(C, B, nb, tau0, t, lane); break;
-    case J_SEGEDIT: task_segedit(C, B, nb, tau0, t, lane); break;
+    case J_SEGEDIT:  // with FUSE_EDIT_ALLOC, tasks past the half edges' are J_ALLOC's
+        if (FUSE_EDIT_ALLOC && t >= cdiv(2 * nb, 32)) task_alloc(C, B, nb, tau0, t - cdiv(2 * nb, 32), lane);
+        else task_segedit(C, B, nb, tau0, t, lane);
+        break;
     case J_ALLOC: task_alloc(C, B, nb, tau0, t, lane); break;
     case J_MASK: task_mask(C, B, nb, tau0, t, lane); break;
     case J_SCAN: task_scan(C, B, nb, tau0, t, lane); break;
     case J_COPY: task_copy(C, B, nb, tau0, t, lane); break;
-    case J_PUBLISH: task_publish(C, B, nb, tau0, t, lane); break;
+    case J_PUBLISH: {  // with FUSE_PUBLISH_COUNT, tasks past the segments' are J_COUNT's
+        const int np = cdiv(2 * nb, 32) + cdiv(ld(B.ctl.nseg), 32);
+        if (FUSE_PUBLISH_COUNT && t >= np) task_count(C, B, nb, tau0, t - np, lane, true);
+        else task_publish(C, B, nb, tau0, t, lane);
+        break;
+    }
     case J_COUNT: task_count(C, B, nb, tau0, t, lane); break;
     case J_ITEMS: task_items(C, B, nb, tau0, t, lane); break;
     case J_VERIFY: task_verify(C, B, nb, tau0, t, lane); break;
