@@ -99,14 +99,6 @@ __device__ __noinline__ unsigned merge_window(const Ctx& C, const int* pl, int i
     int c = 0x7fffffff;  // past the window: above every neighbour
     const int arun = lv.pos < lv.a.blen ? 0 : 1;
     const Adj o = madj[lv.other];
-#if MERGE_SPEC
-    // The cursor's first round of each run of o, loaded beside the window's entries rather
-    // than after them (wasted where the window skips the run).
-    const bool cont = mc.arun == arun;
-    const Entry spec0 = cont && o.blen > 0 ? round_entry(C, o.off, mc.k[0] + lane, o.blen) : Entry{};
-    const Entry spec1 = cont && o.len > o.blen
-        ? round_entry(C, o.off2 + o.blen, mc.k[1] + lane, o.len - o.blen) : Entry{};
-#endif
     if (ok) {
         const Entry e = load_entry(C.entries + adj_at(lv.a, t));
         c = e.nbr;
@@ -122,23 +114,12 @@ __device__ __noinline__ unsigned merge_window(const Ctx& C, const int* pl, int i
         int k = mc.arun == arun ? mc.k[r] : warp_lower_nbr(C, roff, rlen, lo, lane);
         // o's first entry >= hi in this run and its neighbour, once a round reaches it.
         int next = -1, nextv = 0x7fffffff;
-#if MERGE_SPEC
-        Entry b = cont ? (r ? spec1 : spec0) : round_entry(C, roff, k + lane, rlen);
-#else
         Entry b = round_entry(C, roff, k + lane, rlen);
-#endif
-#if MERGE_PREFETCH >= 2
-        Entry after = k + 32 < rlen ? round_entry(C, roff, k + 32 + lane, rlen) : b;
-#endif
         while (true) {
             const int q = k + lane;
-            // MERGE_PREFETCH: the next round's entries (2: and the one after) are loaded
-            // before this round's are used (loads wasted where this round is the last).
-#if MERGE_PREFETCH >= 2
-            const Entry after2 = k + 64 < rlen ? round_entry(C, roff, q + 64, rlen) : b;
-#else
+            // MERGE_PREFETCH: the next round's entries are loaded before this round's are
+            // used (loads wasted where this round is the last).
             const Entry after = MERGE_PREFETCH && k + 32 < rlen ? round_entry(C, roff, q + 32, rlen) : b;
-#endif
             const unsigned alive = __ballot_sync(0xffffffffu, q < rlen && b.ct <= tau && tau <= b.dt &&
                                                               (want == ANY || b.elab == want));
             // This lane's neighbour is at entries [p0, p1) of the round, if any.
@@ -152,12 +133,7 @@ __device__ __noinline__ unsigned merge_window(const Ctx& C, const int* pl, int i
             }
             if (top > hi || k + 32 >= rlen) break;
             k += 32;
-#if MERGE_PREFETCH >= 2
-            b = after;  // loaded: k + 32 < rlen held before the step
-            after = after2;
-#else
             b = MERGE_PREFETCH ? after : round_entry(C, roff, k + lane, rlen);
-#endif
         }
         mc.k[r] = next < 0 ? rlen : next;
         mc.v[r] = nextv;

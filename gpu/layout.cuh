@@ -219,16 +219,12 @@
 #ifndef MERGE_RATIO
 #define MERGE_RATIO 8
 #endif
-// 1: a merge loads the other list's next 32 entries before it tests the current ones; 2:
-// the next 64 (merged windows take 2-4 rounds each on the 43M 4-cycle, and 1 took it from
-// 221.7K to 249K updates/s: each round waits out a load's latency).
+// 1: a merge loads the other list's next 32 entries before it tests the current ones
+// (merged windows take 2-4 rounds each on the 43M 4-cycle, and 1 took it from 221.7K to
+// 249K updates/s: each round waits out a load's latency). Loading 64 ahead, or a window's
+// first rounds beside its entries, gained nothing there (session16 call 2: 247-249K/s).
 #ifndef MERGE_PREFETCH
 #define MERGE_PREFETCH 1
-#endif
-// 1: a merge window that continues the last one's cursor loads its first round of each run
-// of the other list beside its own entries, before testing them (0: after).
-#ifndef MERGE_SPEC
-#define MERGE_SPEC 0
 #endif
 // Tails (docs/delta-lists.md): a batch appends a new tail in the vertex's run, keeping its
 // base, while the tail stays within the run and at most blen / TAIL_DIV entries; else it

@@ -485,6 +485,9 @@ def test_published_static_counts(matcher: StaticMatcher, data_dir: Path) -> None
     """Citeseer's embeddings and oracle-github's static counts (three published systems
     agree on them), on the GPU alone."""
     cite = data_dir / "citeseer"
+    for root in (cite, data_dir / "oracle-github"):
+        if not (root / "expected_counts.tsv").is_file():
+            pytest.skip(f"{root.name} is not in the reference data at {data_dir}")
     with open(cite / "expected_counts.tsv") as fh:
         rows = [r for r in csv.DictReader(fh, delimiter="\t") if r["automorphisms"]]
     _cpu, csr, _ids = on_device(read_graph(cite / "citeseer_unlabeled.graph"))
