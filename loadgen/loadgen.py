@@ -59,6 +59,44 @@ PROBE = "_loadgen_probe"
 PRODUCER_CAP = {"binary": 2_000_000, "json": 500_000}
 
 
+def _at_least(low: float, strict: bool) -> Any:
+    """An argparse type: a number above ``low`` (``strict``) or at least ``low``."""
+
+    def parse(text: str) -> float:
+        try:
+            x = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not (x > low if strict else x >= low) or x != x or x == float("inf"):
+            raise argparse.ArgumentTypeError(f"{text} is not {'>' if strict else '>='} {low:g}")
+        return x
+
+    return parse
+
+
+_positive = _at_least(0, strict=True)
+_non_negative = _at_least(0, strict=False)
+
+
+def _count(text: str) -> int:
+    """A whole number > 0."""
+    try:
+        k = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if k <= 0:
+        raise argparse.ArgumentTypeError(f"{text} is not > 0")
+    return k
+
+
+def _rates(text: str) -> list[float]:
+    """``--rates``: comma-separated updates/s, each > 0."""
+    rates = [_positive(x.strip()) for x in text.split(",") if x.strip()]
+    if not rates:
+        raise argparse.ArgumentTypeError("no rate given")
+    return rates
+
+
 def add_loadgen_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--stream", metavar="FILE", help="CSM stream file (e/-e lines); default synthetic"
@@ -67,8 +105,10 @@ def add_loadgen_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--queries", metavar="FILE", nargs="*", default=[], help="CSM query files")
     p.add_argument("--mode", choices=["embeddings", "count"], default="count",
                    help="how the workload queries report (default count)")  # fmt: skip
-    p.add_argument("--rates", default="1000,2000,5000", help="comma-separated updates/s")
-    p.add_argument("--duration", type=float, default=10.0, help="seconds per rate (default 10)")
+    p.add_argument("--rates", type=_rates, default="1000,2000,5000",
+                   help="comma-separated updates/s")  # fmt: skip
+    p.add_argument("--duration", type=_positive, default=10.0,
+                   help="seconds per rate (default 10)")  # fmt: skip
     p.add_argument("--encoding", choices=["json", "binary"], default="binary",
                    help="input record encoding (default binary)")  # fmt: skip
     p.add_argument("--output-encoding", choices=["json", "batch"], default="batch",
@@ -79,7 +119,7 @@ def add_loadgen_args(p: argparse.ArgumentParser) -> None:
                    help="producer processes: a number, or auto (one per "
                    f"{PRODUCER_CAP['binary']:,} binary / {PRODUCER_CAP['json']:,} JSON "
                    "updates/s of the step's rate)")  # fmt: skip
-    p.add_argument("--linger-ms", type=float, default=5.0,
+    p.add_argument("--linger-ms", type=_non_negative, default=5.0,
                    help="updates due within this many ms share one record, as a producer's "
                    "linger.ms batches them (default 5, librdkafka's default); latency still "
                    "counts from each update's own due time")  # fmt: skip
@@ -93,13 +133,13 @@ def add_loadgen_args(p: argparse.ArgumentParser) -> None:
                    help="with --embedded: the service's engine (default auto)")  # fmt: skip
     p.add_argument("--serve-arg", action="append", default=[], metavar="FLAG",
                    help="with --embedded: an extra dcsm serve argument (repeatable)")  # fmt: skip
-    p.add_argument("--slo-ms", type=float, default=1000.0, help="p99 bound for 'sustained'")
-    p.add_argument("--drain-s", type=float, default=None,
+    p.add_argument("--slo-ms", type=_positive, default=1000.0, help="p99 bound for 'sustained'")
+    p.add_argument("--drain-s", type=_non_negative, default=None,
                    help="how long after sending a step may take to drain "
                    "(default max(30, 3 x duration))")  # fmt: skip
     p.add_argument("--out", default="loadgen-out", help="directory for results.json, latency.png")
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--vertices", type=int, default=20_000, help="synthetic stream: vertices")
+    p.add_argument("--vertices", type=_count, default=20_000, help="synthetic stream: vertices")
 
 
 def producers_for(rate: float, encoding: str, flag: str) -> int:
@@ -317,9 +357,7 @@ def _line(res: dict[str, Any]) -> str:
 
 
 async def _run(args: argparse.Namespace) -> dict[str, Any]:
-    rates = [float(x) for x in args.rates.split(",") if x.strip()]
-    if not rates or min(rates) <= 0:
-        raise SystemExit("loadgen: --rates needs positive numbers")
+    rates = args.rates
     need = int(sum(r * args.duration for r in rates))
     stream = _load_stream(args, need)
     async with AsyncClient(args.service, timeout_s=60) as client:

@@ -73,10 +73,13 @@ def arrival_offsets(n: int, rate: float, seed: int) -> np.ndarray:
 
 def window_bounds(offsets: np.ndarray, window_s: float, max_updates: int) -> np.ndarray:
     """Record boundaries (int64 (r+1,), from 0 to n): updates whose due times fall in the
-    same ``window_s`` slot share a record, at most ``max_updates`` of them."""
+    same ``window_s`` slot share a record, at most ``max_updates`` of them; a window of 0
+    (no linger) gives each update its own record."""
     n = len(offsets)
     if n == 0:
         return np.zeros(1, np.int64)
+    if window_s <= 0:
+        return np.arange(n + 1, dtype=np.int64)
     slot = np.floor(offsets / window_s).astype(np.int64)
     bounds = np.r_[np.flatnonzero(np.r_[True, slot[1:] != slot[:-1]]), n]
     big = np.flatnonzero(np.diff(bounds) > max_updates)

@@ -23,6 +23,9 @@ def test_window_bounds_group_and_split() -> None:
     np.testing.assert_array_equal(window_bounds(off, 0.001, 10), [0, 2, 5, 6])
     np.testing.assert_array_equal(window_bounds(off, 0.001, 2), [0, 2, 4, 5, 6])
     np.testing.assert_array_equal(window_bounds(np.zeros(0), 0.001, 2), [0])
+    # No linger: one update a record (a window of 0 once divided by it, so that every
+    # update fell in one slot and went out in records of max_updates, seconds late).
+    np.testing.assert_array_equal(window_bounds(off, 0.0, 2), np.arange(7))
 
 
 @pytest.mark.parametrize("encoding", ["binary", "json"])
