@@ -194,6 +194,8 @@ async def _demo_with(args: argparse.Namespace, broker: TansuBroker | None) -> in
     console = Console()
     if args.rate <= 0 or args.duration <= 0:
         raise ConfigError("--rate and --duration must be positive")
+    if args.graph is None and (args.vertices < 3 or args.labels < 1):
+        raise ConfigError("--vertices must be at least 3 and --labels at least 1")
     batch = demo_stream(args)
     prefix = "dcsm"
     if broker is None:

@@ -434,6 +434,10 @@ def test_errors_in_a_real_process(tmp_path: Path) -> None:
     for argv in (
         ["replay", "--graph", str(tmp_path / "nope")],
         ["match", "--graph", str(tmp_path / "nope"), "--query", str(tmp_path / "q")],
+        ["demo", "--vertices", "1", "--plain", "--backend", "cpu"],  # before any broker starts
+        ["demo", "--labels", "0", "--plain", "--backend", "cpu"],
+        ["loadgen", "--rates", "1000,0"],
+        ["loadgen", "--linger-ms", "-1"],
     ):
         proc = subprocess.run(
             [sys.executable, "-m", "dcsm.cli", *argv], capture_output=True, text=True, timeout=120
