@@ -10,6 +10,8 @@ from typing import Any
 
 from dcsm.gpu_options import add_gpu_args
 
+from .settings import LOG_LEVELS
+
 
 def _settings_args(p: argparse.ArgumentParser) -> None:
     """Flags that map one-to-one onto Settings fields (default None: not given)."""
@@ -81,7 +83,7 @@ def _settings_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--matches-topic", help="output topic (default dcsm.matches)")
     p.add_argument("--dead-letter-topic", help="dead-letter topic (default dcsm.dead-letter)")
     p.add_argument("--consumer-group", help="Kafka consumer group (default dcsm)")
-    p.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
+    p.add_argument("--log-level", choices=LOG_LEVELS)
     p.add_argument(
         "--log-format", choices=["text", "json"],
         help="log lines as text (default) or one JSON object each, uvicorn's included",

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import tomllib
 from collections.abc import Mapping
@@ -30,6 +31,16 @@ from dcsm.gpu_options import GPU_OPTIONS
 from .errors import ConfigError
 
 ENV_PREFIX = "DCSM_"
+LOG_LEVELS = ("debug", "info", "warning", "error")
+# Numeric settings no rule of Settings.__post_init__ bounds otherwise: the least value each
+# takes (a queue bound of 0 made every POST wait forever; a negative interval, a timer).
+_AT_LEAST = {
+    "max_queued_updates": 1, "max_record_updates": 1, "fetch_max_records": 1,
+    "ws_queue_frames": 1, "commit_interval_ms": 1, "gpu_max_vertices": 1,
+    "output_linger_ms": 0, "fetch_max_wait_ms": 0, "max_engine_batch_updates": 0,
+    "gpu_pool_slabs": 0, "gpu_max_versions": 0, "pending_frames": 0, "drain_timeout_s": 0,
+}  # fmt: skip
+MAX_BACKFILL_THREADS = 1024
 KAFKA_SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 KAFKA_SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 
@@ -323,6 +334,13 @@ class Settings:
         return Path(self.state_dir) if self.state_dir else None
 
     def __post_init__(self) -> None:
+        for name, least in _AT_LEAST.items():
+            if getattr(self, name) < least:
+                raise ConfigError(f"{name}={getattr(self, name)}: must be >= {least}")
+        if not 0 <= self.port <= 65535:
+            raise ConfigError(f"port={self.port}: must be 0 to 65535 (0: any free port)")
+        if self.log_level not in LOG_LEVELS:
+            raise ConfigError(f"log_level={self.log_level!r}: choose " + ", ".join(LOG_LEVELS))
         if self.matches_encoding not in ("json", "batch"):
             raise ConfigError(f"matches_encoding={self.matches_encoding!r}: choose json or batch")
         if self.on_offset_reset not in ("stop", "earliest"):
@@ -346,8 +364,10 @@ class Settings:
             raise ConfigError(
                 f"backfill_mode={self.backfill_mode!r}: choose auto, beside or inline"
             )
-        if self.backfill_threads < 0:
-            raise ConfigError("backfill_threads must be >= 0 (0: the cores less two)")
+        if not 0 <= self.backfill_threads <= MAX_BACKFILL_THREADS:
+            raise ConfigError(
+                f"backfill_threads must be 0 to {MAX_BACKFILL_THREADS} (0: the cores less two)"
+            )
         if self.kafka_request_timeout_ms < 100:
             raise ConfigError(
                 f"kafka_request_timeout_ms={self.kafka_request_timeout_ms}: must be >= 100"
@@ -484,11 +504,14 @@ def _coerce(value: Any, f: dataclasses.Field, source: str) -> Any:
                 return False
             raise ValueError
         if kind == "int":
-            if isinstance(value, bool):
-                raise ValueError
+            if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+                raise ValueError  # 1.9 is no count: not truncated to 1
             return int(value)
         if kind == "float":
-            return float(value)
-    except (TypeError, ValueError):
+            x = float(value)
+            if not math.isfinite(x):
+                raise ValueError  # every float setting is a time or a share
+            return x
+    except (TypeError, ValueError, OverflowError):
         raise ConfigError(f"{where} is not a valid {kind}") from None
     raise AssertionError(f"unhandled settings type {kind}")

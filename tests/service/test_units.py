@@ -128,6 +128,19 @@ def test_settings_precedence(tmp_path) -> None:
         ({"DCSM_GPU_BATCH_CAP": "16384", "DCSM_GPU_MAXU": "8192"}, None, "(16384)"),
         ({"DCSM_GPU_POOL_COMPACT": "2"}, None, "gpu_pool_compact=2: choose 0 or 1"),
         ({"DCSM_GPU_TAIL_DIV": "-1"}, None, "gpu_tail_div=-1: must be >= 0"),
+        # Bounds that a running service once took (a queue bound of 0: every POST waited).
+        ({"DCSM_MAX_QUEUED_UPDATES": "0"}, None, "max_queued_updates=0: must be >= 1"),
+        ({"DCSM_MAX_RECORD_UPDATES": "0"}, None, "max_record_updates=0: must be >= 1"),
+        ({"DCSM_MAX_ENGINE_BATCH_UPDATES": "-1"}, None, "max_engine_batch_updates=-1: must"),
+        ({"DCSM_DRAIN_TIMEOUT_S": "-1"}, None, "drain_timeout_s=-1.0: must be >= 0"),
+        ({"DCSM_DRAIN_TIMEOUT_S": "nan"}, None, "drain_timeout_s='nan' is not a valid float"),
+        ({"DCSM_CHECKPOINT_INTERVAL_S": "inf"}, None, "'inf' is not a valid float"),
+        ({"DCSM_GPU_POOL_SLABS": "-5"}, None, "gpu_pool_slabs=-5: must be >= 0"),
+        ({"DCSM_PORT": "70000"}, None, "port=70000: must be 0 to 65535"),
+        ({"DCSM_LOG_LEVEL": "verbose"}, None, "log_level='verbose': choose debug"),
+        ({"DCSM_BACKFILL_THREADS": "100000"}, None, "backfill_threads must be 0 to 1024"),
+        ({}, "replicas = 1.9\n", "replicas=1.9 is not a valid int"),
+        ({}, "port = 1e400\n", "is not a valid int"),
     ],
 )
 def test_settings_errors_name_the_key(tmp_path, env, text, fragment) -> None:
