@@ -43,13 +43,23 @@ def powerlaw_stream(
     where = Dict.empty(key_type=types.int64, value_type=types.int64)
     pool = np.empty((0, 2), np.int64)
     i = nlive = p = 0
+    pairs = num_vertices * (num_vertices - 1) // 2
     while True:
+        start = i
         i, nlive, p = _generate(ops, us, vs, deletes, picks, i, live, nlive, where, pool, p,
                                 num_vertices)  # fmt: skip
         if i == num_updates:
             break
-        # Endpoint pairs run out: the next 4096, drawn by weight (the kernel resumes at i).
-        pool = order[rng.choice(num_vertices, size=(4096, 2), p=weights)].astype(np.int64)
+        if nlive == pairs:  # every pair is an edge: update i can only delete one
+            deletes[i] = True
+            continue
+        # Endpoint pairs run out: the next 4096 (the kernel resumes at i), drawn by weight;
+        # uniformly once a whole pool by weight found no free pair (a nearly complete small
+        # graph, whose last free pairs join light vertices, would otherwise take forever).
+        if i == start and len(pool):
+            pool = rng.integers(0, num_vertices, size=(4096, 2))
+        else:
+            pool = order[rng.choice(num_vertices, size=(4096, 2), p=weights)].astype(np.int64)
         p = 0
     return UpdateBatch.from_arrays(ops, us, vs, u_label=labels[us], v_label=labels[vs])
 

@@ -56,3 +56,17 @@ def test_deal_gives_every_record_to_one_process_in_order() -> None:
     np.testing.assert_array_equal(shares[2][0], [4, 5, 6, 7, 8, 12, 13, 14, 15, 16, 17, 18, 19])
     everything = np.sort(np.concatenate([s[0] for s in shares]))
     np.testing.assert_array_equal(everything, np.arange(20))
+
+
+@pytest.mark.parametrize("vertices,updates", [(3, 300), (40, 4000)])
+def test_a_stream_over_few_vertices_ends_and_stays_valid(vertices: int, updates: int) -> None:
+    """More updates than a small graph has vertex pairs: the stream still ends (it once
+    looked for a free pair forever: ``dcsm demo --vertices 3`` hung), every insertion
+    adds an edge that is not there and every deletion removes one that is."""
+    batch = powerlaw_stream(vertices, updates, seed=5)
+    live: set[tuple[int, int]] = set()
+    for op, u, v in zip(batch.op.tolist(), batch.u.tolist(), batch.v.tolist(), strict=True):
+        edge = (min(u, v), max(u, v))
+        assert u != v and (edge in live) == (op < 0)
+        (live.discard if op < 0 else live.add)(edge)
+    assert len(live) <= vertices * (vertices - 1) // 2
