@@ -32,6 +32,7 @@ from typing import IO, NoReturn
 import numpy as np
 
 from . import __version__
+from .argtypes import number, positive_int, seed
 from .errors import DcsmError, InputFileError
 from .gpu_options import add_gpu_args, engine_options
 from .model import OUTCOME_NAMES, Pattern, UpdateBatch
@@ -327,13 +328,28 @@ def cmd_gen_graph(args: argparse.Namespace) -> int:
 
     t0 = time.time()
     preset = PRESETS.get(args.preset or "", {})
-    if args.model == "chung-lu" or preset:
+    chung_lu = args.model == "chung-lu" or bool(preset)
+    given = {"--edges": args.edges is not None, "--gamma": args.gamma is not None,
+             "--edge-labels": args.edge_labels != 1,
+             "--edges-per-vertex": args.edges_per_vertex != 4,
+             "--triangle-prob": args.triangle_prob != 0.5}  # fmt: skip
+    other = (
+        ("--edges-per-vertex", "--triangle-prob")
+        if chung_lu
+        else ("--edges", "--gamma", "--edge-labels")
+    )
+    wrong = [flag for flag in other if given[flag]]
+    if wrong:
+        model = "chung-lu" if chung_lu else "holme-kim"
+        raise WorkloadError(f"{', '.join(wrong)}: not an option of --model {model}")
+    if chung_lu:
         edges = args.edges or int(preset.get("edges", 0))
         if not edges:
             raise WorkloadError("--model chung-lu needs --edges (or --preset)")
         graph = chunglu_graph(
             edges, args.vertices or preset.get("vertices"),  # type: ignore[arg-type]
-            gamma=args.gamma or float(preset.get("gamma", 2.3)), labels=args.labels,
+            gamma=args.gamma if args.gamma is not None else float(preset.get("gamma", 2.3)),
+            labels=args.labels,
             edge_labels=args.edge_labels, seed=args.seed,
         )  # fmt: skip
     else:
@@ -384,10 +400,13 @@ def _parent(path: str) -> None:
 # -- parser --------------------------------------------------------------------------------
 
 
-def _positive_int(text: str) -> int:
-    x = int(text)
-    if x < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {x}")
+def _label_count(text: str) -> int:
+    """How many labels: 1 to MAX_LABEL + 1 (labels are 32-bit; more wrapped to negatives)."""
+    from .graphio import MAX_LABEL
+
+    x = positive_int(text)
+    if x > MAX_LABEL + 1:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_LABEL + 1:,}, got {x}")
     return x
 
 
@@ -446,7 +465,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, str | None]:
     )
     p.add_argument(
         "--batch-size",
-        type=_positive_int,
+        type=positive_int,
         default=DEFAULT_BATCH,
         metavar="N",
         help=f"updates per engine call (default {DEFAULT_BATCH})",
@@ -472,41 +491,41 @@ def build_parser() -> tuple[argparse.ArgumentParser, str | None]:
         help="chung-lu at LiveJournal's size: 4.8M vertices, 43M edges, gamma 2.3",
     )
     p.add_argument(
-        "--vertices", type=_positive_int, metavar="N", help="vertices (chung-lu default: edges / 9)"
+        "--vertices", type=positive_int, metavar="N", help="vertices (chung-lu default: edges / 9)"
     )
-    p.add_argument("--edges", type=_positive_int, metavar="N", help="chung-lu: distinct edges")
+    p.add_argument("--edges", type=positive_int, metavar="N", help="chung-lu: distinct edges")
     p.add_argument(
-        "--gamma", type=float, metavar="G", help="chung-lu degree exponent (default 2.3)"
+        "--gamma", type=number(2), metavar="G", help="chung-lu degree exponent > 2 (default 2.3)"
     )
     p.add_argument(
         "--edge-labels",
-        type=_positive_int,
+        type=_label_count,
         default=1,
         metavar="L",
         help="random edge labels 0..L-1 (chung-lu; default 1: all 0)",
     )
     p.add_argument(
         "--edges-per-vertex",
-        type=_positive_int,
+        type=positive_int,
         default=4,
         metavar="M",
         help="edges each arriving vertex brings (default 4)",
     )
     p.add_argument(
         "--triangle-prob",
-        type=float,
+        type=number(0, or_equal=True),
         default=0.5,
         metavar="P",
         help="probability that a further edge closes a triangle (default 0.5)",
     )
     p.add_argument(
         "--labels",
-        type=_positive_int,
+        type=_label_count,
         default=1,
         metavar="L",
         help="random vertex labels 0..L-1 (default 1: all 0)",
     )
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=seed, default=0)
     p.add_argument("--out", required=True, metavar="FILE", help="graph file to write")
     p.set_defaults(func=cmd_gen_graph)
 
@@ -535,18 +554,18 @@ def build_parser() -> tuple[argparse.ArgumentParser, str | None]:
     )
     p.add_argument(
         "--labels",
-        type=_positive_int,
+        type=_label_count,
         metavar="L",
         help="replace vertex labels with random ones in 0..L-1",
     )
     p.add_argument(
         "--rate",
-        type=float,
+        type=number(0),
         metavar="R",
         help="add arrival times (5th column, seconds from the stream start) with "
         "exponential inter-arrival times at R updates/s",
     )
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=seed, default=0)
     p.set_defaults(func=cmd_gen_stream)
 
     return parser, _add_service_commands(sub)

@@ -28,6 +28,7 @@ Every error raises :class:`~dcsm.errors.InputFileError` naming the file and line
 from __future__ import annotations
 
 import math
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -248,7 +249,7 @@ def read_binary_graph(path: str | Path) -> Graph:
             if "format" not in z.files or str(z["format"]) != GRAPH_FORMAT:
                 raise InputFileError(name, None, f"not a {GRAPH_FORMAT} archive")
             cols = {k: z[k] for k in ("vertex_ids", "vertex_labels", "src", "dst", "edge_labels")}
-    except (OSError, ValueError, KeyError) as exc:
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
         raise InputFileError(name, None, f"cannot read the binary graph: {exc}") from None
     ids, vlab = cols["vertex_ids"].astype(np.int64), cols["vertex_labels"].astype(np.int32)
     src, dst = cols["src"].astype(np.int64), cols["dst"].astype(np.int64)

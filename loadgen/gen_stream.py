@@ -47,6 +47,11 @@ INSERT_FRACTION = 0.45
 DELETE_FRACTION = 0.05
 
 
+# Below this (updates/s) arrival times leave the range a stream file writes sensibly (1e-320
+# made them inf, 1e-300 numbers of 300 digits).
+MIN_RATE = 1e-6
+
+
 class WorkloadError(DcsmError):
     """Parameters that cannot produce a workload (reported as one line by the CLI)."""
 
@@ -104,8 +109,8 @@ def dcsm_workload(
         raise WorkloadError(f"delete fraction {delete_fraction} is outside [0, 1]")
     if labels is not None and labels < 1:
         raise WorkloadError(f"labels must be >= 1, got {labels}")
-    if rate is not None and not (math.isfinite(rate) and rate > 0):
-        raise WorkloadError(f"rate must be a positive number of updates/s, got {rate}")
+    if rate is not None and not (math.isfinite(rate) and rate >= MIN_RATE):
+        raise WorkloadError(f"rate must be at least {MIN_RATE:g} updates/s, got {rate}")
     split_rng, del_rng, mix_rng, label_rng, ts_rng = _rngs(seed, 5)
 
     ne = graph.num_edges

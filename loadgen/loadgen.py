@@ -44,8 +44,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+import httpx
+
+from dcsm.argtypes import number, seed, whole
 from dcsm.client import ApiError, AsyncClient
 from dcsm.engine import device_name
+from dcsm.errors import DcsmError
 from dcsm.stats import percentiles
 
 from .collect import FrameLatencies, metric_samples
@@ -59,34 +63,9 @@ PROBE = "_loadgen_probe"
 PRODUCER_CAP = {"binary": 2_000_000, "json": 500_000}
 
 
-def _at_least(low: float, strict: bool) -> Any:
-    """An argparse type: a number above ``low`` (``strict``) or at least ``low``."""
-
-    def parse(text: str) -> float:
-        try:
-            x = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-        if not (x > low if strict else x >= low) or x != x or x == float("inf"):
-            raise argparse.ArgumentTypeError(f"{text} is not {'>' if strict else '>='} {low:g}")
-        return x
-
-    return parse
-
-
-_positive = _at_least(0, strict=True)
-_non_negative = _at_least(0, strict=False)
-
-
-def _count(text: str) -> int:
-    """A whole number > 0."""
-    try:
-        k = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if k <= 0:
-        raise argparse.ArgumentTypeError(f"{text} is not > 0")
-    return k
+_positive = number(0)
+_non_negative = number(0, or_equal=True)
+_count = whole(3)  # --vertices: a synthetic stream needs three
 
 
 def _rates(text: str) -> list[float]:
@@ -138,8 +117,9 @@ def add_loadgen_args(p: argparse.ArgumentParser) -> None:
                    help="how long after sending a step may take to drain "
                    "(default max(30, 3 x duration))")  # fmt: skip
     p.add_argument("--out", default="loadgen-out", help="directory for results.json, latency.png")
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--vertices", type=_count, default=20_000, help="synthetic stream: vertices")
+    p.add_argument("--seed", type=seed, default=1)
+    p.add_argument("--vertices", type=_count, default=20_000,
+                   help="synthetic stream: vertices (at least 3)")  # fmt: skip
 
 
 def producers_for(rate: float, encoding: str, flag: str) -> int:
@@ -473,7 +453,10 @@ def _loadgen(args: argparse.Namespace, stopper: Any) -> int:
             )
             svc.start(timeout_s=600)
             args.service = svc.base_url
-        report = asyncio.run(_run(args))
+        try:
+            report = asyncio.run(_run(args))
+        except httpx.TransportError as exc:  # a wrong --service URL, or nothing there
+            raise DcsmError(f"cannot reach the service at {args.service!r}: {exc}") from None
     finally:
         if svc is not None:
             svc.terminate(30.0)

@@ -8,6 +8,7 @@ import argparse
 import sys
 from typing import Any
 
+from dcsm.argtypes import seed
 from dcsm.gpu_options import add_gpu_args
 
 from .settings import LOG_LEVELS
@@ -229,7 +230,7 @@ def add_commands(subparsers: Any) -> None:
         "--vertices", type=int, default=20_000, help="synthetic graph size (default 20000)"
     )
     p.add_argument("--labels", type=int, default=3, help="vertex labels (default 3)")
-    p.add_argument("--seed", type=int, default=7, help="generator seed (default 7)")
+    p.add_argument("--seed", type=seed, default=7, help="generator seed (default 7)")
     p.add_argument("--port", type=int, default=0, help="HTTP port (default: a free one)")
     p.add_argument("--backend", choices=["auto", "cpu", "gpu"], default="auto")
     p.add_argument("--plain", action="store_true", help="print lines instead of a live screen")

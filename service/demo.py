@@ -16,6 +16,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import math
 import time
 from collections import deque
 from collections.abc import Iterator
@@ -40,6 +41,7 @@ from .stopping import StopOnSignal
 
 #: Seconds without a processed update, while some are still due, before the demo gives up.
 STALL_S = 120.0
+MAX_DEMO_UPDATES = 100_000_000  # a stream generated in memory: ~25 bytes an update
 
 
 class DemoStalled(DcsmError):
@@ -192,8 +194,10 @@ async def _demo_with(args: argparse.Namespace, broker: TansuBroker | None) -> in
     from .app import Service
 
     console = Console()
-    if args.rate <= 0 or args.duration <= 0:
-        raise ConfigError("--rate and --duration must be positive")
+    if not (0 < args.rate < math.inf and 0 < args.duration < math.inf):
+        raise ConfigError("--rate and --duration must be positive finite numbers")
+    if args.rate * args.duration > MAX_DEMO_UPDATES:
+        raise ConfigError(f"--rate x --duration: at most {MAX_DEMO_UPDATES:,} updates")
     if args.graph is None and (args.vertices < 3 or args.labels < 1):
         raise ConfigError("--vertices must be at least 3 and --labels at least 1")
     batch = demo_stream(args)

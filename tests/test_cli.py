@@ -373,7 +373,10 @@ def error_cases(tmp: Path, w: dict[str, Path]) -> list[tuple[list, str]]:
         ([*base, "--batch-size", "0"], "argument --batch-size: must be >= 1, got 0"),
         ([*base, "--frobnicate"], "unrecognized arguments: --frobnicate"),
         (["match", "--graph", g], "the following arguments are required: --query"),
-        (["gen-graph", "--vertices", "abc", "--out", tmp / "g"], "argument --vertices: invalid"),
+        (
+            ["gen-graph", "--vertices", "abc", "--out", tmp / "g"],
+            "argument --vertices: not a whole number",
+        ),
         (
             ["gen-graph", "--vertices", "3", "--edges-per-vertex", "5", "--out", tmp / "g"],
             "need more vertices (3) than edges per vertex (5)",
@@ -394,7 +397,7 @@ def error_cases(tmp: Path, w: dict[str, Path]) -> list[tuple[list, str]]:
         ),
         (
             ["gen-stream", "--graph", g, "--out", tmp / "o", "--rate", "-5"],
-            "rate must be a positive",
+            "argument --rate: must be a finite number > 0",
         ),
         (
             ["gen-stream", "--graph", tmp / "missing", "--out", tmp / "o"],
@@ -431,9 +434,27 @@ def test_gpu_backend_unavailable(capsys, workload) -> None:  # type: ignore[no-u
 
 def test_errors_in_a_real_process(tmp_path: Path) -> None:
     """Through the interpreter, as a user runs it: status 2, one line, no traceback."""
+    out = str(tmp_path / "g.graph")
+    bad_npz = tmp_path / "cut.npz"
+    bad_npz.write_bytes(b"PK\x03\x04 a zip's first bytes, then nothing of one")
     for argv in (
         ["replay", "--graph", str(tmp_path / "nope")],
         ["match", "--graph", str(tmp_path / "nope"), "--query", str(tmp_path / "q")],
+        ["gen-graph", "--model", "chung-lu", "--edges", "100", "--gamma", "0", "--out", out],
+        [
+            "gen-graph",
+            "--model",
+            "chung-lu",
+            "--edges",
+            "100",
+            "--triangle-prob",
+            "0.2",
+            "--out",
+            out,
+        ],  # holme-kim's option, silently ignored before
+        ["gen-graph", "--vertices", "10", "--labels", "3000000000", "--out", out],
+        ["gen-graph", "--vertices", "10", "--seed", "-1", "--out", out],
+        ["match", "--graph", str(bad_npz), "--query", str(tmp_path / "q")],
         ["demo", "--vertices", "1", "--plain", "--backend", "cpu"],  # before any broker starts
         ["demo", "--labels", "0", "--plain", "--backend", "cpu"],
         ["loadgen", "--rates", "1000,0"],

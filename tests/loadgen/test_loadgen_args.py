@@ -28,7 +28,8 @@ def test_defaults_and_good_values_parse() -> None:
     "option,value",
     [("--rates", "0"), ("--rates", "1000,-5"), ("--rates", ","), ("--rates", "fast"),
      ("--duration", "0"), ("--duration", "nan"), ("--linger-ms", "-1"), ("--linger-ms", "inf"),
-     ("--slo-ms", "0"), ("--drain-s", "-2"), ("--vertices", "0"), ("--vertices", "2.5")],
+     ("--slo-ms", "0"), ("--drain-s", "-2"), ("--vertices", "2"), ("--vertices", "2.5"),
+     ("--seed", "-1")],
 )  # fmt: skip
 def test_bad_values_are_refused_naming_the_option(option: str, value: str) -> None:
     with pytest.raises(argparse.ArgumentError, match=option.lstrip("-").replace("-", ".")):
