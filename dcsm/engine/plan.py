@@ -75,6 +75,7 @@ Grochow & Kellis, RECOMB 2007, for symmetry breaking.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -212,6 +213,10 @@ def _automorphisms(pattern: Pattern) -> list[tuple[int, ...]]:
 # Automorphism groups by pattern shape and labels (at most _GROUPS_MAX, then cleared).
 _GROUPS: dict[tuple, tuple[tuple[tuple[int, ...], ...], int]] = {}
 _GROUPS_MAX = 256
+# Patterns with more automorphisms are refused: listing them grows as n! (a 7-clique's 5,040
+# take ~0.3 s, an 8-clique's 40,320 ~2-6 s, a 10-clique's or a 10-leaf star's 3.6M a minute
+# and more, while a registration waits), and each of their matches is counted that often.
+MAX_AUTOMORPHISMS = 5040
 
 
 def _automorphism_group(pattern: Pattern) -> tuple[tuple[tuple[int, ...], ...], int]:
@@ -221,13 +226,25 @@ def _automorphism_group(pattern: Pattern) -> tuple[tuple[tuple[int, ...], ...], 
     if group is None:
         n, g = pattern.num_vertices, pattern.to_networkx()
         exact = GraphMatcher(g, g, node_match=_labels_equal, edge_match=_labels_equal)
-        autos = tuple(tuple(m[i] for i in range(n)) for m in exact.isomorphisms_iter())
         loose = GraphMatcher(g, g, node_match=_labels_compatible, edge_match=_labels_compatible)
-        group = (autos, sum(1 for _ in loose.isomorphisms_iter()))
+        autos = tuple(tuple(m[i] for i in range(n)) for m in _at_most(exact.isomorphisms_iter()))
+        group = (autos, sum(1 for _ in _at_most(loose.isomorphisms_iter())))
         if len(_GROUPS) >= _GROUPS_MAX:
             _GROUPS.clear()
         _GROUPS[key] = group
     return group
+
+
+def _at_most(automorphisms: Iterator[dict[int, int]]) -> Iterator[dict[int, int]]:
+    """``automorphisms``, or PatternError once there are more than MAX_AUTOMORPHISMS."""
+    for k, m in enumerate(automorphisms):
+        if k == MAX_AUTOMORPHISMS:
+            raise PatternError(
+                "edges",
+                f"more than {MAX_AUTOMORPHISMS:,} automorphisms (a clique or star this large, "
+                "unlabelled); give some vertices labels that tell them apart",
+            )
+        yield m
 
 
 def _symmetry_constraints(pattern: Pattern, autos: list[tuple[int, ...]]) -> list[tuple[int, int]]:
