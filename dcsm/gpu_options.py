@@ -10,6 +10,7 @@ import argparse
 from collections.abc import Callable
 from typing import NamedTuple
 
+from dcsm.argtypes import number, whole
 from dcsm.gpu.loader import KernelConfig  # the kernel's sizes (no CUDA needed to import)
 
 _K = KernelConfig()
@@ -23,17 +24,6 @@ def _power_of_two(text: str) -> int:
 
 
 _power_of_two.__name__ = "int"
-
-
-def _at_least(lo: int) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        x = int(text)
-        if x < lo:
-            raise argparse.ArgumentTypeError(f"must be >= {lo}, got {x}")
-        return x
-
-    parse.__name__ = "int"  # argparse names the type in its errors
-    return parse
 
 
 class GpuOption(NamedTuple):
@@ -50,22 +40,22 @@ GPU_OPTIONS: dict[str, GpuOption] = {
     for o in (
         GpuOption("pool_slabs", 0, "slabs of 32 adjacency entries (524 B each with their "
                   "bookkeeping) in the device pool; 0: sized from the graph (1.5x what it "
-                  "needs) and grown as the stream outgrows it; N: exactly N", _at_least(0)),
+                  "needs) and grown as the stream outgrows it; N: exactly N", whole(0)),
         GpuOption("max_versions", 0, "vertex versions the device holds; 0: sized and grown "
-                  "like the pool", _at_least(0)),
+                  "like the pool", whole(0)),
         GpuOption("max_vertices", 1 << 22, "vertices the device tables hold at first (they "
                   "double, between two batches, when a graph or stream needs more)",
-                  _at_least(1)),
+                  whole(1)),
         GpuOption("batch_size", _K.batch_b, "updates that close a device batch at once (b)",
-                  _at_least(1)),
+                  whole(1)),
         GpuOption("batch_timeout_us", _K.batch_timeout_ns / 1000, "how long a device batch "
                   "waits for more updates after its first (t, us); 0: it closes as soon as "
-                  "nothing more is waiting", float, "US"),
+                  "nothing more is waiting", number(0, or_equal=True), "US"),
         GpuOption("batch_cap", _K.batch_cap, "most updates one device batch takes under a "
                   "backlog. Larger batches copy a hub's list once for more updates: 16,384 "
                   "against 4,096 took the oracle-github count rows from 0.173 to 0.151 s and "
                   "the updater's time on a 43M-edge triangle insertion from 0.78 to 0.33 s",
-                  _at_least(1)),
+                  whole(1)),
         GpuOption("small_path", _K.small_path, "batches of at most 32 updates applied by one "
                   "updater warp without the job pipeline: 0 never, 1 where the kernel's "
                   "measured costs say it is cheaper, 2 always", int, "{0,1,2}", (0, 1, 2)),
@@ -80,7 +70,7 @@ GPU_OPTIONS: dict[str, GpuOption] = {
                   "less on a 43M-edge triangle insertion (6.9M updates/s, 1.9x the bytes it "
                   "uses) but lookups search two runs: a 4-cycle there ran 20 percent slower "
                   "than with 0 (always copy) before both runs were searched in lockstep, "
-                  "which gave 7 percent back on a 10M-edge graph", _at_least(0)),
+                  "which gave 7 percent back on a 10M-edge graph", whole(0)),
         GpuOption("pool_compact", 0, "1: a self-sized slab pool is compacted (its runs moved "
                   "to the front) instead of grown when free runs waiting in its rings hold "
                   "a fifth of it: with tail_div 0, a 43M-edge insertion at batches of 16,384 "
