@@ -341,6 +341,12 @@ class Settings:
             raise ConfigError(f"port={self.port}: must be 0 to 65535 (0: any free port)")
         if self.log_level not in LOG_LEVELS:
             raise ConfigError(f"log_level={self.log_level!r}: choose " + ", ".join(LOG_LEVELS))
+        if self.backend not in ("auto", "cpu", "gpu"):
+            raise ConfigError(f"backend={self.backend!r}: choose auto, cpu or gpu")
+        for address in (self.kafka or "").split(","):
+            host, colon, port = address.strip().rpartition(":")
+            if self.kafka and not (colon and host and port.isdigit() and 0 < int(port) < 65536):
+                raise ConfigError(f"kafka={self.kafka!r}: give HOST:PORT (comma-separated)")
         if self.matches_encoding not in ("json", "batch"):
             raise ConfigError(f"matches_encoding={self.matches_encoding!r}: choose json or batch")
         if self.on_offset_reset not in ("stop", "earliest"):
