@@ -41,3 +41,11 @@ def number(above: float = -math.inf, *, or_equal: bool = False) -> Callable[[str
 
 positive_int = whole(1)
 seed = whole(0)  # numpy's generators take no negative seed
+
+
+def path(text: str) -> str:
+    """A file or folder path: not empty (an empty one meant the current folder, or an
+    error that named no path)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty path")
+    return text

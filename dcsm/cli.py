@@ -32,7 +32,7 @@ from typing import IO, NoReturn
 import numpy as np
 
 from . import __version__
-from .argtypes import number, positive_int, seed
+from .argtypes import number, path, positive_int, seed
 from .errors import DcsmError, InputFileError
 from .gpu_options import add_gpu_args, engine_options
 from .model import OUTCOME_NAMES, Pattern, UpdateBatch
@@ -454,6 +454,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, str | None]:
     _add_engine_args(p, with_updates=True)
     p.add_argument(
         "--emit",
+        type=path,
         metavar="FILE",
         help="write every delta as a JSON line to FILE ('-' = stdout); matches are then "
         "enumerated, not just counted",
@@ -526,7 +527,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, str | None]:
         help="random vertex labels 0..L-1 (default 1: all 0)",
     )
     p.add_argument("--seed", type=seed, default=0)
-    p.add_argument("--out", required=True, metavar="FILE", help="graph file to write")
+    p.add_argument("--out", type=path, required=True, metavar="FILE", help="graph file to write")
     p.set_defaults(func=cmd_gen_graph)
 
     p = sub.add_parser(
@@ -537,7 +538,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, str | None]:
         "Writes OUT/initial.graph and OUT/stream.updates.",
     )
     p.add_argument("--graph", required=True, help="input graph: CSM text or SNAP edge list")
-    p.add_argument("--out", required=True, metavar="DIR", help="directory to write into")
+    p.add_argument("--out", type=path, required=True, metavar="DIR", help="directory to write into")
     p.add_argument(
         "--insert-fraction",
         type=float,

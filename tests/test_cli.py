@@ -454,6 +454,7 @@ def test_errors_in_a_real_process(tmp_path: Path) -> None:
         ],  # holme-kim's option, silently ignored before
         ["gen-graph", "--vertices", "10", "--labels", "3000000000", "--out", out],
         ["gen-graph", "--vertices", "10", "--seed", "-1", "--out", out],
+        ["gen-stream", "--graph", out, "--out", ""],  # wrote into the current folder
         ["match", "--graph", str(bad_npz), "--query", str(tmp_path / "q")],
         ["demo", "--vertices", "1", "--plain", "--backend", "cpu"],  # before any broker starts
         ["demo", "--labels", "0", "--plain", "--backend", "cpu"],
