@@ -92,6 +92,18 @@ def load_query(path: str, *, distinct: bool = False) -> Pattern:
     return pattern
 
 
+def load_queries(paths: Sequence[str], *, distinct: bool = False) -> list[Pattern]:
+    """The query files ``paths`` (:func:`load_query`), refused when two share a name: their
+    results would be told apart by nothing."""
+    seen: dict[str, str] = {}
+    for file in paths:
+        name = Path(file).stem
+        if name in seen:
+            raise DcsmError(f"--query: {seen[name]} and {file} are both named {name!r}")
+        seen[name] = file
+    return [load_query(p, distinct=distinct) for p in paths]
+
+
 def _os_reason(exc: BaseException) -> str:
     if isinstance(exc, OSError):
         return exc.strerror or str(exc)
@@ -181,7 +193,7 @@ def replay(
     warm_up(backend)  # JIT compilation stays out of the timed seconds
     graph = read_graph(graph_path)
     stream = read_csm_stream(updates_path)
-    patterns = [load_query(p, distinct=distinct) for p in query_paths]
+    patterns = load_queries(query_paths, distinct=distinct)
     names = [p.name for p in patterns]
     nq = len(patterns)
     engine = make_engine(backend, gpu_options=gpu_options)
@@ -291,7 +303,7 @@ def cmd_match(args: argparse.Namespace) -> int:
     from .graphio import read_graph
 
     graph = read_graph(args.graph)
-    patterns = [load_query(p, distinct=args.distinct) for p in args.query]
+    patterns = load_queries(args.query, distinct=args.distinct)
     engine = make_engine(args.backend, gpu_options=engine_options(args))
     try:
         engine.load_graph(graph)

@@ -346,7 +346,12 @@ def error_cases(tmp: Path, w: dict[str, Path]) -> list[tuple[list, str]]:
     (tmp / "broken.json").write_text('{"name": "x", "vertices": [')
     g, s, q = w["graph"], w["stream"], w["triangle"]
     base = ["replay", "--graph", g, "--updates", s, "--query", q]
+    twin = tmp / "twin" / Path(q).name  # another query file of the same name
+    twin.parent.mkdir()
+    twin.write_text(Path(q).read_text())
     return [
+        ([*base, "--query", twin], f"are both named {Path(q).stem!r}"),
+        (["match", "--graph", g, "--query", q, "--query", twin], "are both named"),
         ([], "the following arguments are required: COMMAND"),
         (["bogus"], "invalid choice: 'bogus'"),
         (["replay"], "the following arguments are required: --graph, --updates, --query"),
