@@ -30,6 +30,8 @@ def test_static_counts_come_from_the_cache_on_a_second_run(tmp_path: Path) -> No
     for a, b, c in zip(first, again, other, strict=True):
         assert a["exact"] is True and b["exact"] is True and c["exact"] is True, (a, b, c)
         assert a["static_count_s"] > 0 and b["static_count_s"] == 0 and c["static_count_s"] > 0
+        assert (a["static_from_cache"], b["static_from_cache"], c["static_from_cache"]) == (
+            False, True, False)  # fmt: skip
         assert b["static_embeddings_after"] == a["static_embeddings_after"]
         assert c["static_embeddings_after"] != a["static_embeddings_after"]
     assert len(json.loads((tmp_path / "static.json").read_text())) == 4
