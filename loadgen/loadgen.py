@@ -65,7 +65,7 @@ PRODUCER_CAP = {"binary": 2_000_000, "json": 500_000}
 
 _positive = number(0)
 _non_negative = number(0, or_equal=True)
-_count = whole(3)  # --vertices: a synthetic stream needs three
+_vertices = whole(3)  # a synthetic stream needs three
 
 
 def _rates(text: str) -> list[float]:
@@ -118,7 +118,7 @@ def add_loadgen_args(p: argparse.ArgumentParser) -> None:
                    "(default max(30, 3 x duration))")  # fmt: skip
     p.add_argument("--out", default="loadgen-out", help="directory for results.json, latency.png")
     p.add_argument("--seed", type=seed, default=1)
-    p.add_argument("--vertices", type=_count, default=20_000,
+    p.add_argument("--vertices", type=_vertices, default=20_000,
                    help="synthetic stream: vertices (at least 3)")  # fmt: skip
 
 

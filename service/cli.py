@@ -8,7 +8,7 @@ import argparse
 import sys
 from typing import Any
 
-from dcsm.argtypes import seed
+from dcsm.argtypes import number, positive_int, seed, whole
 from dcsm.gpu_options import add_gpu_args
 
 from .settings import LOG_LEVELS
@@ -224,12 +224,13 @@ def add_commands(subparsers: Any) -> None:
     p.add_argument(
         "--graph", metavar="FILE", help="stream this graph's edges instead of a synthetic one"
     )
-    p.add_argument("--rate", type=float, default=2000.0, help="updates per second (default 2000)")
-    p.add_argument("--duration", type=float, default=20.0, help="seconds to stream (default 20)")
-    p.add_argument(
-        "--vertices", type=int, default=20_000, help="synthetic graph size (default 20000)"
-    )
-    p.add_argument("--labels", type=int, default=3, help="vertex labels (default 3)")
+    p.add_argument("--rate", type=number(0), default=2000.0,
+                   help="updates per second (default 2000)")  # fmt: skip
+    p.add_argument("--duration", type=number(0), default=20.0,
+                   help="seconds to stream (default 20)")  # fmt: skip
+    p.add_argument("--vertices", type=whole(3), default=20_000,
+                   help="synthetic graph size (default 20000)")  # fmt: skip
+    p.add_argument("--labels", type=positive_int, default=3, help="vertex labels (default 3)")
     p.add_argument("--seed", type=seed, default=7, help="generator seed (default 7)")
     p.add_argument("--port", type=int, default=0, help="HTTP port (default: a free one)")
     p.add_argument("--backend", choices=["auto", "cpu", "gpu"], default="auto")
