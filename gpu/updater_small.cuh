@@ -67,7 +67,8 @@ __device__ bool choose_small(const Ctx& C, UpdShared& S, int nb, bool hold, int 
     int small = 0;
     if (lane == 0) {
         State& st = *C.st;
-        if (st.model_bulk_ns == 0) {
+        if (st.model_bulk_ns == 0) {  // the first eligible batch (in hold mode the bulk
+                                      // path's ewma may start first: the rest learn from 0)
             st.model_fixed_ns = SMALL_FIXED_NS0;
             st.model_update_ps = SMALL_UPDATE_PS0;
             st.model_chunk_ps = SMALL_CHUNK_PS0;
