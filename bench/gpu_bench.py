@@ -255,8 +255,9 @@ class Report:
                     "updater, read -> matching started (the updater's batch); and the "
                     "response time counted from entry into the ring. Short path: the share "
                     "of batches updater warp 0 applied alone (updater_small.cuh), and the "
-                    "cost models at the end (us per update, per chunk copied, per bulk batch "
-                    "of at most 32 updates), and its mean us per short batch in each step ("
+                    "cost models at the end (us per short batch, per update and per chunk "
+                    "copied on top of it, per bulk batch of at most 32 updates), and its "
+                    "mean us per short batch in each step ("
                     + ", ".join(SMALL_STEPS) + "). Seen: entry into the ring -> the host read "
                     "the completion, on the host's clock alone. Clock check: the least ring "
                     "wait and the least time from the device's finish to the host's read; "
@@ -281,9 +282,9 @@ class Report:
                         *(r.get(k, float("nan")) for k in (
                             "ring_min_us", "seen_after_finish_min_us", "resp_bounded_p50_us",
                             "resp_bounded_p99_us", "clock_slack_us")))  # fmt: skip
-                    models = "{:.2f} / {:.3f} / {:.1f}".format(
-                        *(r.get(k, 0.0) for k in ("model_update_us", "model_chunk_us",
-                                                  "model_bulk_us")))  # fmt: skip
+                    models = "{:.1f} / {:.2f} / {:.3f} / {:.1f}".format(
+                        *(r.get(k, 0.0) for k in ("model_fixed_us", "model_update_us",
+                                                  "model_chunk_us", "model_bulk_us")))  # fmt: skip
                     steps = " / ".join(f"{r.get(f'small_{k}_us', 0.0):.1f}" for k in SMALL_STEPS)
                     lines.append(f"| {r['engine']} | {r['rate']:.0f} | {cells} | "
                                  f"{r['mean_batch']:.1f} | {r.get('small_share', 0.0):.0%} | "
@@ -434,7 +435,7 @@ def paced_row(
     row["clock_drift_ppm"] = clock["drift_ppm"]
     row["mean_batch"] = profile["mean_batch"]
     row["small_share"] = profile["small_batches"] / max(1, profile["batches"])
-    for key in ("model_update_us", "model_chunk_us", "model_bulk_us"):
+    for key in ("model_fixed_us", "model_update_us", "model_chunk_us", "model_bulk_us"):
         row[key] = profile[key]
     for key in SMALL_STEPS:
         row[f"small_{key}_us"] = profile[f"small_{key}_us"]

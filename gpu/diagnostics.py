@@ -52,6 +52,7 @@ def updater_profile(st: Any) -> dict[str, float]:
     small = {
         "small_batches": int(st["small_batches"]),
         "small_updates": int(st["small_updates"]),
+        "model_fixed_us": float(st["model_fixed_ns"]) / 1e3,
         "model_update_us": float(st["model_update_ps"]) / 1e6,
         "model_chunk_us": float(st["model_chunk_ps"]) / 1e6,
         "model_bulk_us": float(st["model_bulk_ns"]) / 1e3,

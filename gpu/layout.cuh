@@ -147,9 +147,10 @@
 // The short path (updater_small.cuh): batches of at most SMALL_MAX updates may be applied by
 // updater warp 0 without the job pipeline (the other updater warps share its merges).
 // SMALL_PATH 0: never; 1: when the cost models say it is cheaper; 2: always. The models
-// start from the *0 values (picoseconds per update and per 32-entry chunk copied;
-// nanoseconds per bulk batch) and learn from every batch; every SMALL_PROBE-th eligible
-// batch takes the other path, so that both stay measured.
+// start from the *0 values (nanoseconds per short batch, picoseconds per update and per
+// 32-entry chunk copied on top of it; nanoseconds per bulk batch) and learn from every
+// batch; every SMALL_PROBE-th eligible batch takes the other path, so that both stay
+// measured.
 #ifndef SMALL_PATH
 #define SMALL_PATH 1
 #endif
@@ -159,8 +160,11 @@
 #ifndef SMALL_PROBE
 #define SMALL_PROBE 256
 #endif
+#ifndef SMALL_FIXED_NS0
+#define SMALL_FIXED_NS0 25000
+#endif
 #ifndef SMALL_UPDATE_PS0
-#define SMALL_UPDATE_PS0 20000
+#define SMALL_UPDATE_PS0 3000
 #endif
 #ifndef SMALL_CHUNK_PS0
 #define SMALL_CHUNK_PS0 100000
@@ -428,7 +432,7 @@ struct State {
     // w0 lane 0: batches and updates applied on the short path, eligible batches seen (for
     // SMALL_PROBE), and the cost models (updater_small.cuh).
     u64 small_batches, small_updates, small_probe;
-    u64 model_update_ps, model_chunk_ps, model_bulk_ns;
+    u64 model_update_ps, model_chunk_ps, model_bulk_ns, model_fixed_ns;
     u64 small_ns[NSMALL];  // w0 lane 0: %globaltimer ns per short-path step, summed
     // J_ALLOC and the short path: new versions that appended a tail in their vertex's run,
     // and those that took a new run (a merge, or a vertex's first list).

@@ -96,6 +96,7 @@ def state_dtype(cfg: KernelConfig) -> np.dtype:
         ("model_update_ps", np.uint64),
         ("model_chunk_ps", np.uint64),
         ("model_bulk_ns", np.uint64),
+        ("model_fixed_ns", np.uint64),
         ("small_ns", np.uint64, len(SMALL_STEPS)),
         ("appends", np.uint64),
         ("new_runs", np.uint64),
