@@ -12,7 +12,9 @@ Formats:
   one or none does; they must be finite, >= 0 and non-decreasing. Readers that do not know
   the extension see an ordinary CSM stream once the column is cut off.
 * **SNAP edge lists**: one ``<u> <v>`` pair per line (tabs or spaces), ``#``/``%`` comments,
-  optionally a first line ``<|V|> <|E|>`` as in the DCSM copy of email-Enron. Both directions
+  optionally a first line ``<|V|> <|E|>`` as in the DCSM copy of email-Enron (taken as one when
+  it counts the lines after it, at least one, and every id after it is below ``|V|``; a file
+  of one line is one edge). Both directions
   and repeated pairs fold into one undirected edge; self loops are dropped. All labels are 0.
 * **Binary graphs** (ours, for graphs of tens of millions of edges; ``dcsm gen-graph --out
   g.npz`` writes one): an uncompressed NumPy ``.npz`` archive holding ``format`` (the string
@@ -220,10 +222,10 @@ def read_snap(path: str | Path) -> Graph:
     if not rows:
         return Graph.empty()
     arr = np.array(rows, np.int64)
-    # A first line "|V| |E|" is a header when it counts the lines after it and every id
-    # after it is below |V|.
+    # A first line "|V| |E|" is a header when it counts the lines after it (at least one)
+    # and every id after it is below |V|: a lone "1 0" is an edge, not an empty graph.
     nv, ne = arr[0]
-    if len(arr) - 1 == ne and (len(arr) == 1 or arr[1:].max() < nv):
+    if len(arr) > 1 and len(arr) - 1 == ne and arr[1:].max() < nv:
         arr = arr[1:]
     arr = arr[arr[:, 0] != arr[:, 1]]
     pairs = np.unique(np.sort(arr, axis=1), axis=0)

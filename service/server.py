@@ -1,15 +1,18 @@
 """``dcsm serve``: the service under uvicorn, with a SIGTERM/SIGINT that drains the pipeline
 (and writes the final checkpoint) before the process exits. Before anything else it applies
-the exposure rule (:func:`dcsm.service.auth.check_exposure`) and checks the TLS files."""
+the exposure rule (:func:`dcsm.service.auth.check_exposure`), checks the TLS files and that
+the address can be listened on."""
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import errno
 import faulthandler
 import logging
 import os
 import signal
+import socket
 import ssl
 import sys
 import threading
@@ -35,6 +38,7 @@ def serve(settings: Settings) -> int:
     access = check_exposure(s.host, auth.tokens, s.insecure_open, tls=bool(s.tls_cert))
     if s.tls_cert and s.tls_key:
         check_tls_files(s.tls_cert, s.tls_key)
+    check_listen(s.host, s.port)
     log.info("%s", access)
     service = Service(s)
     config = uvicorn.Config(
@@ -55,6 +59,24 @@ def check_tls_files(cert: str, key: str) -> None:
     except (OSError, ssl.SSLError) as exc:
         why = getattr(exc, "strerror", None) or getattr(exc, "reason", None) or exc
         raise ConfigError(f"cannot load --tls-cert {cert} with --tls-key {key}: {why}") from None
+
+
+def check_listen(host: str, port: int) -> None:
+    """ConfigError (one line) when ``host:port`` cannot be listened on (a port in use, an
+    address of no interface here): found before the engine starts, not after its warm-up
+    when uvicorn binds. Port 0 (any free port) is not checked."""
+    if port == 0:
+        return
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family) as probe:  # bound as uvicorn binds
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            in_use = exc.errno == errno.EADDRINUSE
+            hint = " (another dcsm serve? choose another --port)" if in_use else ""
+            why = exc.strerror or exc
+            raise ConfigError(f"cannot listen on {host}:{port}: {why}{hint}") from None
 
 
 def stop_budget_s(settings: Settings) -> float:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.machinery
 import json
+import socket
 import subprocess
 import sys
 import types
@@ -486,6 +487,23 @@ def test_errors_in_a_real_process(tmp_path: Path) -> None:
         text=True,
     )
     assert proc.stderr == f"dcsm: error: {tmp_path / 'nope'}: No such file or directory\n"
+
+
+def test_serve_refuses_a_port_in_use(tmp_path: Path) -> None:
+    """A port another process listens on: one line naming it, status 2, before the engine
+    starts (uvicorn found it only after the engine's warm-up, and exited 3)."""
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        proc = subprocess.run(
+            [sys.executable, "-m", "dcsm.cli", "serve", "--port", str(port),
+             "--state-dir", str(tmp_path / "s")],
+            capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"cannot listen on 127.0.0.1:{port}" in lines[0], proc.stderr
+    assert "in use" in lines[0] and "--port" in lines[0]
+    assert not (tmp_path / "s").exists() or not any((tmp_path / "s").iterdir())
 
 
 def test_console_script_and_help(capsys) -> None:  # type: ignore[no-untyped-def]

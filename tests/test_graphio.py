@@ -97,6 +97,9 @@ def test_snap_first_line_that_is_an_edge(tmp_path: Path) -> None:
     # "3 1" does not count the two lines after it.
     g = read_snap(write(tmp_path, "3 1\n1 2\n0 2\n"))
     assert sorted(zip(g.src.tolist(), g.dst.tolist(), strict=True)) == [(0, 2), (1, 2), (1, 3)]
+    # A file of one line is one edge ("1 0" also reads as "|V| = 1, no edge after it").
+    g = read_snap(write(tmp_path, "1 0\n"))
+    assert list(zip(g.src.tolist(), g.dst.tolist(), strict=True)) == [(0, 1)]
 
 
 def test_read_graph_tells_formats_apart(tmp_path: Path) -> None:
