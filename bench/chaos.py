@@ -285,7 +285,8 @@ class Result:
             f"chaos ({name}, seed {self.seed}): {self.kills} kills, {self.restarts} restarts, "
             f"{self.updates} updates in {self.records} records, {self.queries} queries, "
             f"{self.wall_s:.1f} s + {self.check_s:.1f} s of checks (start "
-            f"{self.start_seconds['mean']:.2f} s mean, the engine's "
+            f"{self.start_seconds['mean']:.2f} s mean, the input lease's "
+            f"{self.start_seconds['lease_mean']:.2f} s, the engine's "
             f"{self.start_seconds['engine_mean']:.2f} s)",
             f"  planned: {items(self.kinds)}",
             f"  moments: {items(self.moments)}",
@@ -378,6 +379,7 @@ class Chaos:
         self.moments: Counter[str] = Counter()
         self.start_s: list[float] = []  # spawn to ready
         self.engine_s: list[float] = []  # of which the engine's own start ("engine ... ready in")
+        self.lease_s: list[float] = []  # and the wait for the input lease ("... held after")
         self.cycles: list[float] = []  # spawn to end
         self.spawns = 0
         self.svc: ServiceProcess | None = None
@@ -456,10 +458,14 @@ class Chaos:
                 raise ChaosError(f"DELETE {name} (try {op.tries}): {r.status_code} {r.text}")
 
     async def _started(self, svc: ServiceProcess, starting: asyncio.Task) -> None:
-        """Wait until ``svc`` is ready; record its start and the engine's share of it."""
+        """Wait until ``svc`` is ready; record its start, and the input lease's and the
+        engine's shares of it."""
         self.start_s.append(await starting)
-        if found := _ENGINE_READY.findall(svc.log(1 << 20)):
+        log = svc.log(1 << 20)
+        if found := _ENGINE_READY.findall(log):
             self.engine_s.append(float(found[-1]))
+        if found := _LEASE_HELD.findall(log):
+            self.lease_s.append(float(found[-1]))
 
     def _due(self, k: int) -> list[Op]:
         return [op for op in self.ops if not op.done and op.incarnation <= k]
@@ -700,6 +706,7 @@ class Chaos:
                     }
                     fh.write(json.dumps(row) + "\n")
         starts, engine = np.array(self.start_s), np.array(self.engine_s or [np.nan])
+        lease = np.array(self.lease_s or [np.nan])
         return Result(
             signal=self.cfg.signal, seed=self.cfg.seed, kills=self.cfg.kills,
             restarts=self.spawns - 1, updates=n, records=len(self.records), queries=len(reg),
@@ -710,7 +717,8 @@ class Chaos:
             kinds=dict(Counter(self.kinds)), moments=dict(self.moments),
             ops=[op.describe(until) for op in self.ops],
             start_seconds={"mean": float(starts.mean()), "max": float(starts.max()),
-                           "engine_mean": float(engine.mean()), "engine_max": float(engine.max())},
+                           "engine_mean": float(engine.mean()), "engine_max": float(engine.max()),
+                           "lease_mean": float(lease.mean()), "lease_max": float(lease.max())},
             wall_s=wall_s, notes=self.notes + d.notes,
         )  # fmt: skip
 
@@ -751,6 +759,7 @@ def expected(
 
 _EMITTED = re.compile(rb',"emitted_ts":[^,}]*')
 _ENGINE_READY = re.compile(r"engine \w+ ready in ([0-9.]+)s")  # engine_worker's log line
+_LEASE_HELD = re.compile(r"input lease on \S+ held after ([0-9.]+)s")  # ownership's log line
 
 
 @dataclass

@@ -121,6 +121,7 @@ class InputLease:
         from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener
 
         lease = self
+        t0 = time.monotonic()
 
         class Listener(ConsumerRebalanceListener):  # type: ignore[misc]
             async def on_partitions_revoked(self, revoked: Any) -> None:
@@ -183,7 +184,10 @@ class InputLease:
                 "--updates-topic"
             )
         self._keep = asyncio.create_task(self._keep_alive(), name="dcsm-input-lease")
-        log.info("input lease on %s held (group %s)", self.topic, self.group)
+        log.info(
+            "input lease on %s held after %.1fs (group %s)",
+            self.topic, time.monotonic() - t0, self.group,
+        )  # fmt: skip
 
     def _owner(self) -> dict[str, Any]:
         """The owner the last assignment named (host, pid, member), or {}."""
