@@ -350,6 +350,7 @@ class Service:
             self.lease = InputLease(
                 s.kafka, s.updates_topic, s.group, s.input_lease_session_ms,
                 self.kafka_options,
+                self.state_dir / "lease-member.json" if self.state_dir is not None else None,
             )  # fmt: skip
             await self.lease.acquire(timeout_s=max(60.0, 3 * s.input_lease_session_ms / 1000))
             await self._refuse_empty_start()

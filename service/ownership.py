@@ -8,7 +8,10 @@ joined first (each member's subscription carries its start time). Exactly one li
 the owner; the others get nothing. A member that gets nothing refuses to start, naming the
 owner (its host, pid and client id) in one line. A member killed with ``kill -9`` stays in the
 group until its session times out (``session_timeout_ms``): a restart waits for that, then
-owns the input.
+owns the input. Where the service has a state directory it keeps its member id there
+(``lease-member.json``), and a restart on that directory whose predecessor's pid is gone (same
+boot, same pid namespace) removes that member from the group first (a LeaveGroup in its name,
+as a clean stop sends), instead of waiting out the dead leader's session.
 
 The lease group holds no offsets: the consumer group proper keeps them, committed at
 checkpoints (see :mod:`dcsm.service.ingest`). A group apart because a broker rejects offset
@@ -24,11 +27,33 @@ import os
 import socket
 import time
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError
 
 log = logging.getLogger("dcsm.service.ownership")
+
+
+def _pid_gone(pid: int) -> bool:
+    """No process of this pid namespace has ``pid``."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # alive, another user's
+        return False
+    return False
+
+
+def _pid_namespace() -> str:
+    """This machine's boot and pid namespace ("" where /proc does not say): processes with
+    the same value look up each other's pids."""
+    try:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+        return f"{boot}/{os.stat('/proc/self/ns/pid').st_ino}"
+    except OSError:
+        return ""
 
 
 class InputOwned(ConfigError):
@@ -103,12 +128,14 @@ class InputLease:
         group: str,
         session_timeout_ms: int = 10_000,
         client_options: dict[str, Any] | None = None,
+        member_file: Path | None = None,
     ) -> None:
         self.topic = topic
         self.group = f"{group}.owner"
         self.identity = {
             "host": socket.gethostname(), "pid": os.getpid(), "started": time.time(),
         }  # fmt: skip
+        self._member_file = member_file  # where this service keeps its member id
         self._bootstrap = bootstrap
         self._session_timeout_ms = session_timeout_ms
         self._client_options = client_options or {}
@@ -151,6 +178,7 @@ class InputLease:
         )
         await c.start()
         self._consumer = c
+        await self._remove_member_left_here()
         c.subscribe([self.topic], listener=Listener())
         # Assignment happens while the consumer fetches: poll (it never holds records long,
         # it reads nothing: paused as soon as it owns the partition).
@@ -184,6 +212,7 @@ class InputLease:
                 "--updates-topic"
             )
         self._keep = asyncio.create_task(self._keep_alive(), name="dcsm-input-lease")
+        self._write_member_file()
         log.info(
             "input lease on %s held after %.1fs (group %s)",
             self.topic, time.monotonic() - t0, self.group,
@@ -201,13 +230,54 @@ class InputLease:
             return False
         if pid == self.identity["pid"]:
             return False
+        return _pid_gone(pid)
+
+    def _write_member_file(self) -> None:
+        """This member's id, pid and pid namespace in the state directory (atomically)."""
+        if self._member_file is None:
+            return
+        mine = {
+            "group": self.group, "member": self._consumer._coordinator.member_id,
+            "pid": self.identity["pid"], "pids": _pid_namespace(),
+        }  # fmt: skip
+        tmp = self._member_file.with_suffix(".tmp")
         try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
-        except PermissionError:  # alive, another user's
-            return False
-        return False
+            tmp.write_text(json.dumps(mine))
+            tmp.replace(self._member_file)
+        except OSError as exc:  # only a restart's speed depends on it
+            log.warning("cannot write %s: %s", self._member_file, exc)
+
+    async def _remove_member_left_here(self) -> None:
+        """The member a service of this state directory left in the group when it was
+        killed: removed where its pid is surely gone (this boot, this pid namespace), so that
+        the join does not wait for its session to end (the dead member may be the leader)."""
+        try:
+            left = json.loads(self._member_file.read_text()) if self._member_file else None
+        except (OSError, ValueError):
+            return
+        if not isinstance(left, dict) or left.get("group") != self.group:
+            return
+        member, pid, pids = left.get("member"), left.get("pid"), _pid_namespace()
+        if not (isinstance(member, str) and member and isinstance(pid, int) and pids):
+            return
+        if left.get("pids") != pids or pid == self.identity["pid"] or not _pid_gone(pid):
+            return
+        from aiokafka.protocol.group import LeaveGroupRequest
+
+        coordinator = self._consumer._coordinator  # aiokafka's, with its connection
+        try:
+            await coordinator.ensure_coordinator_known()
+            resp = await coordinator._send_req(LeaveGroupRequest(self.group, member))
+        except Exception as exc:
+            log.info("input lease on %s: the exited service's member not removed: %s",
+                     self.topic, exc)  # fmt: skip
+            return
+        if resp.error_code:  # 25, UNKNOWN_MEMBER_ID: the broker has dropped it already
+            log.info("input lease on %s: the exited service's member was not in %s (error code "
+                     "%d)", self.topic, self.group, resp.error_code)  # fmt: skip
+        else:
+            log.info("input lease on %s: removed the member of the exited service (pid %d) of "
+                     "this state directory from %s", self.topic, pid, self.group)  # fmt: skip
 
     def describe_owner(self) -> str:
         who = self._owner()
@@ -242,4 +312,6 @@ class InputLease:
             self._keep = None
         if self._consumer is not None:
             c, self._consumer = self._consumer, None
-            await c.stop()
+            await c.stop()  # leaves the group: no member of this service is left in it
+            if self.owner and self._member_file is not None:
+                self._member_file.unlink(missing_ok=True)
