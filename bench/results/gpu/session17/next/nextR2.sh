@@ -5,7 +5,7 @@
 #     "held after X s" in the service log; session 17: a GPU restart took 24.8 s, the engine
 #     4.45 s of it; on the CPU backend the lease took 16.65 of 18.07 s).
 # Prepare: cp bench/results/gpu/session17/common-nowhl.sh bench/results/gpu/session17/next/nextR2.sh .devrun/
-#   (the kernel cache as in nextR1.sh).
+#   and the kernel cache of session 17's last call as .devrun/cupy-cache.tgz.aa.
 # Carry: .devrun .whl   (tracked tree ~26 MB + .whl 23 MB + cache: under the 64 MiB limit)
 source .devrun/common-nowhl.sh
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl || exit 1
