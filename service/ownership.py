@@ -34,6 +34,8 @@ from .errors import ConfigError
 
 log = logging.getLogger("dcsm.service.ownership")
 
+_LEAVE_TIMEOUT_S = 10.0  # finding the coordinator, then removing an exited service's member
+
 
 def _pid_gone(pid: int) -> bool:
     """No process of this pid namespace has ``pid``."""
@@ -265,9 +267,10 @@ class InputLease:
         from aiokafka.protocol.group import LeaveGroupRequest
 
         coordinator = self._consumer._coordinator  # aiokafka's, with its connection
-        try:
-            await coordinator.ensure_coordinator_known()
-            resp = await coordinator._send_req(LeaveGroupRequest(self.group, member))
+        try:  # bounded: the join below has its own deadline and error
+            await asyncio.wait_for(coordinator.ensure_coordinator_known(), _LEAVE_TIMEOUT_S)
+            leave = LeaveGroupRequest(self.group, member)
+            resp = await asyncio.wait_for(coordinator._send_req(leave), _LEAVE_TIMEOUT_S)
         except Exception as exc:
             log.info("input lease on %s: the exited service's member not removed: %s",
                      self.topic, exc)  # fmt: skip
