@@ -11,7 +11,8 @@ group until its session times out (``session_timeout_ms``): a restart waits for 
 owns the input. Where the service has a state directory it keeps its member id there
 (``lease-member.json``), and a restart on that directory whose predecessor's pid is gone (same
 boot, same pid namespace) removes that member from the group first (a LeaveGroup in its name,
-as a clean stop sends), instead of waiting out the dead leader's session.
+as a clean stop sends), instead of waiting out the dead leader's session. The removal uses
+aiokafka's group coordinator (private; aiokafka >= 0.13): where it fails, the restart waits.
 
 The lease group holds no offsets: the consumer group proper keeps them, committed at
 checkpoints (see :mod:`dcsm.service.ingest`). A group apart because a broker rejects offset
@@ -35,6 +36,7 @@ from .errors import ConfigError
 log = logging.getLogger("dcsm.service.ownership")
 
 _LEAVE_TIMEOUT_S = 10.0  # finding the coordinator, then removing an exited service's member
+_PID_MAX = 1 << 22  # Linux's largest pid_max
 
 
 def _pid_gone(pid: int) -> bool:
@@ -151,6 +153,7 @@ class InputLease:
 
         lease = self
         t0 = time.monotonic()
+        deadline = t0 + timeout_s
 
         class Listener(ConsumerRebalanceListener):  # type: ignore[misc]
             async def on_partitions_revoked(self, revoked: Any) -> None:
@@ -164,6 +167,8 @@ class InputLease:
                         lease.topic, lease.describe_owner(),
                     )  # fmt: skip
                 lease.owner = owner
+                if owner and lease._keep is not None:  # held: a rejoin may bring a new id
+                    lease._write_member_file()
                 decided.set()
 
         decided = asyncio.Event()
@@ -184,7 +189,6 @@ class InputLease:
         c.subscribe([self.topic], listener=Listener())
         # Assignment happens while the consumer fetches: poll (it never holds records long,
         # it reads nothing: paused as soon as it owns the partition).
-        deadline = time.monotonic() + timeout_s
         while not decided.is_set():
             if time.monotonic() > deadline:
                 await self.release()
@@ -235,18 +239,23 @@ class InputLease:
         return _pid_gone(pid)
 
     def _write_member_file(self) -> None:
-        """This member's id, pid and pid namespace in the state directory (atomically)."""
+        """This member's id, pid and pid namespace in the state directory (atomically), kept
+        after a clean stop too (aiokafka sends no LeaveGroup for a generation 0 member, and
+        one that fails is not retried). Only a restart's speed depends on it."""
         if self._member_file is None:
             return
-        mine = {
-            "group": self.group, "member": self._consumer._coordinator.member_id,
-            "pid": self.identity["pid"], "pids": _pid_namespace(),
-        }  # fmt: skip
+        try:
+            member = str(self._consumer._coordinator.member_id)  # aiokafka's, private
+        except AttributeError as exc:
+            log.warning("input lease: this member's id not found (%s)", exc)
+            return
+        mine = {"group": self.group, "member": member, "pid": self.identity["pid"],
+                "pids": _pid_namespace()}  # fmt: skip
         tmp = self._member_file.with_suffix(".tmp")
         try:
             tmp.write_text(json.dumps(mine))
             tmp.replace(self._member_file)
-        except OSError as exc:  # only a restart's speed depends on it
+        except OSError as exc:
             log.warning("cannot write %s: %s", self._member_file, exc)
 
     async def _remove_member_left_here(self) -> None:
@@ -260,24 +269,28 @@ class InputLease:
         if not isinstance(left, dict) or left.get("group") != self.group:
             return
         member, pid, pids = left.get("member"), left.get("pid"), _pid_namespace()
-        if not (isinstance(member, str) and member and isinstance(pid, int) and pids):
+        if not (isinstance(member, str) and member and type(pid) is int and pids):
             return
-        if left.get("pids") != pids or pid == self.identity["pid"] or not _pid_gone(pid):
+        if not 0 < pid <= _PID_MAX or pid == self.identity["pid"]:
             return
-        from aiokafka.protocol.group import LeaveGroupRequest
+        if left.get("pids") != pids or not _pid_gone(pid):
+            return
+        try:  # aiokafka's coordinator and request (private; aiokafka >= 0.13), bounded
+            from aiokafka.errors import for_code
+            from aiokafka.protocol.group import LeaveGroupRequest
 
-        coordinator = self._consumer._coordinator  # aiokafka's, with its connection
-        try:  # bounded: the join below has its own deadline and error
+            coordinator = self._consumer._coordinator
             await asyncio.wait_for(coordinator.ensure_coordinator_known(), _LEAVE_TIMEOUT_S)
             leave = LeaveGroupRequest(self.group, member)
             resp = await asyncio.wait_for(coordinator._send_req(leave), _LEAVE_TIMEOUT_S)
+            error = for_code(resp.error_code).__name__ if resp.error_code else ""
         except Exception as exc:
-            log.info("input lease on %s: the exited service's member not removed: %s",
+            log.info("input lease on %s: the exited service's member not removed: %r",
                      self.topic, exc)  # fmt: skip
             return
-        if resp.error_code:  # 25, UNKNOWN_MEMBER_ID: the broker has dropped it already
-            log.info("input lease on %s: the exited service's member was not in %s (error code "
-                     "%d)", self.topic, self.group, resp.error_code)  # fmt: skip
+        if error:  # UnknownMemberIdError: the broker has dropped it already
+            log.info("input lease on %s: the exited service's member not removed from %s: %s",
+                     self.topic, self.group, error)  # fmt: skip
         else:
             log.info("input lease on %s: removed the member of the exited service (pid %d) of "
                      "this state directory from %s", self.topic, pid, self.group)  # fmt: skip
@@ -315,6 +328,4 @@ class InputLease:
             self._keep = None
         if self._consumer is not None:
             c, self._consumer = self._consumer, None
-            await c.stop()  # leaves the group: no member of this service is left in it
-            if self.owner and self._member_file is not None:
-                self._member_file.unlink(missing_ok=True)
+            await c.stop()

@@ -64,19 +64,29 @@ def check_tls_files(cert: str, key: str) -> None:
 def check_listen(host: str, port: int) -> None:
     """ConfigError (one line) when ``host:port`` cannot be listened on (a port in use, an
     address of no interface here): found before the engine starts, not after its warm-up
-    when uvicorn binds. Port 0 (any free port) is not checked."""
+    when uvicorn binds. Every address the host resolves to is tried as asyncio's server binds
+    it (SO_REUSEADDR; IPv6 only on IPv6 sockets). Port 0 (any free port) is not checked."""
     if port == 0:
         return
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    with socket.socket(family) as probe:  # bound as uvicorn binds
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            probe.bind((host, port))
-        except OSError as exc:
-            in_use = exc.errno == errno.EADDRINUSE
-            hint = " (another dcsm serve? choose another --port)" if in_use else ""
-            why = exc.strerror or exc
-            raise ConfigError(f"cannot listen on {host}:{port}: {why}{hint}") from None
+    try:
+        found = socket.getaddrinfo(
+            host or None, port, socket.AF_UNSPEC, socket.SOCK_STREAM, 0, socket.AI_PASSIVE
+        )
+    except socket.gaierror as exc:
+        raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    for family, kind, proto, _, address in sorted(set(found)):
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                probe.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            try:
+                probe.bind(address)
+            except OSError as exc:
+                in_use = exc.errno == errno.EADDRINUSE
+                hint = " (another dcsm serve? choose another --port)" if in_use else ""
+                raise ConfigError(
+                    f"cannot listen on {host}:{port}: {exc.strerror or exc}{hint}"
+                ) from None
 
 
 def stop_budget_s(settings: Settings) -> float:
