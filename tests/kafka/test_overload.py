@@ -24,7 +24,10 @@ PROBE = Pattern.build("probe", [None, None], [(0, 1, None)])
 
 async def test_a_burst_waits_in_kafka_and_memory_stays_flat(broker, topics, make_service) -> None:
     n, per_record = 300_000, 2000
-    svc = make_service(env={"DCSM_MAX_QUEUED_UPDATES": "20000"})
+    # At most 5 records (10,000 updates) a poll: the rest of the burst waits in Kafka however
+    # the polls fall (at the default 2,000 records a poll, one poll could take the whole
+    # burst of 150 records and the lag read 0 at every sample: seen once in CI).
+    svc = make_service(env={"DCSM_MAX_QUEUED_UPDATES": "20000", "DCSM_FETCH_MAX_RECORDS": "5"})
     async with http_client(svc.base_url) as c:
         for p in (TRI, PROBE):
             body = spec(p, mode="count", encoding="batch")
