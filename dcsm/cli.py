@@ -341,16 +341,8 @@ def cmd_gen_graph(args: argparse.Namespace) -> int:
     t0 = time.time()
     preset = PRESETS.get(args.preset or "", {})
     chung_lu = args.model == "chung-lu" or bool(preset)
-    given = {"--edges": args.edges is not None, "--gamma": args.gamma is not None,
-             "--edge-labels": args.edge_labels != 1,
-             "--edges-per-vertex": args.edges_per_vertex != 4,
-             "--triangle-prob": args.triangle_prob != 0.5}  # fmt: skip
-    other = (
-        ("--edges-per-vertex", "--triangle-prob")
-        if chung_lu
-        else ("--edges", "--gamma", "--edge-labels")
-    )
-    wrong = [flag for flag in other if given[flag]]
+    other = _HOLME_KIM_ONLY if chung_lu else _CHUNG_LU_ONLY  # given: not at the default
+    wrong = [_flag(k) for k in other if getattr(args, k) != _GEN_GRAPH_DEFAULTS.get(k)]
     if wrong:
         model = "chung-lu" if chung_lu else "holme-kim"
         raise WorkloadError(f"{', '.join(wrong)}: not an option of --model {model}")
@@ -410,6 +402,17 @@ def _parent(path: str) -> None:
 
 
 # -- parser --------------------------------------------------------------------------------
+
+
+# gen-graph's options that belong to one --model; those with a default other than None take
+# it from here, in the parser and in the check that refuses the other model's options.
+_CHUNG_LU_ONLY = ("edges", "gamma", "edge_labels")
+_HOLME_KIM_ONLY = ("edges_per_vertex", "triangle_prob")
+_GEN_GRAPH_DEFAULTS = {"edge_labels": 1, "edges_per_vertex": 4, "triangle_prob": 0.5}
+
+
+def _flag(dest: str) -> str:
+    return "--" + dest.replace("_", "-")
 
 
 def _label_count(text: str) -> int:
@@ -513,23 +516,23 @@ def build_parser() -> tuple[argparse.ArgumentParser, str | None]:
     p.add_argument(
         "--edge-labels",
         type=_label_count,
-        default=1,
+        default=_GEN_GRAPH_DEFAULTS["edge_labels"],
         metavar="L",
         help="random edge labels 0..L-1 (chung-lu; default 1: all 0)",
     )
     p.add_argument(
         "--edges-per-vertex",
         type=positive_int,
-        default=4,
+        default=_GEN_GRAPH_DEFAULTS["edges_per_vertex"],
         metavar="M",
-        help="edges each arriving vertex brings (default 4)",
+        help="edges each arriving vertex brings (default %(default)s)",
     )
     p.add_argument(
         "--triangle-prob",
         type=number(0, or_equal=True),
-        default=0.5,
+        default=_GEN_GRAPH_DEFAULTS["triangle_prob"],
         metavar="P",
-        help="probability that a further edge closes a triangle (default 0.5)",
+        help="probability that a further edge closes a triangle (default %(default)s)",
     )
     p.add_argument(
         "--labels",

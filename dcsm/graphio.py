@@ -14,8 +14,8 @@ Formats:
 * **SNAP edge lists**: one ``<u> <v>`` pair per line (tabs or spaces), ``#``/``%`` comments,
   optionally a first line ``<|V|> <|E|>`` as in the DCSM copy of email-Enron (taken as one when
   it counts the lines after it, at least one, and every id after it is below ``|V|``; a file
-  of one line is one edge). Both directions
-  and repeated pairs fold into one undirected edge; self loops are dropped. All labels are 0.
+  of one line is one edge). Both directions and repeated pairs fold into one undirected edge;
+  self loops are dropped. All labels are 0.
 * **Binary graphs** (ours, for graphs of tens of millions of edges; ``dcsm gen-graph --out
   g.npz`` writes one): an uncompressed NumPy ``.npz`` archive holding ``format`` (the string
   ``dcsm-graph/1``), ``vertex_ids`` int64 (nv,), ``vertex_labels`` int32 (nv,), ``src`` and
