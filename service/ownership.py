@@ -40,7 +40,10 @@ _PID_MAX = 1 << 22  # Linux's largest pid_max
 
 
 def _pid_gone(pid: int) -> bool:
-    """No process of this pid namespace has ``pid``."""
+    """No process of this pid namespace has ``pid`` (false for a number no pid can be:
+    os.kill would raise OverflowError on one past a C int)."""
+    if not 0 < pid <= _PID_MAX:
+        return False
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -271,9 +274,7 @@ class InputLease:
         member, pid, pids = left.get("member"), left.get("pid"), _pid_namespace()
         if not (isinstance(member, str) and member and type(pid) is int and pids):
             return
-        if not 0 < pid <= _PID_MAX or pid == self.identity["pid"]:
-            return
-        if left.get("pids") != pids or not _pid_gone(pid):
+        if pid == self.identity["pid"] or left.get("pids") != pids or not _pid_gone(pid):
             return
         try:  # aiokafka's coordinator and request (private; aiokafka >= 0.13), bounded
             from aiokafka.errors import for_code
