@@ -25,8 +25,9 @@ apply when the ingest reads them back, at the same seq on every replica, which a
 each query's owner alike (shard mode ``queries``); the engine and the fan-out keep this
 replica's share of the matching.
 
-Start order: recovery (checkpoint, query log), engine (load, JIT warm-up), Kafka producer,
-fan-out, update-log replay, Kafka consumer, checkpointer. Startup runs in the background so
+Start order: recovery (checkpoint, query log); the engine (load, JIT warm-up) in its thread
+while the input lease is taken; Kafka producer, fan-out, update-log replay, Kafka consumer,
+checkpointer. Startup runs in the background so
 ``/healthz`` answers at once and ``/readyz`` says when the pipeline is up.
 """
 
@@ -340,6 +341,10 @@ class Service:
 
     async def start(self) -> None:
         s = self.settings
+        # The engine loads and compiles in its thread while the input lease is taken (a
+        # restart's two longest steps, side by side): it reads and publishes nothing until
+        # the ingest, which starts after the lease, hands it updates.
+        self.worker.launch()
         if s.kafka:
             if s.create_topics:
                 await ensure_topics(

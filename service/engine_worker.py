@@ -113,12 +113,20 @@ class EngineWorker:
         """Commands waiting for the engine thread."""
         return self._pending
 
-    async def start(self) -> None:
-        """Start the thread and wait until the engine is loaded and compiled."""
+    def launch(self) -> None:
+        """Start the thread (from the loop): the engine loads and compiles while the
+        caller goes on with the rest of its start; :meth:`start` waits for it."""
+        if self._thread is not None:
+            return
         self._loop = asyncio.get_running_loop()
         self.halted = asyncio.Event()
         self._thread = threading.Thread(target=self._run, name="dcsm-engine", daemon=True)
         self._thread.start()
+
+    async def start(self) -> None:
+        """Launch the thread unless :meth:`launch` did, and wait until the engine is
+        loaded and compiled."""
+        self.launch()
         while not self.ready.is_set():
             if self.error is not None:
                 raise self.error

@@ -4,6 +4,7 @@ across a control command; one event per command, in order; the fan-out's slots b
 from __future__ import annotations
 
 import asyncio
+import threading
 
 import numpy as np
 import pytest
@@ -59,6 +60,23 @@ async def test_queued_updates_merge_up_to_the_bound_and_never_across_a_control()
     assert len(first.result.deltas) == 6  # the triangle 1-2-3, in 3! embeddings
     assert [(s.start, s.stop, s.origin) for s in second.slices] == [(0, 2, "c")]
     assert len(last.result.deltas) == 6  # the triangle 3-4-5
+
+
+async def test_launch_builds_the_engine_while_the_caller_goes_on() -> None:
+    """The service takes its input lease while the engine loads: launch() returns at once,
+    the engine gets ready without start(), and start() waits for that thread, not a second."""
+    events: asyncio.Queue[Event] = asyncio.Queue()
+    worker = EngineWorker("cpu", events)
+    worker.launch()
+    worker.launch()
+    assert await asyncio.to_thread(worker.ready.wait, 60)
+    await worker.start()
+    assert [t.name for t in threading.enumerate()].count("dcsm-engine") == 1
+    worker.submit(Register(0, TRI, 0, False, False))
+    worker.submit(apply(0, [(1, 2), (2, 3), (1, 3)]))
+    got = await drain(events, worker, 2)
+    await worker.stop()
+    assert isinstance(got[1], Applied) and len(got[1].result.deltas) == 6
 
 
 async def test_the_engine_waits_for_the_fanout_when_it_falls_behind() -> None:
