@@ -265,6 +265,7 @@ class Result:
     moments: dict[str, int]  # observed
     ops: list[str]
     start_seconds: dict[str, float]
+    each_start: list[dict[str, float | None]]  # seconds of each start, its engine's, its lease's
     wall_s: float  # the kills and the last run
     check_s: float = 0.0  # reading the topics and the oracle
     notes: list[str] = field(default_factory=list)
@@ -380,6 +381,7 @@ class Chaos:
         self.start_s: list[float] = []  # spawn to ready
         self.engine_s: list[float] = []  # of which the engine's own start ("engine ... ready in")
         self.lease_s: list[float] = []  # and the wait for the input lease ("... held after")
+        self.each_start: list[dict[str, float | None]] = []  # the three, start by start
         self.cycles: list[float] = []  # spawn to end
         self.spawns = 0
         self.svc: ServiceProcess | None = None
@@ -462,10 +464,14 @@ class Chaos:
         engine's shares of it."""
         self.start_s.append(await starting)
         log = svc.log(1 << 20)
+        row: dict[str, float | None] = {"start": self.start_s[-1], "engine": None, "lease": None}
         if found := _ENGINE_READY.findall(log):
-            self.engine_s.append(float(found[-1]))
+            row["engine"] = float(found[-1])
+            self.engine_s.append(row["engine"])
         if found := _LEASE_HELD.findall(log):
-            self.lease_s.append(float(found[-1]))
+            row["lease"] = float(found[-1])
+            self.lease_s.append(row["lease"])
+        self.each_start.append(row)  # the engine and the lease overlap: not a sum
 
     def _due(self, k: int) -> list[Op]:
         return [op for op in self.ops if not op.done and op.incarnation <= k]
@@ -719,6 +725,7 @@ class Chaos:
             start_seconds={"mean": float(starts.mean()), "max": float(starts.max()),
                            "engine_mean": float(engine.mean()), "engine_max": float(engine.max()),
                            "lease_mean": float(lease.mean()), "lease_max": float(lease.max())},
+            each_start=self.each_start,
             wall_s=wall_s, notes=self.notes + d.notes,
         )  # fmt: skip
 

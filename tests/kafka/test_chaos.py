@@ -36,3 +36,9 @@ async def test_sigterm_restarts_give_no_duplicates(broker, tmp_path) -> None:
     assert res.total_differences == 0, res.summary()
     assert res.duplicates == 0, res.summary()
     assert res.restarts == 5
+    # Each start's seconds, and its engine's and input lease's, which it contains (side by
+    # side since the engine builds while the lease is taken: their sum may pass it).
+    assert len(res.each_start) == 6
+    for s in res.each_start:
+        assert s["engine"] is not None and s["lease"] is not None, res.each_start
+        assert s["start"] >= max(s["engine"], s["lease"]), res.each_start
