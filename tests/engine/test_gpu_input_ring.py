@@ -67,3 +67,30 @@ def test_paced_records_due_back_to_back_still_pump() -> None:
     assert written is not None and (written >= due).all() and ring.tail == n
     assert len(pumps) >= span_ns // _PUMP_NS // 4
     assert (np.diff(pumps) >= _PUMP_NS).all()
+
+
+def test_paced_records_already_due_go_at_once_and_wrap_in_order() -> None:
+    ring, hctl, dstat = rig(8)
+    ring.write(records(0, 6), lambda: None)
+    dstat["in_consumed"] = 6  # the kernel read them
+    published: list[int] = []
+    ring._in_tail = _Spy(ring._in_tail, published)  # every store of the tail word
+    now = time.time_ns()
+    due = np.array([now - 3000, now - 2000, now - 1000, now, now + 10**6], np.int64)
+    written = ring.write(records(6, 5), lambda: None, due)
+    assert written is not None and (written >= due).all()
+    # The four due at the call in one publish, across the ring's end; the fifth on its own.
+    assert [w >> _MIRROR_BITS for w in published] == [10, 11]
+    assert [int(ring.ring[t % 8]["a"]) for t in range(6, 11)] == [6, 7, 8, 9, 10]
+    assert int(hctl["in_tail"][0]) >> _MIRROR_BITS == 11
+
+
+class _Spy:
+    """The tail word's view, recording each store into it."""
+
+    def __init__(self, view: np.ndarray, log: list[int]) -> None:
+        self.view, self.log = view, log
+
+    def __setitem__(self, i: int, word: int) -> None:
+        self.view[i] = word
+        self.log.append(int(word))
