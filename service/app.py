@@ -27,8 +27,8 @@ replica's share of the matching.
 
 Start order: recovery (checkpoint, query log); the engine (load, JIT warm-up) in its thread
 while the input lease is taken; Kafka producer, fan-out, update-log replay, Kafka consumer,
-checkpointer. Startup runs in the background so
-``/healthz`` answers at once and ``/readyz`` says when the pipeline is up.
+checkpointer. Startup runs in the background so ``/healthz`` answers at once and ``/readyz``
+says when the pipeline is up.
 """
 
 from __future__ import annotations
