@@ -472,6 +472,10 @@ class Chaos:
             row["lease"] = float(found[-1])
             self.lease_s.append(row["lease"])
         self.each_start.append(row)  # the engine and the lease overlap: not a sum
+        self.say(  # as it happens: a run stopped before its summary still tells
+            f"start {len(self.each_start)}: ready after {row['start']:.2f} s (the engine's "
+            f"{_secs(row['engine'])}, the input lease's {_secs(row['lease'])})"
+        )
 
     def _due(self, k: int) -> list[Op]:
         return [op for op in self.ops if not op.done and op.incarnation <= k]
@@ -767,6 +771,10 @@ def expected(
 _EMITTED = re.compile(rb',"emitted_ts":[^,}]*')
 _ENGINE_READY = re.compile(r"engine \w+ ready in ([0-9.]+)s")  # engine_worker's log line
 _LEASE_HELD = re.compile(r"input lease on \S+ held after ([0-9.]+)s")  # ownership's log line
+
+
+def _secs(s: float | None) -> str:
+    return "not logged" if s is None else f"{s:.2f} s"
 
 
 @dataclass
