@@ -88,6 +88,21 @@ def new_engine(**kwargs: float) -> GpuEngine:
     return GpuEngine(**{**ENGINE_OPTIONS, **kwargs})  # type: ignore[arg-type]
 
 
+# GpuEngine.stats() counters that an apply moves only when it drains to look at the pools,
+# compacts the slab pool or grows a table (each a stop of the stream's flow).
+POOL_COUNTERS = ("pool_looks", "pool_compactions", "pool_slabs", "max_versions", "max_vertices")
+
+
+def pool_events(before: dict[str, int], after: dict[str, int]) -> str:
+    """What changed in POOL_COUNTERS, e.g. "pool_looks 3->4, pool_slabs 1024->2048"; ""
+    when nothing did."""
+    return ", ".join(
+        f"{k} {before.get(k)}->{after.get(k)}"
+        for k in POOL_COUNTERS
+        if before.get(k) != after.get(k)
+    )
+
+
 class Runner:
     """One engine per (graph, stream); every query timed on the same initial graph."""
 
@@ -103,15 +118,18 @@ class Runner:
         self.seq += len(b)
         return out
 
-    def time_query(self, query_path: Path, count_only: bool) -> tuple[float, int, int]:
+    def time_query(self, query_path: Path, count_only: bool) -> tuple[float, int, int, str]:
+        """(seconds, + matches, - matches, what the timed apply did to the pools)."""
         eng = self.engine
         q, self.qid = self.qid, self.qid + 1
         batch = self._shift(self.stream)
         eng.register(q, read_csm_query(query_path), from_seq=batch.seq[0], count_only=count_only)
         eng.unregister(q, from_seq=batch.seq[-1] + 1)
+        before = eng.stats()
         t0 = time.perf_counter()
         res = eng.apply(batch)
         seconds = time.perf_counter() - t0
+        events = pool_events(before, eng.stats())
         if count_only:
             pos = int(res.counts.count[res.counts.sign > 0].sum())
             neg = int(res.counts.count[res.counts.sign < 0].sum())
@@ -119,7 +137,7 @@ class Runner:
             pos = int((res.deltas.sign > 0).sum())
             neg = int((res.deltas.sign < 0).sum())
         eng.apply(self._shift(undo(self.stream, res.outcome)))
-        return seconds, pos, neg
+        return seconds, pos, neg, events
 
     def time_all(self, query_paths: list[Path]) -> tuple[float, int]:
         """Every query registered at once, count mode: (seconds, total matches)."""
@@ -208,6 +226,12 @@ class Report:
                 f"{self._row_ratio(r)} | "
                 f"{'' if pub is None else f'{pub:.4f}'} |"
             )
+        events = [r for r in self.rows if r.get("pool_events")]
+        if events:
+            lines += ["", "Timed applies that drained to look at the engine's pools, compacted "
+                      "or grew them (each a stop of the flow):", ""]  # fmt: skip
+            lines += [f"- {r['dataset']} {r['query']} {r['stream']} {r['mode']}: "
+                      f"{r['pool_events']}" for r in events]  # fmt: skip
         lines += ["", "### Totals (rows where RapidFlow finished on this host)", "",
                   "| dataset | mode | rows | GPU s | RapidFlow same host s | ratio | "
                   "GPU faster in | RapidFlow timed out |",
@@ -325,9 +349,9 @@ def search_part(
         try:
             for mode in modes:
                 for q in queries:
-                    s, pos, neg = run.time_query(qdir / q, mode == "count")
+                    s, pos, neg, events = run.time_query(qdir / q, mode == "count")
                     report.add(dataset=dataset, query=q, stream=stream, mode=mode,
-                               matches=pos + neg, seconds=s,
+                               matches=pos + neg, seconds=s, pool_events=events,
                                rapidflow_published_s=pub[(q, stream)][0],
                                peer_matches=pub[(q, stream)][1],
                                **rapidflow.fields(graph, qdir / q, updates, pos + neg))  # fmt: skip

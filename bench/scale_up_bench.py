@@ -349,6 +349,7 @@ def pool_usage(eng: Any, when: str) -> dict[str, Any] | None:
         "when": when,
         "slabs_in_use": s["slabs_in_use"], "pool_slabs": s["pool_slabs"],
         "slab_bump": s["slab_bump"], "compactions": s["pool_compactions"],
+        "looks": s.get("pool_looks"),  # drains to look at the pools (None: older engines)
         "versions_in_use": s["versions_in_use"], "max_versions": s["max_versions"],
         "used_bytes": s["slabs_in_use"] * SLAB_BYTES + s["versions_in_use"] * VERSION_BYTES,
         "engine_memory_bytes": eng.memory_bytes(),

@@ -221,6 +221,7 @@ class GpuEngine(Engine):
         self._hub_slabs = 0  # slabs of the largest arrays a piece may copy (_reserves)
         self._compact = bool(pool_compact) and self._auto_slabs  # (self-sized pools only)
         self._compactions = 0  # of the slab pool (_compact_slabs)
+        self._pool_looks = 0  # drains to look at the pools (_pools_in_reach)
         pool_slabs = pool_slabs if pool_slabs > 0 else pools.MIN_SLABS
         max_versions = max_versions if max_versions > 0 else pools.MIN_VERSIONS
         if pool_slabs > pools.MAX_SLABS:
@@ -509,6 +510,7 @@ class GpuEngine(Engine):
                 and pools.worth_a_look(int(s["versions_in_use"]), self._maxver, rv))
         ):  # fmt: skip
             return
+        self._pool_looks += 1
         self._settle(col)
         now = self.wait_collected()
         rv, rs = self._reserves()
@@ -772,6 +774,7 @@ class GpuEngine(Engine):
             "donated": int(s["donated"]),
             "pool_slabs": self._nslabs,
             "pool_compactions": self._compactions,
+            "pool_looks": self._pool_looks,
             "max_versions": self._maxver,
             "max_vertices": self._maxv,
         }

@@ -3,7 +3,8 @@
 # each start's seconds printed as it happens (7260565), to see start by start whether the
 # engine's build and the input lease's join overlap (call 2 kept only means; call 5 ran out of
 # time before its summary). Then the oracle count rows twice in one process's turns, to see
-# whether call 1's 18.7 ms Q_1 deletion10 row comes back.
+# whether call 1's 18.7 ms Q_1 deletion10 row comes back (gpu_bench now names, under its table,
+# every timed apply that drained to look at the pools, compacted or grew them).
 # Prepare: cp bench/results/gpu/session17/common-nowhl.sh bench/results/gpu/session18/next/nextS1.sh .devrun/
 #   and a kernel cache of this session (call 2's holds the default kernels) as .devrun/cupy-cache.tgz.aa.
 # Carry: .devrun .whl .shdata/oracle-github   (tracked tree ~25 MB + .whl 23 MB + cache 12 MB +
