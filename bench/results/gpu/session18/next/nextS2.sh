@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Written in the eighteenth session for the next one (not run): branch compact-not-grow
-# (2962524; its diff also in next/compact-not-grow.patch, for a checkout without the branch:
-# `git apply` it on 02ab5a2). A self-sized slab pool full only by its bump region is compacted
+# (dca2e45; its diff also in next/compact-not-grow.patch, for a checkout without the branch:
+# `git apply` it on a41b574). A self-sized slab pool full only by its bump region is compacted
 # instead of grown. Of 20 runs of the 43M triangle insertion in sessions 15-18 (pool sized
 # 11,586,560 slabs at load), the 10 whose pool grew mid-insertion (to 15,063,040: 8.7 GB,
 # 2.5x the bytes in use) ran at 6.10-7.60M updates/s, 6.64M on average; the 10 whose pool did
