@@ -379,9 +379,9 @@ class Chaos:
         self.producer = Producer(bootstrap, topics.updates, self.stream, self.records)
         self.moments: Counter[str] = Counter()
         self.start_s: list[float] = []  # spawn to ready
-        self.engine_s: list[float] = []  # of which the engine's own start ("engine ... ready in")
-        self.lease_s: list[float] = []  # and the wait for the input lease ("... held after")
-        self.each_start: list[dict[str, float | None]] = []  # the three, start by start
+        # Each start awaited whole (_started): its seconds, of which the engine's own start
+        # ("engine ... ready in") and the wait for the input lease ("... held after").
+        self.each_start: list[dict[str, float | None]] = []
         self.cycles: list[float] = []  # spawn to end
         self.spawns = 0
         self.svc: ServiceProcess | None = None
@@ -467,10 +467,8 @@ class Chaos:
         row: dict[str, float | None] = {"start": self.start_s[-1], "engine": None, "lease": None}
         if found := _ENGINE_READY.findall(log):
             row["engine"] = float(found[-1])
-            self.engine_s.append(row["engine"])
         if found := _LEASE_HELD.findall(log):
             row["lease"] = float(found[-1])
-            self.lease_s.append(row["lease"])
         self.each_start.append(row)  # the engine and the lease overlap: not a sum
         self.say(  # as it happens: a run stopped before its summary still tells
             f"start {len(self.each_start)}: ready after {row['start']:.2f} s (the engine's "
@@ -715,8 +713,11 @@ class Chaos:
                         "value": rec.value.decode(),
                     }
                     fh.write(json.dumps(row) + "\n")
-        starts, engine = np.array(self.start_s), np.array(self.engine_s or [np.nan])
-        lease = np.array(self.lease_s or [np.nan])
+        starts = np.array(self.start_s)
+        engine, lease = (
+            np.array([r[k] for r in self.each_start if r[k] is not None] or [np.nan])
+            for k in ("engine", "lease")
+        )
         return Result(
             signal=self.cfg.signal, seed=self.cfg.seed, kills=self.cfg.kills,
             restarts=self.spawns - 1, updates=n, records=len(self.records), queries=len(reg),
