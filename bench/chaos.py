@@ -105,6 +105,7 @@ from dcsm.service.checkpoint import Checkpoint  # noqa: E402
 from dcsm.service.codec import encode_binary  # noqa: E402
 from dcsm.service.durable import QueryLog  # noqa: E402
 from dcsm.service.frames import rows  # noqa: E402
+from dcsm.service.ownership import HELD_LINE  # noqa: E402
 
 KINDS = ("startup", "busy", "checkpoint", "steady")
 SERVICE_FLAGS = (  # one tansu broker: acks=1 is as durable as all there, and much cheaper
@@ -467,7 +468,7 @@ class Chaos:
         row: dict[str, float | None] = {"start": self.start_s[-1], "engine": None, "lease": None}
         if found := _ENGINE_READY.findall(log):
             row["engine"] = float(found[-1])
-        if found := _LEASE_HELD.findall(log):
+        if found := HELD_LINE.findall(log):
             row["lease"] = float(found[-1])
         self.each_start.append(row)  # the engine and the lease overlap: not a sum
         self.say(  # as it happens: a run stopped before its summary still tells
@@ -771,7 +772,6 @@ def expected(
 
 _EMITTED = re.compile(rb',"emitted_ts":[^,}]*')
 _ENGINE_READY = re.compile(r"engine \w+ ready in ([0-9.]+)s")  # engine_worker's log line
-_LEASE_HELD = re.compile(r"input lease on \S+ held after ([0-9.]+)s")  # ownership's log line
 
 
 def _secs(s: float | None) -> str:

@@ -25,6 +25,7 @@ import asyncio
 import json
 import logging
 import os
+import re
 import socket
 import time
 from collections.abc import Iterable, Mapping
@@ -34,6 +35,10 @@ from typing import Any
 from .errors import ConfigError
 
 log = logging.getLogger("dcsm.service.ownership")
+
+# The log line of a lease taken, with the seconds it took (read by bench/chaos.py and the
+# ownership tests; InputLease.acquire writes it).
+HELD_LINE = re.compile(r"input lease on \S+ held after ([0-9.]+)s")
 
 _LEAVE_TIMEOUT_S = 10.0  # finding the coordinator, then removing an exited service's member
 _PID_MAX = 1 << 22  # Linux's largest pid_max

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 
 import pytest
 from helpers import TRI, consume_topic, http_client, spec, wait_processed
@@ -17,7 +16,7 @@ from dcsm.loadgen.embedded import ServiceProcess
 from dcsm.loadgen.synth import powerlaw_stream
 from dcsm.service.app import ensure_topics
 from dcsm.service.broker import TansuBroker
-from dcsm.service.ownership import _pid_namespace
+from dcsm.service.ownership import HELD_LINE, _pid_namespace
 
 pytestmark = pytest.mark.kafka
 
@@ -84,7 +83,7 @@ async def test_a_restart_after_kill_9_skips_the_lease_wait(broker, topics, make_
 
 def lease_held_after(log: str) -> float:
     """Seconds the last start of the service waited for the input lease (its log line)."""
-    held = re.findall(r"input lease on \S+ held after ([0-9.]+)s", log)
+    held = HELD_LINE.findall(log)
     return float(held[-1]) if held else float("inf")
 
 
