@@ -71,11 +71,12 @@ GPU_OPTIONS: dict[str, GpuOption] = {
                   "uses) but lookups search two runs: a 4-cycle there ran 20 percent slower "
                   "than with 0 (always copy) before both runs were searched in lockstep, "
                   "which gave 7 percent back on a 10M-edge graph", whole(0)),
-        GpuOption("pool_compact", 0, "1: a self-sized slab pool is compacted (its runs moved "
-                  "to the front) instead of grown when free runs waiting in its rings hold "
-                  "a fifth of it: with tail_div 0, a 43M-edge insertion at batches of 16,384 "
-                  "then keeps 2.0x the bytes it uses instead of 2.5x, but at 4.7M updates/s "
-                  "instead of 6.0M; 0: grow", int, "{0,1}", (0, 1)),
+        GpuOption("pool_compact", 0, "1: a self-sized slab pool is also compacted (its runs "
+                  "moved to the front) whenever free runs waiting in its rings hold a fifth "
+                  "of it: with tail_div 0, a 43M-edge insertion at batches of 16,384 then "
+                  "keeps 2.0x the bytes it uses instead of 2.5x, but at 4.7M updates/s "
+                  "instead of 6.0M; 0: only where its bump region alone would make it grow",
+                  int, "{0,1}", (0, 1)),
     )
 }  # fmt: skip
 

@@ -497,10 +497,11 @@ class GpuEngine(Engine):
         """Grow a self-sized pool that is filling up (:mod:`.pools`). When the collector's
         last snapshot and the reserves (:meth:`_reserves`: all the host may have sent ahead
         of the kernel included) are above the high-water mark, wait until every update sent
-        has completed and been collected, compact the slab pool (``pool_compact``) if freed
-        runs of the wrong size classes hold much of it, and grow a pool if what is then
-        live is still above the live-water mark, or its bump region above the high-water
-        mark."""
+        has completed and been collected, compact the slab pool if only its bump region
+        would make it grow (what is live below the live-water mark; with ``pool_compact``
+        also whenever freed runs of the wrong size classes hold much of it), and grow a pool
+        if what is then live is still above the live-water mark, or its bump region above
+        the high-water mark."""
         s = self._dstat[0]
         rv, rs = self._reserves()
         slabs_seen = max(int(s["slabs_in_use"]), int(s["slab_bump"]))
@@ -515,7 +516,9 @@ class GpuEngine(Engine):
         now = self.wait_collected()
         rv, rs = self._reserves()
         slabs, versions = now["slabs_in_use"], now["versions_in_use"]
-        if self._compact and pools.worth_compacting(now["slab_bump"], slabs, self._nslabs):
+        if self._auto_slabs and pools.compact_first(
+            slabs, now["slab_bump"], self._nslabs, rs, self._compact
+        ):
             now["slab_bump"] = self._compact_slabs()
         grow_slabs = self._auto_slabs and (
             pools.must_grow(slabs, self._nslabs, rs)

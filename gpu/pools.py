@@ -56,12 +56,19 @@ from .mvg import V_CLS, V_KEPT, V_SLAB
 # than any free run takes fresh slabs from the bump region, and once that is spent the pool
 # is full whatever the other classes hold.
 #
-# With ``pool_compact``, before it decides on growth, the engine compacts a pool whose bump
-# pointer stands more than COMPACT_SHARE of its capacity above what is in use
-# (compact_slab_pool): the owned runs packed at the front, the rest bump region again. Most
-# of that gap is the runs the last batches freed, which the next batches take again, so
-# compaction recurs: on a 43M-edge insertion at batches of 16,384, 11 times for 2.0x the
-# bytes in use instead of 2.5x, at 4.7M instead of 6.0M updates/s. Off by default.
+# A pool that would grow for its bump region alone (what is live below LIVE_WATER) is
+# compacted instead (compact_first; compact_slab_pool: the owned runs packed at the front,
+# the rest bump region again). On the 43M-edge triangle insertion (one H200, four turns
+# each against the code before, bench/results/gpu/session19/): the pool stays at 11.6M
+# slabs, 6.9 GB, 1.98x the bytes in use, where it grew to 15.1M slabs, 8.7 GB, 2.50x in two
+# of four turns, and the device's peak is 9.5 GB instead of 17.2 GB (a growth holds both
+# pools while it copies); the rate is level (7.37, 7.15 and 7.15M updates/s against 7.55,
+# 7.14 and 7.13M after each side's first run, 5.81 and 6.59M).
+# With ``pool_compact``, the engine also compacts at any look where its bump pointer stands
+# more than COMPACT_SHARE of its capacity above what is in use. Most of that gap is the runs
+# the last batches freed, which the next batches take again, so compaction then recurs: on
+# a 43M-edge insertion at batches of 16,384, 11 times for 2.0x the bytes in use instead of
+# 2.5x, at 4.7M instead of 6.0M updates/s. Off by default.
 HIGH_WATER = 0.85
 LIVE_WATER = 0.7  # below 1 / HEADROOM: a pool just grown is not grown again at once
 COMPACT_SHARE = 0.2
@@ -102,6 +109,15 @@ def must_grow(live: int, cap: int, reserve: int = 0) -> bool:
 
 def worth_compacting(bump: int, in_use: int, cap: int) -> bool:
     return bump - in_use > COMPACT_SHARE * cap
+
+
+def compact_first(live: int, bump: int, cap: int, reserve: int, always: bool) -> bool:
+    """Whether a look at a self-sized slab pool of ``cap`` (``live`` slabs in use after
+    collection, its bump pointer at ``bump``) compacts it before deciding on growth: when
+    only its bump region would make it grow, or, ``always`` (``pool_compact``), whenever
+    freed runs hold much of it."""
+    bump_only = worth_a_look(bump, cap, reserve) and not must_grow(live, cap, reserve)
+    return bump_only or (always and worth_compacting(bump, live, cap))
 
 
 def largest_runs(xp: Any, cls: Any, k: int) -> int:

@@ -38,6 +38,19 @@ def test_growth_keeps_allocation_within_twice_what_is_live(cap: int) -> None:
         assert not pools.worth_a_look(int(live), new)
 
 
+def test_a_pool_full_only_by_its_bump_region_is_compacted_not_grown() -> None:
+    """Freed runs go back to their own class's ring, so the bump pointer climbs above what
+    is live: a pool whose bump region alone passes the high-water mark is compacted (one
+    move) instead of grown (a larger copy, and 1.3x the bytes); one whose live part passes
+    the live-water mark grows. ``pool_compact`` (always) compacts at a smaller gap too."""
+    cap, rs = 1000, 50
+    assert pools.compact_first(560, 850, cap, rs, always=False)  # bump 900 of 1000 with rs
+    assert not pools.compact_first(700, 850, cap, rs, always=False)  # live 750 > 700: grow
+    assert not pools.compact_first(400, 700, cap, rs, always=False)  # below every mark
+    assert pools.compact_first(400, 700, cap, rs, always=True)  # a gap of 300 > 200
+    assert not pools.compact_first(400, 500, cap, rs, always=True)  # a gap of 100
+
+
 def test_the_slab_reserve_counts_the_largest_runs() -> None:
     """A piece of updates may copy the arrays of the vertices it touches: the reserve counts
     the k largest runs (2^cls slabs each), or all of them when there are fewer."""
