@@ -90,7 +90,7 @@
 #define PAIRS_MAX_LIST 128  // count_last_pairs: longer last-level scans are walked alone
 #endif
 #ifndef COUNT4_MIN_BLOCKS
-#define COUNT4_MIN_BLOCKS 3  // static_count4's minimum: 80 registers, not ptxas' 103 (faster)
+#define COUNT4_MIN_BLOCKS 4  // static_count4's minimum: 64 registers, not ptxas' 103 (faster)
 #endif
 #ifndef SEARCH_WAYS
 #define SEARCH_WAYS 2  // lower_bound: 2 binary, 4 three pivots a step (search_steps.cuh)
@@ -838,9 +838,11 @@ extern "C" __global__ void COUNT_BOUNDS static_count(MATCH_ARGS) {
 
 // static_count for 4-vertex patterns counted to their last step (SP_TAIL = 4): a claim's
 // units, their level-2 candidates and those candidates' last levels walked together. Its own
-// kernel because that path takes some 80 registers where static_count needs 48 (capped by
-// COUNT4_MIN_BLOCKS: the 20M Chung-Lu clique4 took 36.9 ms at 3 blocks an SM, 48.0 ms with
-// ptxas' own 103 registers; bench/results/static/units4-1127/).
+// kernel because that path takes more registers than static_count's 48 (capped by
+// COUNT4_MIN_BLOCKS: the 20M Chung-Lu clique4 took 48.0 ms with ptxas' own 103 registers,
+// 36.9 ms at 3 blocks an SM, bench/results/static/units4-1127/; 31.5 ms at 4, 32.0-32.3 at 5
+// and 32.8-33.3 at 6, the other search rows of citeseer, oracle-github and enron level
+// between 3 and 4, bench/results/static/session19/).
 extern "C" __global__ void __launch_bounds__(THREADS, COUNT4_MIN_BLOCKS) static_count4(MATCH_ARGS) {
     run_starts<MODE_COUNT, true>(MATCH_PASS);
 }
