@@ -1,8 +1,8 @@
 """Counting a tree or a cycle whose vertex labels are fixed and pairwise different on the
 device, without enumerating: the GPU side of :mod:`dcsm.engine.tree_count` (dynamic
 programming) and :mod:`dcsm.engine.cycle_count` (meeting in the middle), whose docstrings
-give the method and whose host code is the oracle; and 4-cycles and diamonds of one label,
-4-cycles of two labels taking turns (``ring_count.cuh``, after
+give the method and whose host code is the oracle; and 4-cycles, diamonds and tailed
+triangles of one label, 4-cycles of two labels taking turns (``ring_count.cuh``, after
 :mod:`dcsm.engine.short_cycles` and :mod:`dcsm.engine.diamond_count`).
 
 Such patterns are the typed rings and chains of fraud and laundering work (an account, a
@@ -17,7 +17,7 @@ edges there, so such a slice raises
 
 A slice of start edges [t0, t1) counts the roots whose first entry lies in it (data vertices
 taking a tree's pattern vertex 0, a cycle's highest-ranked vertex, a diamond's chord's
-higher end), so slices add up to
+higher end, a tailed triangle's triangle's lowest-ranked vertex), so slices add up to
 the whole graph as the search's do. The kernels (``label_count.cu``, beside this file, with
 its layout block) use no CuPy operation that launches a kernel of its own (allocation,
 memset and copies only), so they run beside the persistent kernel once loaded, which
@@ -83,15 +83,15 @@ def load_module(min_blocks: int = 0, threads: int = THREADS):  # type: ignore[no
     return cp.RawModule(code=kernel_source(SOURCE), options=options)
 
 
-# The rings counted here (ring_count.cuh); the search counts triangles and tailed triangles
-# faster (20M-edge Chung-Lu graph: 7.2 against 86 ms, 90 against 95 ms,
-# bench/results/static/rings-1128/).
-DEVICE_RINGS = ("cycle4", "diamond")
+# The rings counted here (ring_count.cuh); the search counts triangles faster (20M-edge
+# Chung-Lu graph: 7.2 against 86 ms, bench/results/static/rings-1128/).
+DEVICE_RINGS = ("cycle4", "diamond", "tailed")
 
 
 def device_ring(pattern: Pattern) -> RingShape | None:
     """``pattern``'s :func:`~dcsm.engine.short_cycles.ring_shape` if it is one counted here (a
-    4-cycle or a diamond of one label, a 4-cycle of two labels taking turns), else None."""
+    4-cycle, a diamond or a tailed triangle of one label, a 4-cycle of two labels taking
+    turns), else None."""
     shape = ring_shape(pattern)
     return shape if shape is not None and shape.kind in DEVICE_RINGS else None
 
@@ -143,7 +143,7 @@ class LabelCounter:
         names = ("lower_bounds_i32", "lower_bounds_i64", "fill_ones", "tree_absorb",
                  "sum_range", "label_ranks", "step_degrees", "scan_inclusive",
                  "scan_tiles", "scan_add", "step_fill", "cycle_roots", "diamond_pairs",
-                 "hub_items", "wedge_hubs", "wedge_roots")  # fmt: skip
+                 "tailed_pairs", "hub_items", "wedge_hubs", "wedge_roots")  # fmt: skip
         self._fn = {name: mod.get_function(name) for name in names}
         sms = int(cp.cuda.Device().attributes["MultiProcessorCount"])
         regs = {name: max(1, int(fn.num_regs)) for name, fn in self._fn.items()}
@@ -154,8 +154,9 @@ class LabelCounter:
 
     def count(self, csr: Any, pattern: Pattern, t0: int, t1: int) -> int | None:
         """The matches of ``pattern`` (:func:`counts_on_device` must hold) in ``csr`` (a
-        ``DeviceCsr``) whose root (a tree's pattern vertex 0, a cycle's or a ring's
-        highest-ranked vertex, a diamond's chord's higher end) sits at a vertex whose first
+        ``DeviceCsr``) whose root (a tree's pattern vertex 0, a cycle's or a 4-cycle's
+        highest-ranked vertex, a diamond's chord's higher end, a tailed triangle's
+        triangle's lowest-ranked vertex) sits at a vertex whose first
         entry lies in the start edges [t0, t1), or None when a count passed 2^64 - 1 on the
         way (the caller then searches). Waits for the stream."""
         cp = self._cp
@@ -377,8 +378,8 @@ class LabelCounter:
     ) -> bool:  # fmt: skip
         """The subgraphs of ``shape`` rooted at ids in [x0, x1) into ctl's total: the
         :meth:`_ranked_rows` of its labels, one step from each to the next (the snapshot's
-        own rows where those are the step's), then :meth:`_four_cycles` or diamond_pairs.
-        False, with nothing launched, when a label has no vertex."""
+        own rows where those are the step's), then :meth:`_four_cycles`, diamond_pairs or
+        tailed_pairs. False, with nothing launched, when a label has no vertex."""
         labels = list(shape.labels)
         k = len(labels)
         steps = [(labels[j], labels[(j + 1) % k], shape.edge_label) for j in range(k)]
@@ -392,11 +393,12 @@ class LabelCounter:
             rows = (roff, rnbr, pos_of, d_runs, np.int32(k), d_steps)
             self._four_cycles(rows, (np.int32(x0), np.int32(x1)), compact, ctl)
             return True
-        lo, hi = runs[labels[0]]  # a diamond, of one label: a rank is its place in the run
+        lo, hi = runs[labels[0]]  # one label: a rank is its place in the run
         r0, r1 = max(x0, lo) - lo, min(x1, hi) - lo
+        kernel = "tailed_pairs" if shape.kind == "tailed" else "diamond_pairs"
         if r0 < r1:
-            self._fn["diamond_pairs"]((self._resident["diamond_pairs"],), (self.threads,),
-                                      (roff, rnbr, np.int32(r0), np.int32(r1), ctl))  # fmt: skip
+            self._fn[kernel]((self._resident[kernel],), (self.threads,),
+                             (roff, rnbr, np.int32(r0), np.int32(r1), ctl))  # fmt: skip
         return True
 
     def _four_cycles(

@@ -1,14 +1,16 @@
 // ring_count.cuh -- counting rings without a search: diamonds of one vertex label
-// (diamond_pairs), and 4-cycles of one label or of two labels taking turns (hub_items,
-// wedge_hubs, wedge_roots). The device side of dcsm/engine/diamond_count.py and
-// short_cycles.py, whose docstrings give the methods; those are the semantics and the host
-// oracle. Included at the end of label_count.cu (the loader splices it in), whose helpers,
-// rows and claims it uses. Triangles and tailed triangles stay with the search, which
-// counts them faster (bench/results/static/rings-1128/: 20M edges, triangle 7.2 ms against
-// 86 ms here, tailed triangle 90 against 95 ms).
+// (diamond_pairs), tailed triangles of one label (tailed_pairs), and 4-cycles of one label
+// or of two labels taking turns (hub_items, wedge_hubs, wedge_roots). The device side of
+// dcsm/engine/diamond_count.py and short_cycles.py, whose docstrings give the methods;
+// those are the semantics and the host oracle. Included at the end of label_count.cu (the
+// loader splices it in), whose helpers, rows and claims it uses. Triangles stay with the
+// search, which counts them faster (bench/results/static/rings-1128/: 20M edges, 7.2 ms
+// against 86 ms by marks from each root); a tailed triangle took 95 ms by those marks here
+// and 90 ms by the search, and tailed_pairs walks only the higher ranks' parts of two rows
+// (bench/results/static/session19/).
 //
 // Each subgraph is counted once, from its root: a 4-cycle's highest-ranked vertex, a
-// diamond's chord's higher end. Ranks are label_count.cu's (label_ranks): with one label,
+// diamond's chord's higher end, a tailed triangle's triangle's lowest-ranked vertex. Ranks are label_count.cu's (label_ranks): with one label,
 // a vertex's rank is its place in its label's run, which the snapshot orders by degree,
 // then id (a wildcard label takes every vertex, in id order: label, then degree; exact, as
 // any order is, but a high label's roots walk more). Rows are label_count.cu's step rows,
@@ -119,6 +121,77 @@ extern "C" __global__ void LC_BOUNDS diamond_pairs(const i64* roff, const int* r
         __syncwarp();
         const u64 t = s_t[wid][lane];
         if (t > 1) mine += t * (t - 1) / 2;
+        __syncwarp();  // every lane is done with the arrays before the next chunk's
+    }
+    mine = warp_sum(mine);
+    if (lane == 0) add_total(ctl, mine);
+}
+
+// Tailed triangles (a triangle and one more fitting neighbour of one of its vertices)
+// rooted at ranks [r0, r1) of one label's rows, added into ctl's total: each triangle
+// w < u < x is found once, from its lowest rank w, and weighs the fitting neighbours its
+// vertices have outside it, deg(w) + deg(u) + deg(x) - 6 (a row holds exactly its vertex's
+// fitting neighbours, so its length is that degree). A pair (w, u) with u above w takes the
+// two rows' parts above u (row w's from the entry after u's, row u's from its first entry
+// above u: one binary search), walks the shorter and searches each entry in the other; as
+// in diamond_pairs, the pairs' walked parts are the warp's concatenation. The parts are
+// those of the higher ranks, short in a power-law graph whose ranks follow the degree: the
+// orientation of triangle counting. Each pair's common entries t and the sum of their
+// degrees meet in shared memory.
+extern "C" __global__ void LC_BOUNDS tailed_pairs(const i64* roff, const int* rnbr, int r0,
+                                                  int r1, u64* ctl) {
+    __shared__ i64 s_at[WARPS][32], s_lo[WARPS][32], s_b0[WARPS][32], s_b1[WARPS][32];
+    __shared__ unsigned long long s_deg[WARPS][32];
+    __shared__ unsigned s_t[WARPS][32];
+    const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
+    const i64 e1 = roff[r1];
+    const i64 warps = ((i64)gridDim.x * blockDim.x) >> 5;
+    u128 mine = 0;
+    for (i64 c = roff[r0] + ((blockIdx.x * (i64)blockDim.x + threadIdx.x) >> 5) * 32; c < e1;
+         c += warps * 32) {
+        const i64 e = c + lane;
+        i64 lo = 0, hi = 0, b0 = 0, b1 = 0, base = 0;  // base: deg(w) + deg(u) - 6
+        if (e < e1) {
+            const int w = (int)(lower_bound(roff, (i64)r0, (i64)r1 + 1, e + 1) - 1);  // e's row
+            const int u = rnbr[e];
+            if (u > w) {
+                const i64 wa = roff[w], wb = roff[w + 1], ua = roff[u], ub = roff[u + 1];
+                const i64 ux = lower_bound(rnbr, ua, ub, u + 1);  // row u above u
+                const bool u_shorter = ub - ux <= wb - (e + 1);
+                lo = u_shorter ? ux : e + 1, hi = u_shorter ? ub : wb;
+                b0 = u_shorter ? e + 1 : ux, b1 = u_shorter ? wb : ub;
+                base = (wb - wa) + (ub - ua) - 6;
+            }
+        }
+        const i64 len = hi - lo;
+        i64 incl = len;
+        for (int d = 1; d < 32; d <<= 1) {
+            const i64 v = __shfl_up_sync(0xffffffffu, incl, d);
+            if (lane >= d) incl += v;
+        }
+        const i64 total = __shfl_sync(0xffffffffu, incl, 31);
+        s_at[wid][lane] = incl - len;
+        s_lo[wid][lane] = lo;
+        s_b0[wid][lane] = b0;
+        s_b1[wid][lane] = b1;
+        s_t[wid][lane] = 0;
+        s_deg[wid][lane] = 0;
+        __syncwarp();
+        for (i64 j = lane; j < total; j += 32) {
+            int i = 0;  // the last pair whose first item is at or before j: j's pair
+            for (int d = 16; d; d >>= 1)
+                if (s_at[wid][i + d] <= j) i += d;
+            const int x = rnbr[s_lo[wid][i] + (j - s_at[wid][i])];
+            const i64 end = s_b1[wid][i], at = lower_bound(rnbr, s_b0[wid][i], end, x);
+            if (at < end && rnbr[at] == x) {
+                atomicAdd(&s_t[wid][i], 1u);
+                atomicAdd(&s_deg[wid][i], (unsigned long long)(roff[x + 1] - roff[x]));
+            }
+        }
+        __syncwarp();
+        const u64 t = s_t[wid][lane];
+        // >= 0: each of the t triangles adds deg(w) + deg(u) + deg(x) - 6, every degree >= 2
+        if (t) mine += (u128)(u64)((i64)t * base + (i64)s_deg[wid][lane]);
         __syncwarp();  // every lane is done with the arrays before the next chunk's
     }
     mine = warp_sum(mine);
