@@ -70,14 +70,51 @@
 //               128-bit total (the host multiplies by the automorphisms); wedge_roots
 //               claims ranks through it (next_root).
 
+// One round of a pair kernel (diamond_pairs, tailed_pairs): each lane holds a pair that
+// walks rnbr[lo, hi) and searches each walked entry in rnbr[b0, b1) (an empty walk: no
+// pair). The pairs' walks are the warp's concatenation: a warp scan of their lengths gives
+// each pair's first item, and an item finds its pair by a binary search over the 32
+// firsts, so a long walk is shared by the whole warp. found(i, x) runs for each walked x
+// that the search finds, i being its pair's lane. The PairWalk arrays are the warp's own
+// (shared memory); the caller's per-pair sums must be reset before the call (its first
+// __syncwarp orders them) and read after it (its last one).
+struct PairWalk {
+    i64 at[32], lo[32], b0[32], b1[32];
+};
+
+template <typename Found>
+__device__ __forceinline__ void walk_pairs(const int* rnbr, PairWalk& P, i64 lo,
+                                           i64 hi, i64 b0, i64 b1, int lane, Found found) {
+    const i64 len = hi - lo;
+    i64 incl = len;
+    for (int d = 1; d < 32; d <<= 1) {
+        const i64 v = __shfl_up_sync(0xffffffffu, incl, d);
+        if (lane >= d) incl += v;
+    }
+    const i64 total = __shfl_sync(0xffffffffu, incl, 31);
+    P.at[lane] = incl - len;
+    P.lo[lane] = lo;
+    P.b0[lane] = b0;
+    P.b1[lane] = b1;
+    __syncwarp();
+    for (i64 j = lane; j < total; j += 32) {
+        int i = 0;  // the last pair whose first item is at or before j: j's pair
+        for (int d = 16; d; d >>= 1)
+            if (P.at[i + d] <= j) i += d;
+        const int x = rnbr[P.lo[i] + (j - P.at[i])];
+        const i64 end = P.b1[i], at = lower_bound(rnbr, P.b0[i], end, x);
+        if (at < end && rnbr[at] == x) found(i, x);
+    }
+    __syncwarp();
+}
+
 // Diamonds rooted at ranks [r0, r1) of one label's rows (row r: roff[r] .. roff[r + 1]),
 // added into ctl's total. A pair (r, u) walks the shorter of the two whole rows, searching
-// each entry in the other; the pairs' walked rows are the warp's concatenation (a warp
-// scan of their lengths gives each pair's first item; an item finds its pair by a binary
-// search over the 32 firsts), and each pair counts its common entries in shared memory.
+// each entry in the other (walk_pairs), and each pair counts its common entries in shared
+// memory.
 extern "C" __global__ void LC_BOUNDS diamond_pairs(const i64* roff, const int* rnbr, int r0,
                                                    int r1, u64* ctl) {
-    __shared__ i64 s_at[WARPS][32], s_lo[WARPS][32], s_b0[WARPS][32], s_b1[WARPS][32];
+    __shared__ PairWalk s_walk[WARPS];
     __shared__ unsigned s_t[WARPS][32];
     const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
     const i64 e1 = roff[r1];
@@ -97,28 +134,10 @@ extern "C" __global__ void LC_BOUNDS diamond_pairs(const i64* roff, const int* r
                 b0 = u_shorter ? ra : ua, b1 = u_shorter ? rb : ub;
             }
         }
-        const i64 len = hi - lo;
-        i64 incl = len;
-        for (int d = 1; d < 32; d <<= 1) {
-            const i64 v = __shfl_up_sync(0xffffffffu, incl, d);
-            if (lane >= d) incl += v;
-        }
-        const i64 total = __shfl_sync(0xffffffffu, incl, 31);
-        s_at[wid][lane] = incl - len;
-        s_lo[wid][lane] = lo;
-        s_b0[wid][lane] = b0;
-        s_b1[wid][lane] = b1;
         s_t[wid][lane] = 0;
-        __syncwarp();
-        for (i64 j = lane; j < total; j += 32) {
-            int i = 0;  // the last pair whose first item is at or before j: j's pair
-            for (int d = 16; d; d >>= 1)
-                if (s_at[wid][i + d] <= j) i += d;
-            const int w = rnbr[s_lo[wid][i] + (j - s_at[wid][i])];
-            const i64 end = s_b1[wid][i], at = lower_bound(rnbr, s_b0[wid][i], end, w);
-            if (at < end && rnbr[at] == w) atomicAdd(&s_t[wid][i], 1u);
-        }
-        __syncwarp();
+        unsigned* t_of = s_t[wid];
+        walk_pairs(rnbr, s_walk[wid], lo, hi, b0, b1, lane,
+                   [=](int i, int) { atomicAdd(&t_of[i], 1u); });
         const u64 t = s_t[wid][lane];
         if (t > 1) mine += t * (t - 1) / 2;
         __syncwarp();  // every lane is done with the arrays before the next chunk's
@@ -133,14 +152,13 @@ extern "C" __global__ void LC_BOUNDS diamond_pairs(const i64* roff, const int* r
 // vertices have outside it, deg(w) + deg(u) + deg(x) - 6 (a row holds exactly its vertex's
 // fitting neighbours, so its length is that degree). A pair (w, u) with u above w takes the
 // two rows' parts above u (row w's from the entry after u's, row u's from its first entry
-// above u: one binary search), walks the shorter and searches each entry in the other; as
-// in diamond_pairs, the pairs' walked parts are the warp's concatenation. The parts are
-// those of the higher ranks, short in a power-law graph whose ranks follow the degree: the
-// orientation of triangle counting. Each pair's common entries t and the sum of their
-// degrees meet in shared memory.
+// above u: one binary search), walks the shorter and searches each entry in the other
+// (walk_pairs). The parts are those of the higher ranks, short in a power-law graph whose
+// ranks follow the degree: the orientation of triangle counting. Each pair's common entries
+// t and the sum of their degrees meet in shared memory.
 extern "C" __global__ void LC_BOUNDS tailed_pairs(const i64* roff, const int* rnbr, int r0,
                                                   int r1, u64* ctl) {
-    __shared__ i64 s_at[WARPS][32], s_lo[WARPS][32], s_b0[WARPS][32], s_b1[WARPS][32];
+    __shared__ PairWalk s_walk[WARPS];
     __shared__ unsigned long long s_deg[WARPS][32];
     __shared__ unsigned s_t[WARPS][32];
     const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
@@ -163,32 +181,14 @@ extern "C" __global__ void LC_BOUNDS tailed_pairs(const i64* roff, const int* rn
                 base = (wb - wa) + (ub - ua) - 6;
             }
         }
-        const i64 len = hi - lo;
-        i64 incl = len;
-        for (int d = 1; d < 32; d <<= 1) {
-            const i64 v = __shfl_up_sync(0xffffffffu, incl, d);
-            if (lane >= d) incl += v;
-        }
-        const i64 total = __shfl_sync(0xffffffffu, incl, 31);
-        s_at[wid][lane] = incl - len;
-        s_lo[wid][lane] = lo;
-        s_b0[wid][lane] = b0;
-        s_b1[wid][lane] = b1;
         s_t[wid][lane] = 0;
         s_deg[wid][lane] = 0;
-        __syncwarp();
-        for (i64 j = lane; j < total; j += 32) {
-            int i = 0;  // the last pair whose first item is at or before j: j's pair
-            for (int d = 16; d; d >>= 1)
-                if (s_at[wid][i + d] <= j) i += d;
-            const int x = rnbr[s_lo[wid][i] + (j - s_at[wid][i])];
-            const i64 end = s_b1[wid][i], at = lower_bound(rnbr, s_b0[wid][i], end, x);
-            if (at < end && rnbr[at] == x) {
-                atomicAdd(&s_t[wid][i], 1u);
-                atomicAdd(&s_deg[wid][i], (unsigned long long)(roff[x + 1] - roff[x]));
-            }
-        }
-        __syncwarp();
+        unsigned* t_of = s_t[wid];
+        unsigned long long* deg_of = s_deg[wid];
+        walk_pairs(rnbr, s_walk[wid], lo, hi, b0, b1, lane, [=](int i, int x) {
+            atomicAdd(&t_of[i], 1u);
+            atomicAdd(&deg_of[i], (unsigned long long)(roff[x + 1] - roff[x]));
+        });
         const u64 t = s_t[wid][lane];
         // >= 0: each of the t triangles adds deg(w) + deg(u) + deg(x) - 6, every degree >= 2
         if (t) mine += (u128)(u64)((i64)t * base + (i64)s_deg[wid][lane]);
