@@ -334,7 +334,7 @@ __device__ __forceinline__ const i64* row_of(const i64* roff, const Step& S, int
 
 // The block's copy in shared memory of the step table (nsteps (row_base, src_base) pairs)
 // and the run table (runs[0, 2 * (k + 1))), each thread its share; the caller's
-// __syncthreads publishes them (cycle_roots, ring_count.cuh's wedge_hubs and wedge_roots).
+// __syncthreads publishes them (cycle_roots, ring_count.cuh's 4-cycle kernels).
 __device__ __forceinline__ void load_tables(const i64* steps, int nsteps, const i64* runs,
                                             int k, Step* st, i64* run) {
     for (int i = threadIdx.x; i < nsteps; i += THREADS) st[i] = Step{steps[2 * i], steps[2 * i + 1]};
@@ -392,11 +392,10 @@ struct Claims {  // warp 0's queue, in shared memory
     int rank[CLAIM_RUN], tag[CLAIM_RUN], n, at;
 };
 
-// The block's next root among the ranks [0, ranks) (cycle_roots, ring_count.cuh's
-// wedge_roots), by warp 0, every lane of it: its rank, or -1 when every rank is claimed,
-// and in *tag what fits found out about it. fits(r, &tag) says whether the root ranked r
-// is to be walked (in the slice, and able to root a match) and sets its tag (cycle_roots:
-// the walk it takes; wedge_roots: its u count). q.n and q.at start at 0.
+// The block's next root among the ranks [0, ranks) (cycle_roots), by warp 0, every lane
+// of it: its rank, or -1 when every rank is claimed, and in *tag what fits found out about
+// it. fits(r, &tag) says whether the root ranked r is to be walked (in the slice, and able
+// to root a match) and sets its tag (the walk it takes). q.n and q.at start at 0.
 template <class Fits>
 __device__ int next_root(u64* ctl, i64 ranks, Claims& q, Fits fits, int* tag) {
     const int lane = threadIdx.x;

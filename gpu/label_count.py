@@ -72,13 +72,20 @@ INT32_MAX = 2**31 - 1
 
 
 @functools.cache
-def load_module(min_blocks: int = 0, threads: int = THREADS):  # type: ignore[no-untyped-def]
+def load_module(  # type: ignore[no-untyped-def]
+    min_blocks: int = 0, threads: int = THREADS, table_limits: tuple[int, int] = (0, 0)
+):
     """The compiled module (CuPy caches it by source text and options) for blocks of
     ``threads``; ``min_blocks`` caps the counting kernels' registers as
-    ``StaticMatcher(count_min_blocks=)`` does its own."""
+    ``StaticMatcher(count_min_blocks=)`` does its own; ``table_limits`` (tests) caps the
+    w a 4-cycle's warp and block tables take (ring_count.cuh's SMALL_LIMIT, PART_LIMIT;
+    0: the default)."""
     import cupy as cp
 
-    caps = (f"-DLC_MIN_BLOCKS={min_blocks}",) if min_blocks else ()
+    caps: tuple[str, ...] = (f"-DLC_MIN_BLOCKS={min_blocks}",) if min_blocks else ()
+    small, part = table_limits
+    caps += (f"-DSMALL_LIMIT={small}",) if small else ()
+    caps += (f"-DPART_LIMIT={part}",) if part else ()
     options = ("-std=c++17", "--device-int128", f"-DTHREADS={threads}", *caps)
     return cp.RawModule(code=kernel_source(SOURCE), options=options)
 
@@ -114,6 +121,7 @@ class LabelCounter:
         scratch_max: most bytes of a phase's scratch arrays: the cycle's or the 4-cycle's
             per-block arrays, the 4-cycle's hub arrays (see SCRATCH_SHARE).
         hub_roots: the most top ranks of a 4-cycle walked by the whole grid (HUB_ROOTS).
+        table_limits: see :func:`load_module` (tests: small tables, to exercise parts).
         narrow_max: the most u of a hub root counted in 16-bit counters (NARROW_MAX; 0:
             32-bit counters for every hub, as before them, for an A/B).
     """
@@ -128,6 +136,7 @@ class LabelCounter:
         scratch_max: int = SCRATCH_MAX,
         hub_roots: int = HUB_ROOTS,
         narrow_max: int = NARROW_MAX,
+        table_limits: tuple[int, int] = (0, 0),
     ) -> None:
         import cupy as cp
 
@@ -139,11 +148,13 @@ class LabelCounter:
         self.threads, self.scratch_max, self.hub_roots = threads, scratch_max, hub_roots
         self.narrow_max = narrow_max
         self.last_hubs = 0  # the hub roots the last count took (benchmarks read it)
-        mod = load_module(min_blocks, threads)
+        self._wctl: Any = None  # the last 4-cycle count's wedge_small / wedge_parts claims
+        mod = load_module(min_blocks, threads, table_limits)
         names = ("lower_bounds_i32", "lower_bounds_i64", "fill_ones", "tree_absorb",
                  "sum_range", "label_ranks", "step_degrees", "scan_inclusive",
                  "scan_tiles", "scan_add", "step_fill", "cycle_roots", "diamond_pairs",
-                 "tailed_pairs", "hub_items", "wedge_hubs", "wedge_roots")  # fmt: skip
+                 "tailed_pairs", "hub_items", "wedge_hubs", "wedge_small",
+                 "wedge_parts")  # fmt: skip
         self._fn = {name: mod.get_function(name) for name in names}
         sms = int(cp.cuda.Device().attributes["MultiProcessorCount"])
         regs = {name: max(1, int(fn.num_regs)) for name, fn in self._fn.items()}
@@ -160,7 +171,7 @@ class LabelCounter:
         entry lies in the start edges [t0, t1), or None when a count passed 2^64 - 1 on the
         way (the caller then searches). Waits for the stream."""
         cp = self._cp
-        self.last_hubs = 0
+        self.last_hubs, self._wctl = 0, None
         shape = device_ring(pattern)
         labels = list(shape.labels) if shape else [int(x) for x in pattern.vlabels]
         with self.stream:
@@ -205,6 +216,12 @@ class LabelCounter:
             ctl = self._ctl()
             self._tree(csr, pattern, runs, x0, x1, ctl)
         return self._total(ctl)
+
+    @property
+    def last_bigs(self) -> int:
+        """The roots the last 4-cycle count passed from wedge_small to wedge_parts (tests
+        and benchmarks; waits for the stream)."""
+        return 0 if self._wctl is None else int(self._host(self._wctl[1:2])[0])
 
     def _ctl(self) -> Any:
         ctl = self._cp.empty(4, np.uint64)
@@ -341,7 +358,7 @@ class LabelCounter:
         return int(np.searchsorted(ends, self._budget() // slot_bytes, side="right")) - 1
 
     def _root_blocks(self, name: str, compact: int, per_vertex: int) -> int:
-        """Blocks of ``name`` (cycle_roots, wedge_roots), each with scratch arrays of
+        """Blocks of ``name`` (cycle_roots), each with scratch arrays of
         ``per_vertex`` bytes a compact vertex, within SCRATCH_SHARE of the free memory and
         scratch_max."""
         budget = self._budget()
@@ -406,15 +423,19 @@ class LabelCounter:
     ) -> None:
         """A 4-cycle's roots with ids in ``cut`` (x0, x1) into ctl's total (``rows``: the
         4-cycle kernels' first arguments, roff to steps): wedge_hubs over the top ranks
-        (:meth:`_hub_phase`), then wedge_roots over the rest. Each phase's arrays take up
-        to the budget: the hubs' are released (to the pool, on the stream) before
-        wedge_roots' are taken."""
+        (:meth:`_hub_phase`, whose arrays take up to the budget and are released before
+        the rest), then wedge_small over the rest, a warp a root with its counts in shared
+        memory, and wedge_parts over the roots whose w its tables could not hold (bigs), a
+        block a root, part by part."""
         top = compact - self._hub_phase(rows, cut, compact, ctl)
-        blocks = self._root_blocks("wedge_roots", compact, 8)
-        cnt = self._zeros(blocks * compact, np.uint32)
-        touched = self._cp.empty(blocks * compact, np.int32)
-        args = (*rows, *cut, np.int32(top), cnt, touched, ctl)
-        self._fn["wedge_roots"]((blocks,), (self.threads,), args)
+        if top <= 0:
+            return
+        wctl = self._wctl = self._zeros(3, np.uint64)  # ring_count.cuh's WCTL_*
+        bigs = self._cp.empty(top, np.int32)
+        self._fn["wedge_small"]((self._resident["wedge_small"],), (self.threads,),
+                                (*rows, *cut, np.int32(top), bigs, wctl, ctl))  # fmt: skip
+        self._fn["wedge_parts"]((self._resident["wedge_parts"],), (self.threads,),
+                                (*rows, bigs, wctl, ctl))  # fmt: skip
 
     def _hub_phase(
         self, rows: tuple[Any, ...], cut: tuple[Any, Any], compact: int, ctl: Any

@@ -1,6 +1,6 @@
 // ring_count.cuh -- counting rings without a search: diamonds of one vertex label
 // (diamond_pairs), tailed triangles of one label (tailed_pairs), and 4-cycles of one label
-// or of two labels taking turns (hub_items, wedge_hubs, wedge_roots). The device side of
+// or of two labels taking turns (hub_items, wedge_hubs, wedge_small, wedge_parts). The device side of
 // dcsm/engine/diamond_count.py and short_cycles.py, whose docstrings give the methods;
 // those are the semantics and the host oracle. Included at the end of label_count.cu (the
 // loader splices it in), whose helpers, rows and claims it uses. Triangles stay with the
@@ -38,11 +38,17 @@
 //                that stay in L2), of 16-bit counters where its u count bounds them
 //                below 2^16, else 32-bit; each wedge adds the count it found before it:
 //                the pairs C(c, 2), with no list of the w reached;
-//   wedge_roots: the ranks below, a block a root, counts in the block's own global array;
-//                each w reached first is appended to touched, which then gives the pairs
-//                and resets cnt.
-// (A warp a small root with its counts in shared memory, wedge_small, gained nothing and
-// was removed: bench/results/static/rings-1128/README.md.)
+//   wedge_small: the ranks below, a warp a root, counts in a table of the warp's own in
+//                shared memory (open addressing: a root below the hubs reaches mostly
+//                distinct w, 199M wedges to 197M w at 20M edges); a root whose w pass
+//                the table's limit goes to the list bigs;
+//   wedge_parts: bigs' roots, a block a root, in a table of the block's own, one part of
+//                the w at a time (the w whose low lg bits are p), halving a part whose w
+//                pass the table's limit.
+// Both walk a round of u's rows below r as one concatenation across their lanes
+// (walk_rows, walk_rows_block), so that short rows do not idle the lanes.
+// (Before the tables: wedge_roots, a block a root with a count array of the block's own
+// in global memory, 101 ms of the 20M 4-cycle's 162: bench/results/static/hubs16-1128/.)
 //
 // Buffers (device memory; gpu/label_count.py allocates all of them on the matcher's stream):
 //   roff, rnbr  label_count.cu's step rows (roff i64 offsets, rnbr int32 ranks); read only.
@@ -61,30 +67,27 @@
 //   hub_cnt     u32[slots of the hubs taken, (compact + 1) / 2]: hub h's wedge counts
 //               from slot slots[h] on; host zeroes, wedge_hubs adds.
 //   claim       u64[1]: wedge_hubs' next item; host zeroes.
-//   cnt         u32[blocks, compact]: wedge_roots' wedge counts, block b's from b * compact;
-//               host zeroes it once, each block returns its part to zero after every root.
-//   touched     int32[blocks, compact]: the ranks block b reached for its current root;
-//               wedge_roots writes and reads.
+//   bigs        int32[top]: the ranks wedge_small passes on to wedge_parts; it writes,
+//               wedge_parts reads.
+//   wctl        u64[3]: [wedge_small's next 32 ranks, bigs' length, wedge_parts' next big];
+//               host zeroes.
 //   ctl         u64[4]: label_count.cu's [claim, total, total_hi, error]; host zeroes;
-//               diamond_pairs, wedge_hubs and wedge_roots add their subgraphs into the
-//               128-bit total (the host multiplies by the automorphisms); wedge_roots
-//               claims ranks through it (next_root).
+//               the kernels here add their subgraphs into the 128-bit total (the host
+//               multiplies by the automorphisms).
 
-// One round of a pair kernel (diamond_pairs, tailed_pairs): each lane holds a pair that
-// walks rnbr[lo, hi) and searches each walked entry in rnbr[b0, b1) (an empty walk: no
-// pair). The pairs' walks are the warp's concatenation: a warp scan of their lengths gives
-// each pair's first item, and an item finds its pair by a binary search over the 32
-// firsts, so a long walk is shared by the whole warp. found(i, x) runs for each walked x
-// that the search finds, i being its pair's lane. The PairWalk arrays are the warp's own
-// (shared memory); the caller's per-pair sums must be reset before the call (its first
-// __syncwarp orders them) and read after it (its last one).
-struct PairWalk {
-    i64 at[32], lo[32], b0[32], b1[32];
+// The warp's walk of 32 ranges rnbr[lo, hi), one a lane (empty: none), as one
+// concatenation: a warp scan of their lengths gives each range's first item, and an item
+// finds its range by a binary search over the 32 firsts, so a long range is shared by the
+// whole warp. each(i, x) runs for every entry x, i being its range's lane; a lane stops
+// at its first false. The RowWalk arrays are the warp's own (shared memory); the walk
+// starts and ends with a __syncwarp (what the caller writes before it is seen inside).
+struct RowWalk {
+    i64 at[32], from[32];
 };
 
-template <typename Found>
-__device__ __forceinline__ void walk_pairs(const int* rnbr, PairWalk& P, i64 lo,
-                                           i64 hi, i64 b0, i64 b1, int lane, Found found) {
+template <typename Each>
+__device__ __forceinline__ void walk_rows(const int* rnbr, RowWalk& R, i64 lo, i64 hi,
+                                          int lane, Each each) {
     const i64 len = hi - lo;
     i64 incl = len;
     for (int d = 1; d < 32; d <<= 1) {
@@ -92,20 +95,83 @@ __device__ __forceinline__ void walk_pairs(const int* rnbr, PairWalk& P, i64 lo,
         if (lane >= d) incl += v;
     }
     const i64 total = __shfl_sync(0xffffffffu, incl, 31);
-    P.at[lane] = incl - len;
-    P.lo[lane] = lo;
-    P.b0[lane] = b0;
-    P.b1[lane] = b1;
+    R.at[lane] = incl - len;
+    R.from[lane] = lo;
     __syncwarp();
     for (i64 j = lane; j < total; j += 32) {
-        int i = 0;  // the last pair whose first item is at or before j: j's pair
+        int i = 0;  // the last range whose first item is at or before j: j's range
         for (int d = 16; d; d >>= 1)
-            if (P.at[i + d] <= j) i += d;
-        const int x = rnbr[P.lo[i] + (j - P.at[i])];
-        const i64 end = P.b1[i], at = lower_bound(rnbr, P.b0[i], end, x);
-        if (at < end && rnbr[at] == x) found(i, x);
+            if (R.at[i + d] <= j) i += d;
+        if (!each(i, rnbr[R.from[i] + (j - R.at[i])])) break;
     }
     __syncwarp();
+}
+
+// walk_rows for the whole block: THREADS ranges, one a thread, their first items by a
+// block scan, an item's range by a binary search over the THREADS firsts. Every thread
+// calls it; it starts and ends with a __syncthreads.
+struct BlockWalk {
+    i64 at[THREADS], from[THREADS], warp[WARPS], total;
+};
+
+template <typename Each>
+__device__ __forceinline__ void walk_rows_block(const int* rnbr, BlockWalk& B, i64 lo, i64 hi,
+                                                Each each) {
+    const int t = threadIdx.x, lane = t & 31, wid = t >> 5;
+    const i64 len = hi - lo;
+    i64 incl = len;
+    for (int d = 1; d < 32; d <<= 1) {
+        const i64 v = __shfl_up_sync(0xffffffffu, incl, d);
+        if (lane >= d) incl += v;
+    }
+    if (lane == 31) B.warp[wid] = incl;
+    __syncthreads();
+    if (t < 32) {  // the warps' totals, scanned (WARPS <= 32)
+        const i64 own = t < WARPS ? B.warp[t] : 0;
+        i64 v = own;
+        for (int d = 1; d < 32; d <<= 1) {
+            const i64 o = __shfl_up_sync(0xffffffffu, v, d);
+            if (lane >= d) v += o;
+        }
+        if (t < WARPS) B.warp[t] = v - own;
+        if (t == 31) B.total = v;
+    }
+    __syncthreads();
+    B.at[t] = B.warp[wid] + incl - len;
+    B.from[t] = lo;
+    __syncthreads();
+    const i64 total = B.total;
+    for (i64 j = t; j < total; j += THREADS) {
+        int i = 0, top = THREADS - 1;  // the last range whose first item is at or before j
+        while (i < top) {
+            const int m = (i + top + 1) >> 1;
+            if (B.at[m] <= j) i = m; else top = m - 1;
+        }
+        if (!each(i, rnbr[B.from[i] + (j - B.at[i])])) break;
+    }
+    __syncthreads();
+}
+
+// One round of a pair kernel (diamond_pairs, tailed_pairs): each lane holds a pair that
+// walks rnbr[lo, hi) and searches each walked entry in rnbr[b0, b1) (an empty walk: no
+// pair), the pairs' walks one concatenation (walk_rows). found(i, x) runs for each walked
+// x that the search finds, i being its pair's lane. The caller's per-pair sums must be
+// reset before the call (its first __syncwarp orders them) and read after it (its last).
+struct PairWalk {
+    RowWalk rows;
+    i64 b0[32], b1[32];
+};
+
+template <typename Found>
+__device__ __forceinline__ void walk_pairs(const int* rnbr, PairWalk& P, i64 lo,
+                                           i64 hi, i64 b0, i64 b1, int lane, Found found) {
+    P.b0[lane] = b0;
+    P.b1[lane] = b1;
+    walk_rows(rnbr, P.rows, lo, hi, lane, [&](int i, int x) {
+        const i64 end = P.b1[i], at = lower_bound(rnbr, P.b0[i], end, x);
+        if (at < end && rnbr[at] == x) found(i, x);
+        return true;
+    });
 }
 
 // Diamonds rooted at ranks [r0, r1) of one label's rows (row r: roff[r] .. roff[r + 1]),
@@ -330,65 +396,202 @@ extern "C" __global__ void LC_BOUNDS wedge_hubs(const i64* roff, const int* rnbr
     if (lane == 0) add_total(ctl, mine);
 }
 
+// Wedge tables: open addressing in shared memory, 2^lg entries of a u64 each: a w's rank
+// + 1 in the high word and its count in the low one (0: empty), probed linearly from the
+// hash of h (the rank without the bits that chose its part). A new w takes an entry only
+// while fewer than limit are taken (*used counts them); past that, *full is set and the w
+// dropped, and the caller walks the root again in smaller parts. Between a check and its
+// count at most (the threads adding at once) w get in, so a table of more than limit - 1 +
+// that many entries never fills and a probe always ends.
+__device__ __forceinline__ void table_add(u64* tab, int lg, unsigned h, int w, int* used,
+                                          int limit, int* full) {
+    const unsigned mask = (1u << lg) - 1u;
+    const u64 tag = (u64)(unsigned)(w + 1) << 32;
+    for (unsigned s = (h * 0x9E3779B1u) >> (32 - lg);; s = (s + 1) & mask) {
+        u64 cur = ((volatile u64*)tab)[s];
+        if (cur == 0) {
+            if (*(volatile int*)used >= limit) {
+                *(volatile int*)full = 1;
+                return;
+            }
+            cur = atomicCAS(&tab[s], 0ull, tag | 1ull);
+            if (cur == 0) {
+                atomicAdd(used, 1);
+                return;
+            }
+        }
+        if ((cur & 0xffffffff00000000ull) == tag) {
+            atomicAdd(&tab[s], 1ull);
+            return;
+        }
+    }
+}
+
+// The pairs C(c, 2) of a table's counts (when keep), entries t, t + stride, ... of its
+// size, each returned to empty.
+__device__ __forceinline__ u128 table_pairs(u64* tab, int size, int t, int stride, bool keep) {
+    u128 sum = 0;
+    for (int i = t; i < size; i += stride) {
+        const u64 c = tab[i] & 0xffffffffull;
+        if (keep) sum += (u128)(c * (c - 1) / 2);
+        tab[i] = 0;
+    }
+    return sum;
+}
+
+// Root r's i-th u (rnbr[a + i]) and its row's part below r, [*lo, *hi) (by step S).
+__device__ __forceinline__ void u_range(const i64* roff, const int* rnbr, const int* pos_of,
+                                        const Step& S, i64 a, i64 i, int r, i64* lo, i64* hi) {
+    const i64* row = row_of(roff, S, pos_of[rnbr[a + i]]);
+    *lo = row[0];
+    *hi = lower_bound(rnbr, *lo, row[1], r);
+}
+
+#define WCTL_CLAIM 0  // wctl: wedge_small's next 32 ranks
+#define WCTL_BIGS 1   // bigs' length
+#define WCTL_BIG 2    // wedge_parts' next root in bigs
+
+// A warp's table in wedge_small: 2^SMALL_LG entries, at most SMALL_LIMIT w (at most the
+// entries less 32, the lanes adding at once; a test sets it low to send roots to
+// wedge_parts).
+#define SMALL_LG (THREADS > 512 ? 6 : 8)
+#ifndef SMALL_LIMIT
+#define SMALL_LIMIT ((3 << SMALL_LG) / 4)
+#endif
+
 // 4-cycles whose highest-ranked vertex has an id in [x0, x1) and a rank below `top` (the
 // hubs above it are wedge_hubs'), added into ctl's total: k runs (1: one label; 2: labels
-// taking turns), a root of run j taking step j, then step (j + 1) % k; block b uses cnt
-// and touched from b * compact on. Warp 0 finds each root's u count as it claims it
-// (wedge_us) and passes it on with the rank.
-extern "C" __global__ void LC_BOUNDS wedge_roots(const i64* roff, const int* rnbr,
+// taking turns), a root of run j taking step j, then step (j + 1) % k. A warp claims 32
+// ranks at a time, highest first, finds each one's u count (wedge_us) and walks the roots
+// among them one at a time, their u 32 a round (walk_rows), counting the w reached in its
+// table; a root whose w pass SMALL_LIMIT is appended to bigs for wedge_parts.
+extern "C" __global__ void LC_BOUNDS wedge_small(const i64* roff, const int* rnbr,
                                                  const int* pos_of, const i64* runs, int k,
                                                  const i64* steps, int x0, int x1, int top,
-                                                 unsigned* cnt_all, int* touched_all,
-                                                 u64* ctl) {
+                                                 int* bigs, u64* wctl, u64* ctl) {
     __shared__ Step st[2];
     __shared__ i64 run[2 * 3];
-    __shared__ int s_root, s_n, s_tail;
-    __shared__ Claims q;
+    __shared__ u64 s_tab[WARPS][1 << SMALL_LG];
+    __shared__ RowWalk s_walk[WARPS];
+    __shared__ int s_used[WARPS], s_full[WARPS];
     load_tables(steps, k, runs, k, st, run);
-    if (threadIdx.x == 0) s_tail = q.n = q.at = 0;
+    for (int i = threadIdx.x; i < (WARPS << SMALL_LG); i += THREADS) s_tab[0][i] = 0;
+    if (threadIdx.x < WARPS) s_used[threadIdx.x] = s_full[threadIdx.x] = 0;
     __syncthreads();
-    const i64 compact = run[2 * k + 1];
-    unsigned* cnt = cnt_all + blockIdx.x * compact;
-    int* touched = touched_all + blockIdx.x * compact;
+    const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
+    u64* tab = s_tab[wid];
+    int *used = &s_used[wid], *full = &s_full[wid];
     u128 mine = 0;
     for (;;) {
-        if (threadIdx.x < 32) {  // warp 0: the next root with two u, and its u count
-            int n = 0;
-            const int got = next_root(ctl, top, q, [&](int r, int* us) {
-                *us = (int)wedge_us(rnbr, wedge_root(roff, pos_of, run, st, k, r), r, x0, x1);
-                return *us > 0;
-            }, &n);
-            if (threadIdx.x == 0) {
-                s_root = got;
-                s_n = n;
+        u64 chunk = 0;
+        if (lane == 0) chunk = atomicAdd(&wctl[WCTL_CLAIM], 1ull);
+        const i64 first = (i64)__shfl_sync(0xffffffffu, chunk, 0) * 32;
+        if (first >= top) break;
+        const int mine_r = (int)(top - 1 - (first + lane));
+        const i64 mine_n = first + lane < top
+            ? wedge_us(rnbr, wedge_root(roff, pos_of, run, st, k, mine_r), mine_r, x0, x1) : 0;
+        for (unsigned todo = __ballot_sync(0xffffffffu, mine_n > 0); todo; todo &= todo - 1) {
+            const int src = __ffs(todo) - 1;
+            const int r = __shfl_sync(0xffffffffu, mine_r, src);
+            const i64 n = __shfl_sync(0xffffffffu, mine_n, src);
+            const WedgeRoot root = wedge_root(roff, pos_of, run, st, k, r);
+            // *full is read after a __syncwarp (the reset's or walk_rows' last): uniform
+            for (i64 b = 0; b < n && !*(volatile int*)full; b += 32) {
+                i64 lo = 0, hi = 0;
+                if (b + lane < n) u_range(roff, rnbr, pos_of, st[root.second], root.a, b + lane, r, &lo, &hi);
+                walk_rows(rnbr, s_walk[wid], lo, hi, lane, [&](int, int w) {
+                    table_add(tab, SMALL_LG, (unsigned)w, w, used, SMALL_LIMIT, full);
+                    return !*(volatile int*)full;
+                });
             }
+            const bool passed = *(volatile int*)full;
+            mine += table_pairs(tab, 1 << SMALL_LG, lane, 32, !passed);
+            if (passed && lane == 0) bigs[atomicAdd(&wctl[WCTL_BIGS], 1ull)] = r;
+            __syncwarp();
+            if (lane == 0) *used = *full = 0;
+            __syncwarp();
         }
-        __syncthreads();
-        const int r = s_root, n = s_n;
-        if (r < 0) break;
-        const WedgeRoot root = wedge_root(roff, pos_of, run, st, k, r);
-        const bool block_wide = n < WARPS;  // few u: the block walks one u's row at a time
-        const int lane = block_wide ? threadIdx.x : (threadIdx.x & 31);
-        const int width = block_wide ? THREADS : 32;
-        for (int i = block_wide ? 0 : (threadIdx.x >> 5); i < n; i += block_wide ? 1 : WARPS) {
-            const i64* urow = row_of(roff, st[root.second], pos_of[rnbr[root.a + i]]);
-            for (i64 j = urow[0] + lane; j < urow[1]; j += width) {
-                const int w = rnbr[j];
-                if (w >= r) break;
-                if (atomicAdd(&cnt[w], 1u) == 0) touched[atomicAdd(&s_tail, 1)] = w;
-            }
-        }
-        __syncthreads();
-        const int used = s_tail;
-        for (int i = threadIdx.x; i < used; i += THREADS) {
-            const u64 c = cnt[touched[i]];
-            mine += (u128)(c * (c - 1) / 2);
-            cnt[touched[i]] = 0;
-        }
-        __syncthreads();  // every thread has read s_tail and reset its share
-        if (threadIdx.x == 0) s_tail = 0;
-        // the next claim's __syncthreads publishes s_tail = 0 before any wedge adds to it
     }
     mine = warp_sum(mine);
-    if ((threadIdx.x & 31) == 0) add_total(ctl, mine);
+    if (lane == 0) add_total(ctl, mine);
+}
+
+// A block's table in wedge_parts: 2^PART_LG entries (32 KB at 12), at most PART_LIMIT w
+// (at most the entries less THREADS; a test sets it low to make parts halve often).
+#define PART_LG (THREADS > 512 ? 11 : 12)
+#ifndef PART_LIMIT
+#define PART_LIMIT ((3 << PART_LG) / 4 < (1 << PART_LG) - THREADS ? (3 << PART_LG) / 4 \
+                                                                   : (1 << PART_LG) - THREADS)
+#endif
+#define PART_STACK 64  // a root's parts still to walk: one a halving at most (31), and one
+
+// The 4-cycles of the roots in bigs (those wedge_small's tables could not hold), a block a
+// root, claimed through wctl. A part (p, lg) counts the w whose low lg bits are p: the
+// block walks the root's u THREADS a round (walk_rows_block), counts that part's w in its
+// table and adds their pairs; a part whose w pass PART_LIMIT is replaced by its two halves
+// (p and p + 2^lg of lg + 1), so every w is counted in exactly one part that fits. A root
+// starts as one part (lg 0).
+extern "C" __global__ void LC_BOUNDS wedge_parts(const i64* roff, const int* rnbr,
+                                                 const int* pos_of, const i64* runs, int k,
+                                                 const i64* steps, const int* bigs,
+                                                 u64* wctl, u64* ctl) {
+    __shared__ Step st[2];
+    __shared__ i64 run[2 * 3];
+    __shared__ u64 s_tab[1 << PART_LG];
+    __shared__ BlockWalk s_walk;
+    __shared__ u64 s_stack[PART_STACK];  // parts as lg << 32 | p
+    __shared__ int s_root, s_sp, s_used, s_full;
+    load_tables(steps, k, runs, k, st, run);
+    const int t = threadIdx.x;
+    for (int i = t; i < (1 << PART_LG); i += THREADS) s_tab[i] = 0;
+    if (t == 0) s_used = s_full = 0;
+    __syncthreads();
+    const u64 nbigs = wctl[WCTL_BIGS];  // wedge_small's, done before this launch
+    u128 mine = 0;
+    for (;;) {
+        if (t == 0) {
+            const u64 i = atomicAdd(&wctl[WCTL_BIG], 1ull);
+            s_root = i < nbigs ? bigs[i] : -1;
+            s_stack[0] = 0;
+            s_sp = 1;
+        }
+        __syncthreads();
+        const int r = s_root;
+        if (r < 0) break;
+        const WedgeRoot root = wedge_root(roff, pos_of, run, st, k, r);
+        const i64 n = lower_bound(rnbr, root.a, root.b, r) - root.a;
+        for (;;) {
+            const int sp = s_sp;  // read after a __syncthreads: the same in every thread
+            if (sp == 0) break;
+            const int lg = (int)(s_stack[sp - 1] >> 32);
+            const unsigned p = (unsigned)s_stack[sp - 1], mask = (1u << lg) - 1u;
+            __syncthreads();  // every thread has the part before thread 0 pops it
+            for (i64 b = 0; b < n && !*(volatile int*)&s_full; b += THREADS) {
+                i64 lo = 0, hi = 0;
+                if (b + t < n) u_range(roff, rnbr, pos_of, st[root.second], root.a, b + t, r, &lo, &hi);
+                walk_rows_block(rnbr, s_walk, lo, hi, [&](int, int w) {
+                    if (((unsigned)w & mask) == p)
+                        table_add(s_tab, PART_LG, (unsigned)w >> lg, w, &s_used, PART_LIMIT, &s_full);
+                    return !*(volatile int*)&s_full;
+                });
+            }
+            const bool passed = *(volatile int*)&s_full;
+            mine += table_pairs(s_tab, 1 << PART_LG, t, THREADS, !passed);
+            __syncthreads();  // every thread has read s_full and emptied its entries
+            if (t == 0) {
+                s_sp = sp - 1;
+                if (passed) {  // the two halves (lg <= 30 here: a part of lg 31 holds one w)
+                    const u64 half = (u64)(lg + 1) << 32;
+                    s_stack[sp - 1] = half | (p | (1u << lg));
+                    s_stack[sp] = half | p;
+                    s_sp = sp + 1;
+                }
+                s_used = s_full = 0;
+            }
+            __syncthreads();
+        }
+        __syncthreads();  // every thread has read s_sp before thread 0 claims the next root
+    }
+    mine = warp_sum(mine);
+    if ((t & 31) == 0) add_total(ctl, mine);
 }

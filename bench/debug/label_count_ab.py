@@ -14,7 +14,8 @@ a root against roots in flight. ``--write-graph`` saves the graph (``dcsm gen-gr
 format) for the service runs that follow in the same call; ``--graph`` reads such a file
 instead of generating, so that several builds can be timed on one graph. ``--phases`` adds
 each kernel's summed device time (CUDA events around every launch, last repeat) to a row.
-A variant's HUBS caps the hub roots (the budget may take fewer) and its NARROW is the
+A variant's HUBS caps the hub roots (the budget may take fewer; a row's ``bigs`` are the
+4-cycle roots below them that wedge_small passed to wedge_parts) and its NARROW is the
 counter's narrow_max: 0 gives every hub 32-bit counters (``512:16:1024:0``: the hubs as
 they were before 16-bit counters, up to 1,024 of them).
 """
@@ -115,7 +116,7 @@ def main() -> int:
                 return 1
             row = {"pattern": name, "threads": threads, "scratch_gib": gib,
                    "hub_roots": hub_roots, "narrow_max": narrow_max,
-                   "hubs_taken": counter.last_hubs, "count": got,
+                   "hubs_taken": counter.last_hubs, "bigs": counter.last_bigs, "count": got,
                    "seconds": round(best, 4)}  # fmt: skip
             if timed is not None:
                 row["kernel_ms"] = timed()

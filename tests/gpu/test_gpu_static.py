@@ -718,7 +718,8 @@ def _ring_cases() -> list[tuple[str, str]]:
 def test_rings_counted_as_the_search_counts(matcher: StaticMatcher, case: str, name: str) -> None:
     """The ring counter (diamond_pairs: diamonds by their chords' common entries;
     tailed_pairs: tailed triangles by their triangles, each weighed by its vertices' other
-    fitting neighbours; wedge_hubs and wedge_roots: 4-cycles by wedges) gives the CPU engine's
+    fitting neighbours; wedge_hubs, wedge_small and wedge_parts: 4-cycles by wedges) gives
+    the CPU engine's
     count (which counts them without a search too, its own way), the device search's, and
     the same over slices of start edges, which add up; on power-law graphs with labels (a
     wildcard ring takes every vertex, ranked by id) and with one label."""
@@ -757,7 +758,7 @@ def test_four_cycles_alike_with_any_number_of_hub_roots(
     matcher: StaticMatcher, hubs: int, narrow_max: int, name: str
 ) -> None:
     """A 4-cycle's top ranks walked by the whole grid (wedge_hubs, each with its own count
-    array) or a block each (wedge_roots): the same count with none, one, 37 or every rank
+    array) or in tables (wedge_small, wedge_parts): the same count with none, one, 37 or every rank
     (HUB_ROOTS passes the ranks here) of them, over the whole graph and over slices; with
     16-bit hub counters (NARROW_MAX: every hub here), 32-bit ones (0), or both side by side
     (40: the top roots, which have more u, in 32-bit ones, the next ones in turns)."""
@@ -775,6 +776,31 @@ def test_four_cycles_alike_with_any_number_of_hub_roots(
     assert sum(counter.count(csr, p, int(a), int(b)) or 0 for a, b in bounds) == want
 
 
+@pytest.mark.parametrize("limits", [(2, 2), (8, 40)])
+@pytest.mark.parametrize("hubs", [0, HUB_ROOTS])
+@pytest.mark.parametrize("name", ["c4", "c4-any-d", "c4-ab"])
+def test_four_cycles_alike_with_small_wedge_tables(
+    matcher: StaticMatcher, limits: tuple[int, int], hubs: int, name: str
+) -> None:
+    """The tables of the roots below the hubs capped at a few w (ring_count.cuh's
+    SMALL_LIMIT and PART_LIMIT): roots pass from wedge_small's warp tables to wedge_parts,
+    whose parts halve again and again (2: most parts of a root), and the count stays the
+    CPU engine's, over the whole graph and over slices, with no hub roots and with all."""
+    from dcsm.gpu.label_count import LabelCounter
+
+    cpu, csr, _ = labelled_case(2)
+    p = RINGS[name]
+    counter = LabelCounter(matcher.stream, matcher._host, hub_roots=hubs, table_limits=limits)
+    m = matcher.start_edges(csr)
+    want = cpu.count_static(p)
+    assert want > 0 and counter.count(csr, p, 0, m) == want
+    if hubs == 0:
+        assert counter.last_bigs > 0  # roots went to wedge_parts
+    cuts = np.linspace(0, m, 4).astype(np.int64)
+    bounds = zip(cuts[:-1], cuts[1:], strict=True)
+    assert sum(counter.count(csr, p, int(a), int(b)) or 0 for a, b in bounds) == want
+
+
 def counter_ranks(matcher: StaticMatcher, csr: DeviceCsr, p: Pattern) -> int:
     """The ranks of a ring's count: the vertices of its labels (a wildcard: all)."""
     vlab = matcher._host(csr.vlab)
@@ -787,7 +813,7 @@ def test_hub_roots_as_many_as_the_budget_holds(
     matcher: StaticMatcher, narrow_max: int, fit: int
 ) -> None:
     """A budget of 24 slots (a slot: a hub's 16-bit counters) holds 24 hub roots with 16-bit
-    counters, 12 with 32-bit ones (two slots each); the rest go to wedge_roots, and the
+    counters, 12 with 32-bit ones (two slots each); the rest go to the tables, and the
     count stays the CPU engine's."""
     from dcsm.gpu.label_count import LabelCounter
 
