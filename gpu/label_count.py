@@ -153,8 +153,8 @@ class LabelCounter:
         names = ("lower_bounds_i32", "lower_bounds_i64", "fill_ones", "tree_absorb",
                  "sum_range", "label_ranks", "step_degrees", "scan_inclusive",
                  "scan_tiles", "scan_add", "step_fill", "cycle_roots", "diamond_pairs",
-                 "tailed_pairs", "hub_items", "wedge_hubs", "wedge_small",
-                 "wedge_parts")  # fmt: skip
+                 "tailed_pairs", "diamond_triangles", "edge_pairs", "hub_items",
+                 "wedge_hubs", "wedge_small", "wedge_parts")  # fmt: skip
         self._fn = {name: mod.get_function(name) for name in names}
         sms = int(cp.cuda.Device().attributes["MultiProcessorCount"])
         regs = {name: max(1, int(fn.num_regs)) for name, fn in self._fn.items()}
@@ -395,8 +395,9 @@ class LabelCounter:
     ) -> bool:  # fmt: skip
         """The subgraphs of ``shape`` rooted at ids in [x0, x1) into ctl's total: the
         :meth:`_ranked_rows` of its labels, one step from each to the next (the snapshot's
-        own rows where those are the step's), then :meth:`_four_cycles`, diamond_pairs or
-        tailed_pairs. False, with nothing launched, when a label has no vertex."""
+        own rows where those are the step's), then :meth:`_four_cycles`,
+        :meth:`_diamonds_by_triangles` (the whole graph's diamonds), diamond_pairs (a
+        slice's) or tailed_pairs. False, with nothing launched, when a label has no vertex."""
         labels = list(shape.labels)
         k = len(labels)
         steps = [(labels[j], labels[(j + 1) % k], shape.edge_label) for j in range(k)]
@@ -412,11 +413,27 @@ class LabelCounter:
             return True
         lo, hi = runs[labels[0]]  # one label: a rank is its place in the run
         r0, r1 = max(x0, lo) - lo, min(x1, hi) - lo
+        if r0 >= r1:
+            return True
+        if shape.kind == "diamond" and (r0, r1) == (0, hi - lo):  # the whole graph
+            self._diamonds_by_triangles(roff, rnbr, r1, ctl)
+            return True
         kernel = "tailed_pairs" if shape.kind == "tailed" else "diamond_pairs"
-        if r0 < r1:
-            self._fn[kernel]((self._resident[kernel],), (self.threads,),
-                             (roff, rnbr, np.int32(r0), np.int32(r1), ctl))  # fmt: skip
+        self._fn[kernel]((self._resident[kernel],), (self.threads,),
+                         (roff, rnbr, np.int32(r0), np.int32(r1), ctl))  # fmt: skip
         return True
+
+    def _diamonds_by_triangles(self, roff: Any, rnbr: Any, ranks: int, ctl: Any) -> None:
+        """The diamonds of the whole graph (rows [0, ranks)) into ctl's total: each edge's
+        triangles counted into its counter (diamond_triangles), then C(t, 2) summed over
+        the counters (edge_pairs). A slice's diamonds are diamond_pairs' (a chord's
+        triangles lie anywhere, so a slice of triangles would not give them)."""
+        n = int(rnbr.size)
+        tcnt = self._zeros(n, np.uint32)
+        self._fn["diamond_triangles"]((self._resident["diamond_triangles"],), (self.threads,),
+                                      (roff, rnbr, np.int32(0), np.int32(ranks), tcnt))  # fmt: skip
+        self._fn["edge_pairs"](self._grid("edge_pairs", n // 32 + 1), (self.threads,),
+                               (tcnt, np.int64(n), ctl))  # fmt: skip
 
     def _four_cycles(
         self, rows: tuple[Any, ...], cut: tuple[Any, Any], compact: int, ctl: Any

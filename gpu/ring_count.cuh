@@ -78,8 +78,8 @@
 // The warp's walk of 32 ranges rnbr[lo, hi), one a lane (empty: none), as one
 // concatenation: a warp scan of their lengths gives each range's first item, and an item
 // finds its range by a binary search over the 32 firsts, so a long range is shared by the
-// whole warp. each(i, x) runs for every entry x, i being its range's lane; a lane stops
-// at its first false. The RowWalk arrays are the warp's own (shared memory); the walk
+// whole warp. each(i, k, x) runs for every entry x = rnbr[k], i being its range's lane; a
+// lane stops at its first false. The RowWalk arrays are the warp's own (shared memory); the walk
 // starts and ends with a __syncwarp (what the caller writes before it is seen inside).
 struct RowWalk {
     i64 at[32], from[32];
@@ -102,7 +102,8 @@ __device__ __forceinline__ void walk_rows(const int* rnbr, RowWalk& R, i64 lo, i
         int i = 0;  // the last range whose first item is at or before j: j's range
         for (int d = 16; d; d >>= 1)
             if (R.at[i + d] <= j) i += d;
-        if (!each(i, rnbr[R.from[i] + (j - R.at[i])])) break;
+        const i64 at = R.from[i] + (j - R.at[i]);
+        if (!each(i, at, rnbr[at])) break;
     }
     __syncwarp();
 }
@@ -147,15 +148,16 @@ __device__ __forceinline__ void walk_rows_block(const int* rnbr, BlockWalk& B, i
             const int m = (i + top + 1) >> 1;
             if (B.at[m] <= j) i = m; else top = m - 1;
         }
-        if (!each(i, rnbr[B.from[i] + (j - B.at[i])])) break;
+        const i64 at = B.from[i] + (j - B.at[i]);
+        if (!each(i, at, rnbr[at])) break;
     }
     __syncthreads();
 }
 
 // One round of a pair kernel (diamond_pairs, tailed_pairs): each lane holds a pair that
 // walks rnbr[lo, hi) and searches each walked entry in rnbr[b0, b1) (an empty walk: no
-// pair), the pairs' walks one concatenation (walk_rows). found(i, x) runs for each walked
-// x that the search finds, i being its pair's lane. The caller's per-pair sums must be
+// pair), the pairs' walks one concatenation (walk_rows). found(i, x, k, at) runs for each
+// walked x = rnbr[k] that the search finds at rnbr[at], i being its pair's lane. The caller's per-pair sums must be
 // reset before the call (its first __syncwarp orders them) and read after it (its last).
 struct PairWalk {
     RowWalk rows;
@@ -167,9 +169,9 @@ __device__ __forceinline__ void walk_pairs(const int* rnbr, PairWalk& P, i64 lo,
                                            i64 hi, i64 b0, i64 b1, int lane, Found found) {
     P.b0[lane] = b0;
     P.b1[lane] = b1;
-    walk_rows(rnbr, P.rows, lo, hi, lane, [&](int i, int x) {
+    walk_rows(rnbr, P.rows, lo, hi, lane, [&](int i, i64 k, int x) {
         const i64 end = P.b1[i], at = lower_bound(rnbr, P.b0[i], end, x);
-        if (at < end && rnbr[at] == x) found(i, x);
+        if (at < end && rnbr[at] == x) found(i, x, k, at);
         return true;
     });
 }
@@ -203,7 +205,7 @@ extern "C" __global__ void LC_BOUNDS diamond_pairs(const i64* roff, const int* r
         s_t[wid][lane] = 0;
         unsigned* t_of = s_t[wid];
         walk_pairs(rnbr, s_walk[wid], lo, hi, b0, b1, lane,
-                   [=](int i, int) { atomicAdd(&t_of[i], 1u); });
+                   [=](int i, int, i64, i64) { atomicAdd(&t_of[i], 1u); });
         const u64 t = s_t[wid][lane];
         if (t > 1) mine += t * (t - 1) / 2;
         __syncwarp();  // every lane is done with the arrays before the next chunk's
@@ -212,16 +214,36 @@ extern "C" __global__ void LC_BOUNDS diamond_pairs(const i64* roff, const int* r
     if (lane == 0) add_total(ctl, mine);
 }
 
+// Triangles from their lowest rank (tailed_pairs, diamond_triangles): entry e of row w
+// (w in [r0, r1)) with u = rnbr[e] above w is a pair (w, u); each triangle w < u < x is
+// found once, by its pair (w, u), as the common entries x of the two rows' parts above u
+// (row w's from e + 1, row u's from its first entry above u: one binary search). The
+// shorter part is walked ([lo, hi)) and each entry searched in the other ([b0, b1))
+// (walk_pairs). Those are the higher ranks' parts, short in a power-law graph whose ranks
+// follow the degree: the orientation of triangle counting. An entry whose u is not above
+// w holds no pair (all zero).
+struct UpperPair {
+    i64 lo, hi, b0, b1, deg_w, deg_u;
+};
+
+__device__ __forceinline__ UpperPair upper_pair(const i64* roff, const int* rnbr, int r0,
+                                                int r1, i64 e) {
+    const int w = (int)(lower_bound(roff, (i64)r0, (i64)r1 + 1, e + 1) - 1);  // e's row
+    const int u = rnbr[e];
+    if (u <= w) return UpperPair{0, 0, 0, 0, 0, 0};
+    const i64 wa = roff[w], wb = roff[w + 1], ua = roff[u], ub = roff[u + 1];
+    const i64 ux = lower_bound(rnbr, ua, ub, u + 1);  // row u above u
+    const bool u_shorter = ub - ux <= wb - (e + 1);
+    return u_shorter ? UpperPair{ux, ub, e + 1, wb, wb - wa, ub - ua}
+                     : UpperPair{e + 1, wb, ux, ub, wb - wa, ub - ua};
+}
+
 // Tailed triangles (a triangle and one more fitting neighbour of one of its vertices)
 // rooted at ranks [r0, r1) of one label's rows, added into ctl's total: each triangle
-// w < u < x is found once, from its lowest rank w, and weighs the fitting neighbours its
+// w < u < x, found from its lowest rank w (upper_pair), weighs the fitting neighbours its
 // vertices have outside it, deg(w) + deg(u) + deg(x) - 6 (a row holds exactly its vertex's
-// fitting neighbours, so its length is that degree). A pair (w, u) with u above w takes the
-// two rows' parts above u (row w's from the entry after u's, row u's from its first entry
-// above u: one binary search), walks the shorter and searches each entry in the other
-// (walk_pairs). The parts are those of the higher ranks, short in a power-law graph whose
-// ranks follow the degree: the orientation of triangle counting. Each pair's common entries
-// t and the sum of their degrees meet in shared memory.
+// fitting neighbours, so its length is that degree). Each pair's common entries t and the
+// sum of their degrees meet in shared memory.
 extern "C" __global__ void LC_BOUNDS tailed_pairs(const i64* roff, const int* rnbr, int r0,
                                                   int r1, u64* ctl) {
     __shared__ PairWalk s_walk[WARPS];
@@ -234,34 +256,63 @@ extern "C" __global__ void LC_BOUNDS tailed_pairs(const i64* roff, const int* rn
     for (i64 c = roff[r0] + ((blockIdx.x * (i64)blockDim.x + threadIdx.x) >> 5) * 32; c < e1;
          c += warps * 32) {
         const i64 e = c + lane;
-        i64 lo = 0, hi = 0, b0 = 0, b1 = 0, base = 0;  // base: deg(w) + deg(u) - 6
-        if (e < e1) {
-            const int w = (int)(lower_bound(roff, (i64)r0, (i64)r1 + 1, e + 1) - 1);  // e's row
-            const int u = rnbr[e];
-            if (u > w) {
-                const i64 wa = roff[w], wb = roff[w + 1], ua = roff[u], ub = roff[u + 1];
-                const i64 ux = lower_bound(rnbr, ua, ub, u + 1);  // row u above u
-                const bool u_shorter = ub - ux <= wb - (e + 1);
-                lo = u_shorter ? ux : e + 1, hi = u_shorter ? ub : wb;
-                b0 = u_shorter ? e + 1 : ux, b1 = u_shorter ? wb : ub;
-                base = (wb - wa) + (ub - ua) - 6;
-            }
-        }
+        const UpperPair q = e < e1 ? upper_pair(roff, rnbr, r0, r1, e) : UpperPair{0, 0, 0, 0, 0, 0};
         s_t[wid][lane] = 0;
         s_deg[wid][lane] = 0;
         unsigned* t_of = s_t[wid];
         unsigned long long* deg_of = s_deg[wid];
-        walk_pairs(rnbr, s_walk[wid], lo, hi, b0, b1, lane, [=](int i, int x) {
+        walk_pairs(rnbr, s_walk[wid], q.lo, q.hi, q.b0, q.b1, lane, [=](int i, int x, i64, i64) {
             atomicAdd(&t_of[i], 1u);
             atomicAdd(&deg_of[i], (unsigned long long)(roff[x + 1] - roff[x]));
         });
         const u64 t = s_t[wid][lane];
         // >= 0: each of the t triangles adds deg(w) + deg(u) + deg(x) - 6, every degree >= 2
-        if (t) mine += (u128)(u64)((i64)t * base + (i64)s_deg[wid][lane]);
+        if (t) mine += (u128)(u64)((i64)t * (q.deg_w + q.deg_u - 6) + (i64)s_deg[wid][lane]);
         __syncwarp();  // every lane is done with the arrays before the next chunk's
     }
     mine = warp_sum(mine);
     if (lane == 0) add_total(ctl, mine);
+}
+
+// Diamonds of the whole graph by its triangles: the t triangles on an edge make C(t, 2)
+// diamonds with it as their chord. Each triangle w < u < x (upper_pair, rows [r0, r1): the
+// whole graph's) adds 1 to each of its edges' counters in tcnt, an edge's counter being
+// its entry in its lower end's row: (w, u) at e, (w, x) and (u, x) where the walk and the
+// search found x, both in rows of w or u. edge_pairs then adds up C(t, 2). A slice's
+// diamonds (a chord's higher end in the slice, its triangles anywhere) are diamond_pairs'.
+extern "C" __global__ void LC_BOUNDS diamond_triangles(const i64* roff, const int* rnbr,
+                                                       int r0, int r1, unsigned* tcnt) {
+    __shared__ PairWalk s_walk[WARPS];
+    __shared__ unsigned s_t[WARPS][32];
+    const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
+    const i64 e1 = roff[r1];
+    const i64 warps = ((i64)gridDim.x * blockDim.x) >> 5;
+    for (i64 c = roff[r0] + ((blockIdx.x * (i64)blockDim.x + threadIdx.x) >> 5) * 32; c < e1;
+         c += warps * 32) {
+        const i64 e = c + lane;
+        const UpperPair q = e < e1 ? upper_pair(roff, rnbr, r0, r1, e) : UpperPair{0, 0, 0, 0, 0, 0};
+        s_t[wid][lane] = 0;
+        unsigned* t_of = s_t[wid];
+        walk_pairs(rnbr, s_walk[wid], q.lo, q.hi, q.b0, q.b1, lane, [=](int i, int, i64 k, i64 at) {
+            atomicAdd(&t_of[i], 1u);
+            atomicAdd(&tcnt[k], 1u);
+            atomicAdd(&tcnt[at], 1u);
+        });
+        const unsigned t = s_t[wid][lane];
+        if (t) atomicAdd(&tcnt[e], t);
+        __syncwarp();  // every lane is done with the arrays before the next chunk's
+    }
+}
+
+// sum C(t, 2) over tcnt[0, n) into ctl's total (diamond_triangles' counters).
+extern "C" __global__ void LC_BOUNDS edge_pairs(const unsigned* tcnt, i64 n, u64* ctl) {
+    u128 mine = 0;
+    for (i64 i = blockIdx.x * (i64)blockDim.x + threadIdx.x; i < n; i += (i64)gridDim.x * blockDim.x) {
+        const u64 t = tcnt[i];
+        mine += (u128)(t * (t - 1) / 2);
+    }
+    mine = warp_sum(mine);
+    if ((threadIdx.x & 31) == 0) add_total(ctl, mine);
 }
 
 // A 4-cycle root ranked r: its id, its first step's row rnbr[a, b) (its u: the entries
@@ -499,7 +550,7 @@ extern "C" __global__ void LC_BOUNDS wedge_small(const i64* roff, const int* rnb
             for (i64 b = 0; b < n && !*(volatile int*)full; b += 32) {
                 i64 lo = 0, hi = 0;
                 if (b + lane < n) u_range(roff, rnbr, pos_of, st[root.second], root.a, b + lane, r, &lo, &hi);
-                walk_rows(rnbr, s_walk[wid], lo, hi, lane, [&](int, int w) {
+                walk_rows(rnbr, s_walk[wid], lo, hi, lane, [&](int, i64, int w) {
                     table_add(tab, SMALL_LG, (unsigned)w, w, used, SMALL_LIMIT, full);
                     return !*(volatile int*)full;
                 });
@@ -523,15 +574,26 @@ extern "C" __global__ void LC_BOUNDS wedge_small(const i64* roff, const int* rnb
 #define PART_LIMIT ((3 << PART_LG) / 4 < (1 << PART_LG) - THREADS ? (3 << PART_LG) / 4 \
                                                                    : (1 << PART_LG) - THREADS)
 #endif
-#define PART_STACK 64  // a root's parts still to walk: one a halving at most (31), and one
+#define PART_STACK 64  // a part's halves still to walk: one a halving at most (31), and one
+// A root's first parts: as many (a power of two) as make its wedges a part at most
+// PART_TARGET, so that a part seldom passes PART_LIMIT (its w are at most its wedges).
+#define PART_TARGET (2 * PART_LIMIT / 3)
+// Three blocks of 512 threads an SM (ptxas' own choice, 62 registers, fits two), unless the
+// matcher beside the persistent kernel caps every counting kernel (LC_MIN_BLOCKS).
+#ifdef LC_MIN_BLOCKS
+#define PARTS_BOUNDS LC_BOUNDS
+#else
+#define PARTS_BOUNDS __launch_bounds__(THREADS, 1536 / THREADS > 0 ? 1536 / THREADS : 1)
+#endif
 
 // The 4-cycles of the roots in bigs (those wedge_small's tables could not hold), a block a
 // root, claimed through wctl. A part (p, lg) counts the w whose low lg bits are p: the
 // block walks the root's u THREADS a round (walk_rows_block), counts that part's w in its
 // table and adds their pairs; a part whose w pass PART_LIMIT is replaced by its two halves
 // (p and p + 2^lg of lg + 1), so every w is counted in exactly one part that fits. A root
-// starts as one part (lg 0).
-extern "C" __global__ void LC_BOUNDS wedge_parts(const i64* roff, const int* rnbr,
+// starts as 2^lg0 parts, lg0 from its wedges (the lengths of its u's ranges, summed); the
+// first round's ranges stay in registers from part to part.
+extern "C" __global__ void PARTS_BOUNDS wedge_parts(const i64* roff, const int* rnbr,
                                                  const int* pos_of, const i64* runs, int k,
                                                  const i64* steps, const int* bigs,
                                                  u64* wctl, u64* ctl) {
@@ -542,7 +604,7 @@ extern "C" __global__ void LC_BOUNDS wedge_parts(const i64* roff, const int* rnb
     __shared__ u64 s_stack[PART_STACK];  // parts as lg << 32 | p
     __shared__ int s_root, s_sp, s_used, s_full;
     load_tables(steps, k, runs, k, st, run);
-    const int t = threadIdx.x;
+    const int t = threadIdx.x, lane = t & 31, wid = t >> 5;
     for (int i = t; i < (1 << PART_LG); i += THREADS) s_tab[i] = 0;
     if (t == 0) s_used = s_full = 0;
     __syncthreads();
@@ -552,43 +614,69 @@ extern "C" __global__ void LC_BOUNDS wedge_parts(const i64* roff, const int* rnb
         if (t == 0) {
             const u64 i = atomicAdd(&wctl[WCTL_BIG], 1ull);
             s_root = i < nbigs ? bigs[i] : -1;
-            s_stack[0] = 0;
-            s_sp = 1;
         }
         __syncthreads();
         const int r = s_root;
         if (r < 0) break;
         const WedgeRoot root = wedge_root(roff, pos_of, run, st, k, r);
+        const Step& S = st[root.second];
         const i64 n = lower_bound(rnbr, root.a, root.b, r) - root.a;
-        for (;;) {
-            const int sp = s_sp;  // read after a __syncthreads: the same in every thread
-            if (sp == 0) break;
-            const int lg = (int)(s_stack[sp - 1] >> 32);
-            const unsigned p = (unsigned)s_stack[sp - 1], mask = (1u << lg) - 1u;
-            __syncthreads();  // every thread has the part before thread 0 pops it
-            for (i64 b = 0; b < n && !*(volatile int*)&s_full; b += THREADS) {
-                i64 lo = 0, hi = 0;
-                if (b + t < n) u_range(roff, rnbr, pos_of, st[root.second], root.a, b + t, r, &lo, &hi);
-                walk_rows_block(rnbr, s_walk, lo, hi, [&](int, int w) {
-                    if (((unsigned)w & mask) == p)
-                        table_add(s_tab, PART_LG, (unsigned)w >> lg, w, &s_used, PART_LIMIT, &s_full);
-                    return !*(volatile int*)&s_full;
-                });
-            }
-            const bool passed = *(volatile int*)&s_full;
-            mine += table_pairs(s_tab, 1 << PART_LG, t, THREADS, !passed);
-            __syncthreads();  // every thread has read s_full and emptied its entries
+        i64 lo0 = 0, hi0 = 0, wedges = 0;  // this thread's range of the first round; the sum
+        if (t < n) u_range(roff, rnbr, pos_of, S, root.a, t, r, &lo0, &hi0);
+        wedges = hi0 - lo0;
+        for (i64 b = THREADS + t; b < n; b += THREADS) {
+            i64 lo, hi;
+            u_range(roff, rnbr, pos_of, S, root.a, b, r, &lo, &hi);
+            wedges += hi - lo;
+        }
+        for (int d = 16; d; d >>= 1) wedges += __shfl_xor_sync(0xffffffffu, wedges, d);
+        if (lane == 0) s_walk.warp[wid] = wedges;
+        __syncthreads();
+        wedges = 0;
+        for (int i = 0; i < WARPS; ++i) wedges += s_walk.warp[i];
+        int lg0 = 0;
+        while (lg0 < 31 && (wedges >> lg0) > PART_TARGET) ++lg0;
+        for (u64 p0 = 0; p0 < (1ull << lg0); ++p0) {
+            __syncthreads();  // every thread has read s_walk.warp, s_sp of the part before
             if (t == 0) {
-                s_sp = sp - 1;
-                if (passed) {  // the two halves (lg <= 30 here: a part of lg 31 holds one w)
-                    const u64 half = (u64)(lg + 1) << 32;
-                    s_stack[sp - 1] = half | (p | (1u << lg));
-                    s_stack[sp] = half | p;
-                    s_sp = sp + 1;
-                }
-                s_used = s_full = 0;
+                s_stack[0] = (u64)lg0 << 32 | p0;
+                s_sp = 1;
             }
             __syncthreads();
+            for (;;) {
+                const int sp = s_sp;  // read after a __syncthreads: the same in every thread
+                if (sp == 0) break;
+                const int lg = (int)(s_stack[sp - 1] >> 32);
+                const unsigned p = (unsigned)s_stack[sp - 1], mask = (1u << lg) - 1u;
+                __syncthreads();  // every thread has the part before thread 0 pops it
+                for (i64 b = 0; b < n && !*(volatile int*)&s_full; b += THREADS) {
+                    i64 lo = lo0, hi = hi0;
+                    if (b > 0) {
+                        lo = hi = 0;
+                        if (b + t < n) u_range(roff, rnbr, pos_of, S, root.a, b + t, r, &lo, &hi);
+                    }
+                    walk_rows_block(rnbr, s_walk, lo, hi, [&](int, i64, int w) {
+                        if (((unsigned)w & mask) == p)
+                            table_add(s_tab, PART_LG, (unsigned)w >> lg, w, &s_used, PART_LIMIT,
+                                      &s_full);
+                        return !*(volatile int*)&s_full;
+                    });
+                }
+                const bool passed = *(volatile int*)&s_full;
+                mine += table_pairs(s_tab, 1 << PART_LG, t, THREADS, !passed);
+                __syncthreads();  // every thread has read s_full and emptied its entries
+                if (t == 0) {
+                    s_sp = sp - 1;
+                    if (passed) {  // the two halves (lg <= 30 here: a part of lg 31 holds one w)
+                        const u64 half = (u64)(lg + 1) << 32;
+                        s_stack[sp - 1] = half | (p | (1u << lg));
+                        s_stack[sp] = half | p;
+                        s_sp = sp + 1;
+                    }
+                    s_used = s_full = 0;
+                }
+                __syncthreads();
+            }
         }
         __syncthreads();  // every thread has read s_sp before thread 0 claims the next root
     }
