@@ -1,6 +1,7 @@
 // ring_count.cuh -- counting rings without a search: diamonds of one vertex label
-// (diamond_pairs), tailed triangles of one label (tailed_pairs), and 4-cycles of one label
-// or of two labels taking turns (hub_items, wedge_hubs, wedge_small, wedge_parts). The device side of
+// (diamond_triangles and edge_pairs over the whole graph, diamond_pairs over a slice),
+// tailed triangles of one label (tailed_pairs), and 4-cycles of one label or of two labels
+// taking turns (hub_items, wedge_hubs, wedge_small, wedge_parts). The device side of
 // dcsm/engine/diamond_count.py and short_cycles.py, whose docstrings give the methods;
 // those are the semantics and the host oracle. Included at the end of label_count.cu (the
 // loader splices it in), whose helpers, rows and claims it uses. Triangles stay with the
@@ -10,21 +11,24 @@
 // (bench/results/static/session19/).
 //
 // Each subgraph is counted once, from its root: a 4-cycle's highest-ranked vertex, a
-// diamond's chord's higher end, a tailed triangle's triangle's lowest-ranked vertex. Ranks are label_count.cu's (label_ranks): with one label,
-// a vertex's rank is its place in its label's run, which the snapshot orders by degree,
-// then id (a wildcard label takes every vertex, in id order: label, then degree; exact, as
-// any order is, but a high label's roots walk more). Rows are label_count.cu's step rows,
-// ranks in rank order: one step (the label to itself, the edge label) for one label, two
-// (A to B, B to A) for labels taking turns. With one label over every vertex and any edge
-// (or the one label every edge carries), the rows are the snapshot's own
-// (gpu/label_count.py).
+// diamond's chord's higher end, a tailed triangle's triangle's lowest-ranked vertex. Ranks
+// are label_count.cu's (label_ranks): with one label, a vertex's rank is its place in its
+// label's run, which the snapshot orders by degree, then id (a wildcard label takes every
+// vertex, in id order: label, then degree; exact, as any order is, but a high label's
+// roots walk more). Rows are label_count.cu's step rows, ranks in rank order: one step (the
+// label to itself, the edge label) for one label, two (A to B, B to A) for labels taking
+// turns. With one label over every vertex and any edge (or the one label every edge
+// carries), the rows are the snapshot's own (gpu/label_count.py).
 //
-// diamond_pairs: a warp takes 32 row entries at a time, a lane one; for each entry (r, u)
-// with u < r (the chord from the root r to a lower rank), the entries of the shorter of
-// the two rows are searched in the other (binary search, rows sorted), the warp's lanes
-// taking the pairs' entries in turn: t common entries (the apexes), C(t, 2) diamonds.
-// Work is spread by entries, so a hub's row is shared by many warps, and nothing but the
-// rows is read (no scratch).
+// Diamonds: a chord with t triangles on it is the chord of C(t, 2) diamonds. Over the whole
+// graph, diamond_triangles finds each triangle once, from its lowest rank (as tailed_pairs
+// does), and adds 1 to each of its three edges' counters; edge_pairs sums C(t, 2) (20M
+// edges: bench/results/static/session20/). A slice's diamonds (chords whose higher end is
+// in it, their triangles anywhere) are diamond_pairs': a warp takes 32 row entries at a
+// time, a lane one; for each entry (r, u) with u < r (the chord from the root r to a lower
+// rank), the entries of the shorter of the two rows are searched in the other (binary
+// search, rows sorted), the warp's lanes taking the pairs' entries in turn: t common
+// entries (the apexes), C(t, 2) diamonds.
 //
 // 4-cycles: a root r steps to every u below it (first step), then from each u to every w
 // below r (second step), one wedge r - u - w each; the 4-cycles through r and w (w
@@ -67,6 +71,8 @@
 //   hub_cnt     u32[slots of the hubs taken, (compact + 1) / 2]: hub h's wedge counts
 //               from slot slots[h] on; host zeroes, wedge_hubs adds.
 //   claim       u64[1]: wedge_hubs' next item; host zeroes.
+//   tcnt        u32[rows' entries]: an edge's triangles, at its entry in its lower end's
+//               row; host zeroes, diamond_triangles adds, edge_pairs reads.
 //   bigs        int32[top]: the ranks wedge_small passes on to wedge_parts; it writes,
 //               wedge_parts reads.
 //   wctl        u64[3]: [wedge_small's next 32 ranks, bigs' length, wedge_parts' next big];
@@ -154,11 +160,12 @@ __device__ __forceinline__ void walk_rows_block(const int* rnbr, BlockWalk& B, i
     __syncthreads();
 }
 
-// One round of a pair kernel (diamond_pairs, tailed_pairs): each lane holds a pair that
-// walks rnbr[lo, hi) and searches each walked entry in rnbr[b0, b1) (an empty walk: no
-// pair), the pairs' walks one concatenation (walk_rows). found(i, x, k, at) runs for each
-// walked x = rnbr[k] that the search finds at rnbr[at], i being its pair's lane. The caller's per-pair sums must be
-// reset before the call (its first __syncwarp orders them) and read after it (its last).
+// One round of a pair kernel (diamond_pairs, tailed_pairs, diamond_triangles): each lane
+// holds a pair that walks rnbr[lo, hi) and searches each walked entry in rnbr[b0, b1) (an
+// empty walk: no pair), the pairs' walks one concatenation (walk_rows). found(i, x, k, at)
+// runs for each walked x = rnbr[k] that the search finds at rnbr[at], i being its pair's
+// lane. The caller's per-pair sums must be reset before the call (its first __syncwarp
+// orders them) and read after it (its last).
 struct PairWalk {
     RowWalk rows;
     i64 b0[32], b1[32];
@@ -256,7 +263,8 @@ extern "C" __global__ void LC_BOUNDS tailed_pairs(const i64* roff, const int* rn
     for (i64 c = roff[r0] + ((blockIdx.x * (i64)blockDim.x + threadIdx.x) >> 5) * 32; c < e1;
          c += warps * 32) {
         const i64 e = c + lane;
-        const UpperPair q = e < e1 ? upper_pair(roff, rnbr, r0, r1, e) : UpperPair{0, 0, 0, 0, 0, 0};
+        const UpperPair q =
+            e < e1 ? upper_pair(roff, rnbr, r0, r1, e) : UpperPair{0, 0, 0, 0, 0, 0};
         s_t[wid][lane] = 0;
         s_deg[wid][lane] = 0;
         unsigned* t_of = s_t[wid];
@@ -290,7 +298,8 @@ extern "C" __global__ void LC_BOUNDS diamond_triangles(const i64* roff, const in
     for (i64 c = roff[r0] + ((blockIdx.x * (i64)blockDim.x + threadIdx.x) >> 5) * 32; c < e1;
          c += warps * 32) {
         const i64 e = c + lane;
-        const UpperPair q = e < e1 ? upper_pair(roff, rnbr, r0, r1, e) : UpperPair{0, 0, 0, 0, 0, 0};
+        const UpperPair q =
+            e < e1 ? upper_pair(roff, rnbr, r0, r1, e) : UpperPair{0, 0, 0, 0, 0, 0};
         s_t[wid][lane] = 0;
         unsigned* t_of = s_t[wid];
         walk_pairs(rnbr, s_walk[wid], q.lo, q.hi, q.b0, q.b1, lane, [=](int i, int, i64 k, i64 at) {
@@ -307,7 +316,8 @@ extern "C" __global__ void LC_BOUNDS diamond_triangles(const i64* roff, const in
 // sum C(t, 2) over tcnt[0, n) into ctl's total (diamond_triangles' counters).
 extern "C" __global__ void LC_BOUNDS edge_pairs(const unsigned* tcnt, i64 n, u64* ctl) {
     u128 mine = 0;
-    for (i64 i = blockIdx.x * (i64)blockDim.x + threadIdx.x; i < n; i += (i64)gridDim.x * blockDim.x) {
+    const i64 stride = (i64)gridDim.x * blockDim.x;
+    for (i64 i = blockIdx.x * (i64)blockDim.x + threadIdx.x; i < n; i += stride) {
         const u64 t = tcnt[i];
         mine += (u128)(t * (t - 1) / 2);
     }
@@ -371,7 +381,8 @@ extern "C" __global__ void hub_items(const i64* roff, const int* rnbr, const int
     for (int j = 0; j < k; ++j) st[j] = Step{steps[2 * j], steps[2 * j + 1]};
     const i64 compact = runs[2 * k + 1];
     const i64 narrow = min(narrow_max, NARROW_MAX);
-    for (i64 h = blockIdx.x * (i64)blockDim.x + threadIdx.x; h < hubs; h += (i64)gridDim.x * blockDim.x) {
+    const i64 stride = (i64)gridDim.x * blockDim.x;
+    for (i64 h = blockIdx.x * (i64)blockDim.x + threadIdx.x; h < hubs; h += stride) {
         const int r = (int)(compact - 1 - h);
         const i64 n = wedge_us(rnbr, wedge_root(roff, pos_of, runs, st, k, r), r, x0, x1);
         items[h + 1] = (n + HUB_CHUNK - 1) / HUB_CHUNK;
@@ -549,7 +560,8 @@ extern "C" __global__ void LC_BOUNDS wedge_small(const i64* roff, const int* rnb
             // *full is read after a __syncwarp (the reset's or walk_rows' last): uniform
             for (i64 b = 0; b < n && !*(volatile int*)full; b += 32) {
                 i64 lo = 0, hi = 0;
-                if (b + lane < n) u_range(roff, rnbr, pos_of, st[root.second], root.a, b + lane, r, &lo, &hi);
+                if (b + lane < n)
+                    u_range(roff, rnbr, pos_of, st[root.second], root.a, b + lane, r, &lo, &hi);
                 walk_rows(rnbr, s_walk[wid], lo, hi, lane, [&](int, i64, int w) {
                     table_add(tab, SMALL_LG, (unsigned)w, w, used, SMALL_LIMIT, full);
                     return !*(volatile int*)full;

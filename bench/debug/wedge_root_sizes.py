@@ -1,7 +1,7 @@
 """Where a one-label 4-cycle count's wedges lie, root by root: a host model of the device's
-wedge_roots (gpu/ring_count.cuh) on the CPU engine's ranked rows
-(``short_cycles.one_label_rows``), to size its hub phase (wedge_hubs, HUB_ROOTS in
-gpu/label_count.py) without device time.
+wedge_roots (gpu/ring_count.cuh; wedge_small and wedge_parts since session 20) on the CPU
+engine's ranked rows (``short_cycles.one_label_rows``), to size its hub phase (wedge_hubs,
+HUB_ROOTS in gpu/label_count.py) without device time.
 
     python3 -P bench/debug/wedge_root_sizes.py --edges 10000000 [--out sizes.json]
 
