@@ -60,8 +60,10 @@ SCRATCH_MAX = 16 << 30  # before ranking, 43M: 8 GiB 238 blocks 3.46 s; 16 GiB 2
 # 970 roots of a 20M-edge Chung-Lu graph hold 72 % of its 1.38G wedges, the top 4,000
 # 86 %, the top 10,000 91 % (bench/debug/wedge_root_sizes.py). Measured on an H200
 # (bench/results/static/hubs16-1128/): 16 GiB hold 3,860 hubs of 16-bit counters there,
-# and its 4-cycle takes 0.162 s, against 0.209 s with 970 hubs of 32-bit counters; 32 GiB
-# (7,725 hubs) 0.151 s. At 43M edges, 1,784 hubs: 0.511 against 0.587 s.
+# and its 4-cycle took 0.162 s, against 0.209 s with 970 hubs of 32-bit counters; 32 GiB
+# (7,725 hubs) 0.151 s. At 43M edges, 1,784 hubs: 0.511 against 0.587 s. With the ranks
+# below the hubs in shared-memory tables (bench/results/static/session20/): 0.072-0.075 s
+# at 20M edges, and fewer hubs are slower there (2,000: 0.088 s; 1,000: 0.151 s).
 HUB_ROOTS = 8192
 # A hub root with at most this many u counts in 16-bit counters (ring_count.cuh's
 # NARROW_MAX: a count is at most the root's u count); 0: every hub in 32-bit ones.
