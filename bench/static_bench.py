@@ -570,8 +570,8 @@ def markdown(rows: list[dict], meta: dict) -> str:
         ok = [c for c in checks if c == "agrees"]
         counts = "DISAGREE" if bad else ("equal" if ok else "")
         ratio = r.get("peer_ratio")
-        if ratio is None and r.get("peer_ratio_at_least") is not None:
-            ratio_cell = f"> {r['peer_ratio_at_least']:.1f}"
+        if ratio is None and r.get("peer_ratio_at_least") is not None:  # not a result
+            ratio_cell = f"peers timed out (> {r['peer_ratio_at_least']:.1f})"
         elif ratio is None and r.get("peer_ratio_below") is not None:
             ratio_cell = f"< {r['peer_ratio_below']:.2f}"
         else:
