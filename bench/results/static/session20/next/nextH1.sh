@@ -23,6 +23,16 @@ echo "ab20 branch rc $? at $(el) s" | tee -a $R/time.txt; cat $R/ab20-b.log | te
 PYTHONPATH=/tmp/m timeout -k 5 60 python3 -P bench/debug/label_count_ab.py --graph /tmp/g20.npz --labels 1 \
     --variants 512:16 --patterns cycle4 --repeat 3 --phases --out $R/ab20-m.json > $R/ab20-m.log 2>&1
 echo "ab20 main rc $? at $(el) s" | tee -a $R/time.txt; cat $R/ab20-m.log | tee -a $R/time.txt
+# Which part gains: a host model of the hub items (session 20, /work notes: list scheduling of
+# the 20M graph's hub items on 6,336 warps) puts HUB_CHUNK 2 near balance already, so the
+# queue may add nothing; b-nolong: no queue (HUB_LONG past any row); b-c1: HUB_CHUNK 1.
+for v in nolong c1; do rm -rf /tmp/s$v; cp -r .devrun/b /tmp/s$v
+  [ $v = nolong ] && sed -i 's/^#define HUB_LONG 2048$/#define HUB_LONG (1ll << 40)/' /tmp/s$v/gpu/ring_count.cuh
+  [ $v = c1 ] && sed -i 's/^HUB_CHUNK = 2$/HUB_CHUNK = 1/' /tmp/s$v/gpu/label_count.py
+  (cd /tmp/s$v && python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/b$v . >/dev/null 2>&1) || exit 1
+  PYTHONPATH=/tmp/b$v timeout -k 5 60 python3 -P .devrun/b/bench/debug/label_count_ab.py --graph /tmp/g20.npz --labels 1 \
+    --variants 512:16 --patterns cycle4 --repeat 3 --phases --out $R/ab20-$v.json > $R/ab20-$v.log 2>&1
+  echo "ab20 $v rc $? at $(el) s" | tee -a $R/time.txt; cat $R/ab20-$v.log | tee -a $R/time.txt; done
 (cd .devrun/b && PYTHONPATH=/tmp/b timeout -k 5 130 python3 -P bench/static_bench.py --sets "" --chunglu-edges 20000000 \
     --chunglu-shapes cycle4,diamond,tailed4 --cpu-max-edges 30000000 --out $R/cl20-b.json > $R/cl20-b.log 2>&1)
 echo "20M rings with the CPU rc $? at $(el) s" | tee -a $R/time.txt; grep -E "cycle4|diamond|tailed4" $R/cl20-b.md | tee -a $R/time.txt
