@@ -23,9 +23,9 @@ echo "ab20 branch rc $? at $(el) s" | tee -a $R/time.txt; cat $R/ab20-b.log | te
 PYTHONPATH=/tmp/m timeout -k 5 60 python3 -P bench/debug/label_count_ab.py --graph /tmp/g20.npz --labels 1 \
     --variants 512:16 --patterns cycle4 --repeat 3 --phases --out $R/ab20-m.json > $R/ab20-m.log 2>&1
 echo "ab20 main rc $? at $(el) s" | tee -a $R/time.txt; cat $R/ab20-m.log | tee -a $R/time.txt
-# Which part gains: a host model of the hub items (session 20, /work notes: list scheduling of
-# the 20M graph's hub items on 6,336 warps) puts HUB_CHUNK 2 near balance already, so the
-# queue may add nothing; b-nolong: no queue (HUB_LONG past any row); b-c1: HUB_CHUNK 1.
+# Which part gains: bench/debug/hub_item_model.py (list scheduling of the 20M graph's hub
+# items on 6,336 warps, ../hub-model-20m.json) puts HUB_CHUNK 2 near balance already, so the
+# queue may add nothing there; b-nolong: no queue (HUB_LONG past any row); b-c1: HUB_CHUNK 1.
 for v in nolong c1; do rm -rf /tmp/s$v; cp -r .devrun/b /tmp/s$v
   [ $v = nolong ] && sed -i 's/^#define HUB_LONG 2048$/#define HUB_LONG (1ll << 40)/' /tmp/s$v/gpu/ring_count.cuh
   [ $v = c1 ] && sed -i 's/^HUB_CHUNK = 2$/HUB_CHUNK = 1/' /tmp/s$v/gpu/label_count.py
