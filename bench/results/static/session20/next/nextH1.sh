@@ -2,8 +2,8 @@
 # Written in the twentieth session for the next one (not run): branch hub-rows
 # (next/hub-rows.patch, `git am` on main): wedge_hubs at HUB_CHUNK 2 (43.0 against 55.9 ms
 # at 8 in call 5), and a hub's u row part longer than HUB_LONG (2,048) queued for hub_rows,
-# which walks it in segments of HUB_SEG (2,048) entries a warp; and tailed_pairs and
-# diamond_triangles on one triangle_rounds (duplicates D3 of session 20). Compiled with
+# which walks it in segments of HUB_SEG (2,048) entries a warp; HUB_GROUP (1: off); and
+# tailed_pairs and diamond_triangles on one triangle_rounds (duplicates D3 of session 20). Compiled with
 # nvcc 13 for sm_90 on the development host; it needs
 #  1. the ring tests (test_four_cycles_alike_with_small_wedge_tables sets HUB_LONG 3 and
 #     HUB_SEG 2, so that most hub rows go through the queue), then the whole static file;
@@ -25,8 +25,11 @@ PYTHONPATH=/tmp/m timeout -k 5 60 python3 -P bench/debug/label_count_ab.py --gra
 echo "ab20 main rc $? at $(el) s" | tee -a $R/time.txt; cat $R/ab20-m.log | tee -a $R/time.txt
 # Which part gains: bench/debug/hub_item_model.py (list scheduling of the 20M graph's hub
 # items on 6,336 warps, ../hub-model-20m.json) puts HUB_CHUNK 2 near balance already, so the
-# queue may add nothing there; b-nolong: no queue (HUB_LONG past any row); b-c1: HUB_CHUNK 1.
-for v in nolong c1; do rm -rf /tmp/s$v; cp -r .devrun/b /tmp/s$v
+# queue may add nothing there; b-nolong: no queue (HUB_LONG past any row); b-c1: HUB_CHUNK 1;
+# b-g8: HUB_GROUP 8 (eight hubs' items scattered: contention on popular words, measured
+# only with the longest items holding the phase, at HUB_CHUNK 8, in session 20).
+for v in nolong c1 g8; do rm -rf /tmp/s$v; cp -r .devrun/b /tmp/s$v
+  [ $v = g8 ] && sed -i 's/^#define HUB_GROUP 1$/#define HUB_GROUP 8/' /tmp/s$v/gpu/ring_count.cuh
   [ $v = nolong ] && sed -i 's/^#define HUB_LONG 2048$/#define HUB_LONG (1ll << 40)/' /tmp/s$v/gpu/ring_count.cuh
   [ $v = c1 ] && sed -i 's/^HUB_CHUNK = 2$/HUB_CHUNK = 1/' /tmp/s$v/gpu/label_count.py
   (cd /tmp/s$v && python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/b$v . >/dev/null 2>&1) || exit 1
