@@ -120,8 +120,8 @@ class LabelCounter:
             (the matcher's, which may wait on an event instead of blocking in the driver).
         min_blocks: the counting kernels' minimum of blocks an SM (0: ptxas' own).
         threads: threads a block (a multiple of 32, at most 1,024).
-        scratch_max: most bytes of a phase's scratch arrays: the cycle's or the 4-cycle's
-            per-block arrays, the 4-cycle's hub arrays (see SCRATCH_SHARE).
+        scratch_max: most bytes of a phase's scratch arrays: the cycle's per-block arrays,
+            the 4-cycle's hub arrays (see SCRATCH_SHARE).
         hub_roots: the most top ranks of a 4-cycle walked by the whole grid (HUB_ROOTS).
         table_limits: see :func:`load_module` (tests: small tables, to exercise parts).
         narrow_max: the most u of a hub root counted in 16-bit counters (NARROW_MAX; 0:
