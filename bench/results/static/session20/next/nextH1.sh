@@ -3,7 +3,7 @@
 # (next/hub-rows.patch, `git am` on main): wedge_hubs at HUB_CHUNK 2 (43.0 against 55.9 ms
 # at 8 in call 5), and a hub's u row part longer than HUB_LONG (2,048) queued for hub_rows,
 # which walks it in segments of HUB_SEG (2,048) entries a warp; HUB_GROUP (1: off); and
-# tailed_pairs and diamond_triangles on one triangle_rounds (duplicates D3 of session 20).
+# tailed_pairs and diamond_triangles on one triangle_rounds (session 20's duplicates D4).
 # Compiled with nvcc 13 for sm_90 on the development host; it needs
 #  1. the ring tests (test_four_cycles_alike_with_small_wedge_tables sets HUB_LONG 3 and
 #     HUB_SEG 2, so that most hub rows go through the queue), then the whole static file;
