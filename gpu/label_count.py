@@ -65,6 +65,11 @@ SCRATCH_MAX = 16 << 30  # before ranking, 43M: 8 GiB 238 blocks 3.46 s; 16 GiB 2
 # below the hubs in shared-memory tables (bench/results/static/session20/): 0.072-0.075 s
 # at 20M edges, and fewer hubs are slower there (2,000: 0.088 s; 1,000: 0.151 s).
 HUB_ROOTS = 8192
+# u a warp's item in wedge_hubs (ring_count.cuh; passed to it as HUB_CHUNK): fewer is
+# faster there, as the phase waits on its longest items (20M Chung-Lu, H200: 43.0 ms at 2,
+# 55.9 at 8, 80.8 at 32, bench/results/static/session20/), and a hub's u row parts longer
+# than HUB_LONG go to hub_rows in segments. The host sizes hub_rows' queue by it.
+HUB_CHUNK = 2
 # A hub root with at most this many u counts in 16-bit counters (ring_count.cuh's
 # NARROW_MAX: a count is at most the root's u count); 0: every hub in 32-bit ones.
 NARROW_MAX = 0xFFFF
@@ -75,20 +80,18 @@ INT32_MAX = 2**31 - 1
 
 @functools.cache
 def load_module(  # type: ignore[no-untyped-def]
-    min_blocks: int = 0, threads: int = THREADS, table_limits: tuple[int, int] = (0, 0)
+    min_blocks: int = 0, threads: int = THREADS, defines: tuple[str, ...] = ()
 ):
     """The compiled module (CuPy caches it by source text and options) for blocks of
     ``threads``; ``min_blocks`` caps the counting kernels' registers as
-    ``StaticMatcher(count_min_blocks=)`` does its own; ``table_limits`` (tests) caps the
-    w a 4-cycle's warp and block tables take (ring_count.cuh's SMALL_LIMIT, PART_LIMIT;
-    0: the default)."""
+    ``StaticMatcher(count_min_blocks=)`` does its own; ``defines`` (tests) set
+    ring_count.cuh's knobs, e.g. ``-DSMALL_LIMIT=2`` (the w a 4-cycle's warp table takes),
+    ``-DHUB_LONG=4`` (the hub row parts walked in place)."""
     import cupy as cp
 
-    caps: tuple[str, ...] = (f"-DLC_MIN_BLOCKS={min_blocks}",) if min_blocks else ()
-    small, part = table_limits
-    caps += (f"-DSMALL_LIMIT={small}",) if small else ()
-    caps += (f"-DPART_LIMIT={part}",) if part else ()
-    options = ("-std=c++17", "--device-int128", f"-DTHREADS={threads}", *caps)
+    caps = (f"-DLC_MIN_BLOCKS={min_blocks}",) if min_blocks else ()
+    options = ("-std=c++17", "--device-int128", f"-DTHREADS={threads}",
+               f"-DHUB_CHUNK={HUB_CHUNK}", *caps, *defines)  # fmt: skip
     return cp.RawModule(code=kernel_source(SOURCE), options=options)
 
 
@@ -123,7 +126,7 @@ class LabelCounter:
         scratch_max: most bytes of a phase's scratch arrays: the cycle's per-block arrays,
             the 4-cycle's hub arrays (see SCRATCH_SHARE).
         hub_roots: the most top ranks of a 4-cycle walked by the whole grid (HUB_ROOTS).
-        table_limits: see :func:`load_module` (tests: small tables, to exercise parts).
+        defines: see :func:`load_module` (tests: small tables and short long rows).
         narrow_max: the most u of a hub root counted in 16-bit counters (NARROW_MAX; 0:
             32-bit counters for every hub, as before them, for an A/B).
     """
@@ -138,7 +141,7 @@ class LabelCounter:
         scratch_max: int = SCRATCH_MAX,
         hub_roots: int = HUB_ROOTS,
         narrow_max: int = NARROW_MAX,
-        table_limits: tuple[int, int] = (0, 0),
+        defines: tuple[str, ...] = (),
     ) -> None:
         import cupy as cp
 
@@ -151,12 +154,12 @@ class LabelCounter:
         self.narrow_max = narrow_max
         self.last_hubs = 0  # the hub roots the last count took (benchmarks read it)
         self._wctl: Any = None  # the last 4-cycle count's wedge_small / wedge_parts claims
-        mod = load_module(min_blocks, threads, table_limits)
+        mod = load_module(min_blocks, threads, defines)
         names = ("lower_bounds_i32", "lower_bounds_i64", "fill_ones", "tree_absorb",
                  "sum_range", "label_ranks", "step_degrees", "scan_inclusive",
                  "scan_tiles", "scan_add", "step_fill", "cycle_roots", "diamond_pairs",
                  "tailed_pairs", "diamond_triangles", "edge_pairs", "hub_items",
-                 "wedge_hubs", "wedge_small", "wedge_parts")  # fmt: skip
+                 "wedge_hubs", "hub_rows", "wedge_small", "wedge_parts")  # fmt: skip
         self._fn = {name: mod.get_function(name) for name in names}
         sms = int(cp.cuda.Device().attributes["MultiProcessorCount"])
         regs = {name: max(1, int(fn.num_regs)) for name, fn in self._fn.items()}
@@ -463,7 +466,8 @@ class LabelCounter:
         budget; returns how many it took. hub_items gives each candidate its items and its
         slots (16-bit counters in one slot of (compact + 1) // 2 words, 32-bit ones in
         two, none for a root without a 4-cycle), scans make them offsets, and the host
-        reads where each hub's slots end (one wait on the stream)."""
+        reads where each hub's slots end and the hubs' items (two waits on the stream);
+        then hub_rows walks the long rows wedge_hubs queued, a segment a warp."""
         most = min(self.hub_roots, compact)
         if most <= 0:
             return 0
@@ -477,9 +481,17 @@ class LabelCounter:
         ends = self._host(slots)
         hubs = self._hubs(ends, 4 * words)
         if ends[hubs] > 0:
+            cp = self._cp
             hub_cnt = self._zeros(int(ends[hubs]) * words, np.uint32)
-            claim = self._zeros(1, np.uint64)
-            args = (*rows, np.int32(hubs), items, slots, hub_cnt, claim, ctl)
+            claim = self._zeros(2, np.uint64)  # wedge_hubs' items, hub_rows' segments
+            cap = int(self._host(items[hubs : hubs + 1])[0]) * HUB_CHUNK  # the hubs' u at most
+            queue = (cp.empty(cap, np.int32), cp.empty(cap, np.int64), cp.empty(cap, np.int64),
+                     self._zeros(cap + 1, np.int64), self._zeros(1, np.uint64))  # fmt: skip
+            args = (*rows, np.int32(hubs), items, slots, hub_cnt, claim[:1], *queue, ctl)
             self._fn["wedge_hubs"]((self._resident["wedge_hubs"],), (self.threads,), args)
+            self._scan(queue[3])
+            self._fn["hub_rows"]((self._resident["hub_rows"],), (self.threads,),
+                                 (rows[1], np.int64(words), slots, hub_cnt, *queue, claim[1:],
+                                  ctl))  # fmt: skip
         self.last_hubs = hubs
         return hubs

@@ -369,8 +369,8 @@ __device__ __forceinline__ i64 wedge_us(const int* rnbr, const WedgeRoot& w, int
 // slots, scans make them offsets, and the host takes the most top ranks whose slots fit
 // the budget. Measured: bench/results/static/hubs16-1128/ (20M edges, 3,860 hubs in
 // 16 GiB: 0.209 -> 0.162 s).
-#ifndef HUB_CHUNK
-#define HUB_CHUNK 8
+#ifndef HUB_CHUNK  // gpu/label_count.py passes its HUB_CHUNK (it sizes the long-row queue)
+#define HUB_CHUNK 2
 #endif
 #define NARROW_MAX 65535  // a 16-bit counter's largest value
 
@@ -398,21 +398,50 @@ __device__ __forceinline__ unsigned add_narrow(unsigned* words, int x) {
     return (atomicAdd(&words[x >> 1], 1u << shift) >> shift) & 0xffffu;
 }
 
-// The wedges of hub root r through its u rnbr[i0, i1) (up to the first ranked at or above
-// r), by one warp, a u's row at a time across the lanes: each adds 1 to its w's counter
-// in cnt (WIDE: 32-bit counters; else 16-bit ones, add_narrow) and returns the sum of the
-// counts they found before them.
+// The long rows of hub u, queued by wedge_hubs for hub_rows: a hub's u whose row part
+// below the root holds more than HUB_LONG entries is not walked by the warp that met it
+// but split into segments of HUB_SEG entries, each a warp's item in hub_rows, so that no
+// warp walks long rows one after another while the others wait (bench/results/static/
+// session20/: the hub phase took 43.0 ms at HUB_CHUNK 2, 55.9 at 8, 80.8 at 32).
+#ifndef HUB_LONG
+#define HUB_LONG 2048
+#endif
+#ifndef HUB_SEG
+#define HUB_SEG 2048
+#endif
+
+// The wedges of hub h (root r) through its u rnbr[i0, i1) (up to the first ranked at or
+// above r), by one warp, a u's row at a time across the lanes: each adds 1 to its w's
+// counter in cnt (WIDE: 32-bit counters; else 16-bit ones, add_narrow) and returns the sum
+// of the counts they found before them. A row part longer than HUB_LONG is queued instead
+// (q_*: its hub, its part rnbr[lo, hi) and, at q + 1, its segments; q_n counts them).
 template <bool WIDE>
 __device__ __forceinline__ u128 hub_wedges(const i64* roff, const int* rnbr,
                                            const int* pos_of, const Step& S, i64 i0, i64 i1,
-                                           int r, unsigned* cnt) {
+                                           int h, int r, unsigned* cnt, int* q_hub, i64* q_lo,
+                                           i64* q_hi, i64* q_segs, u64* q_n) {
     const int lane = threadIdx.x & 31;
     u128 found = 0;
     for (i64 i = i0; i < i1; ++i) {
         const int u = rnbr[i];
         if (u >= r) break;
         const i64* urow = row_of(roff, S, pos_of[u]);
-        for (i64 j = urow[0] + lane; j < urow[1]; j += 32) {
+        const i64 a = urow[0];
+        i64 b = urow[1];
+        if (b - a > HUB_LONG) {
+            b = lower_bound(rnbr, a, b, r);  // the same in every lane
+            if (b - a > HUB_LONG) {
+                if (lane == 0) {
+                    const u64 q = atomicAdd(q_n, 1ull);
+                    q_hub[q] = h;
+                    q_lo[q] = a;
+                    q_hi[q] = b;
+                    q_segs[q + 1] = (b - a + HUB_SEG - 1) / HUB_SEG;
+                }
+                continue;
+            }
+        }
+        for (i64 j = a + lane; j < b; j += 32) {
             const int x = rnbr[j];
             if (x >= r) break;
             found += WIDE ? atomicAdd(&cnt[x], 1u) : add_narrow(cnt, x);
@@ -426,12 +455,15 @@ __device__ __forceinline__ u128 hub_wedges(const i64* roff, const int* rnbr,
 // HUB_CHUNK of its root's row, up to the first ranked at or above the root (hub_items
 // counted the u: an item holds at least one). Hub h's count array is slots[h] ..
 // slots[h + 1] of hub_cnt (after the scan; slots[0] = 0): 32-bit counters in two slots,
-// 16-bit ones in one.
+// 16-bit ones in one. The long rows go to the queue q_* (capacity: the hubs' u) for
+// hub_rows.
 extern "C" __global__ void LC_BOUNDS wedge_hubs(const i64* roff, const int* rnbr,
                                                 const int* pos_of, const i64* runs, int k,
                                                 const i64* steps, int hubs,
                                                 const i64* items, const i64* slots,
-                                                unsigned* hub_cnt, u64* claim, u64* ctl) {
+                                                unsigned* hub_cnt, u64* claim, int* q_hub,
+                                                i64* q_lo, i64* q_hi, i64* q_segs, u64* q_n,
+                                                u64* ctl) {
     __shared__ Step st[2];
     __shared__ i64 run[2 * 3];
     load_tables(steps, k, runs, k, st, run);
@@ -450,9 +482,43 @@ extern "C" __global__ void LC_BOUNDS wedge_hubs(const i64* roff, const int* rnbr
         unsigned* cnt = hub_cnt + slots[h] * slot;
         const i64 i0 = w.a + ((i64)item - items[h]) * HUB_CHUNK, i1 = min(w.b, i0 + HUB_CHUNK);
         if (slots[h + 1] - slots[h] == 2)
-            mine += hub_wedges<true>(roff, rnbr, pos_of, st[w.second], i0, i1, r, cnt);
+            mine += hub_wedges<true>(roff, rnbr, pos_of, st[w.second], i0, i1, h, r, cnt,
+                                     q_hub, q_lo, q_hi, q_segs, q_n);
         else
-            mine += hub_wedges<false>(roff, rnbr, pos_of, st[w.second], i0, i1, r, cnt);
+            mine += hub_wedges<false>(roff, rnbr, pos_of, st[w.second], i0, i1, h, r, cnt,
+                                      q_hub, q_lo, q_hi, q_segs, q_n);
+    }
+    mine = warp_sum(mine);
+    if (lane == 0) add_total(ctl, mine);
+}
+
+// The long rows wedge_hubs queued, HUB_SEG entries a warp at a time: q_segs (after the
+// scan, q_segs[0] = 0) gives row q's first segment; a warp claims a segment through claim
+// and adds each of its entries into the row's hub's counters (slots as in wedge_hubs, slot
+// words a slot), the counts found before them into ctl's total, as hub_wedges does.
+extern "C" __global__ void LC_BOUNDS hub_rows(const int* rnbr, i64 slot, const i64* slots,
+                                              unsigned* hub_cnt, const int* q_hub,
+                                              const i64* q_lo, const i64* q_hi,
+                                              const i64* q_segs, const u64* q_n, u64* claim,
+                                              u64* ctl) {
+    const int lane = threadIdx.x & 31;
+    const i64 rows = (i64)*q_n, total = q_segs[rows];
+    u128 mine = 0;
+    for (;;) {
+        u64 seg = 0;
+        if (lane == 0) seg = atomicAdd(claim, 1ull);
+        seg = __shfl_sync(0xffffffffu, seg, 0);
+        if ((i64)seg >= total) break;
+        const i64 q = lower_bound(q_segs, (i64)0, rows + 1, (i64)seg + 1) - 1;
+        const int h = q_hub[q];
+        const i64 lo = q_lo[q] + ((i64)seg - q_segs[q]) * HUB_SEG;
+        const i64 hi = min(q_hi[q], lo + HUB_SEG);
+        unsigned* cnt = hub_cnt + slots[h] * slot;
+        const bool wide = slots[h + 1] - slots[h] == 2;
+        for (i64 j = lo + lane; j < hi; j += 32) {
+            const int x = rnbr[j];
+            mine += wide ? atomicAdd(&cnt[x], 1u) : add_narrow(cnt, x);
+        }
     }
     mine = warp_sum(mine);
     if (lane == 0) add_total(ctl, mine);

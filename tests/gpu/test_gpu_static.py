@@ -785,12 +785,16 @@ def test_four_cycles_alike_with_small_wedge_tables(
     """The tables of the roots below the hubs capped at a few w (ring_count.cuh's
     SMALL_LIMIT and PART_LIMIT): roots pass from wedge_small's warp tables to wedge_parts,
     whose parts halve again and again (2: most parts of a root), and the count stays the
-    CPU engine's, over the whole graph and over slices, with no hub roots and with all."""
+    CPU engine's, over the whole graph and over slices, with no hub roots and with all
+    (whose row parts longer than 3 entries go to hub_rows in segments of 2: HUB_LONG,
+    HUB_SEG)."""
     from dcsm.gpu.label_count import LabelCounter
 
     cpu, csr, _ = labelled_case(2)
     p = RINGS[name]
-    counter = LabelCounter(matcher.stream, matcher._host, hub_roots=hubs, table_limits=limits)
+    small, part = limits
+    defines = (f"-DSMALL_LIMIT={small}", f"-DPART_LIMIT={part}", "-DHUB_LONG=3", "-DHUB_SEG=2")
+    counter = LabelCounter(matcher.stream, matcher._host, hub_roots=hubs, defines=defines)
     m = matcher.start_edges(csr)
     want = cpu.count_static(p)
     assert want > 0 and counter.count(csr, p, 0, m) == want
