@@ -251,33 +251,49 @@ __device__ __forceinline__ UpperPair upper_pair(const i64* roff, const int* rnbr
 // vertices have outside it, deg(w) + deg(u) + deg(x) - 6 (a row holds exactly its vertex's
 // fitting neighbours, so its length is that degree). Each pair's common entries t and the
 // sum of their degrees meet in shared memory.
+// The rounds of a triangle kernel (tailed_pairs, diamond_triangles): the warp takes the
+// entries of rows [r0, r1) 32 at a time, each lane the pair of its entry e (upper_pair),
+// and walks the pairs together (walk_pairs with found); start() runs in each lane before
+// a round's walk (the lane resets its pair's sums), done(e, q) after it (it reads them).
+template <typename Start, typename Found, typename Done>
+__device__ __forceinline__ void triangle_rounds(const i64* roff, const int* rnbr, int r0,
+                                                int r1, PairWalk& P, Start start, Found found,
+                                                Done done) {
+    const int lane = threadIdx.x & 31;
+    const i64 e1 = roff[r1];
+    const i64 warps = ((i64)gridDim.x * blockDim.x) >> 5;
+    for (i64 c = roff[r0] + ((blockIdx.x * (i64)blockDim.x + threadIdx.x) >> 5) * 32; c < e1;
+         c += warps * 32) {
+        const i64 e = c + lane;
+        const UpperPair q =
+            e < e1 ? upper_pair(roff, rnbr, r0, r1, e) : UpperPair{0, 0, 0, 0, 0, 0};
+        start();
+        walk_pairs(rnbr, P, q.lo, q.hi, q.b0, q.b1, lane, found);
+        done(e, q);
+        __syncwarp();  // every lane is done with the arrays before the next round's
+    }
+}
+
 extern "C" __global__ void LC_BOUNDS tailed_pairs(const i64* roff, const int* rnbr, int r0,
                                                   int r1, u64* ctl) {
     __shared__ PairWalk s_walk[WARPS];
     __shared__ unsigned long long s_deg[WARPS][32];
     __shared__ unsigned s_t[WARPS][32];
     const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
-    const i64 e1 = roff[r1];
-    const i64 warps = ((i64)gridDim.x * blockDim.x) >> 5;
+    unsigned* t_of = s_t[wid];
+    unsigned long long* deg_of = s_deg[wid];
     u128 mine = 0;
-    for (i64 c = roff[r0] + ((blockIdx.x * (i64)blockDim.x + threadIdx.x) >> 5) * 32; c < e1;
-         c += warps * 32) {
-        const i64 e = c + lane;
-        const UpperPair q =
-            e < e1 ? upper_pair(roff, rnbr, r0, r1, e) : UpperPair{0, 0, 0, 0, 0, 0};
-        s_t[wid][lane] = 0;
-        s_deg[wid][lane] = 0;
-        unsigned* t_of = s_t[wid];
-        unsigned long long* deg_of = s_deg[wid];
-        walk_pairs(rnbr, s_walk[wid], q.lo, q.hi, q.b0, q.b1, lane, [=](int i, int x, i64, i64) {
+    triangle_rounds(
+        roff, rnbr, r0, r1, s_walk[wid], [&] { t_of[lane] = 0, deg_of[lane] = 0; },
+        [=](int i, int x, i64, i64) {
             atomicAdd(&t_of[i], 1u);
             atomicAdd(&deg_of[i], (unsigned long long)(roff[x + 1] - roff[x]));
+        },
+        [&](i64, const UpperPair& q) {
+            const u64 t = t_of[lane];
+            // >= 0: each of the t triangles adds deg(w) + deg(u) + deg(x) - 6, every degree >= 2
+            if (t) mine += (u128)(u64)((i64)t * (q.deg_w + q.deg_u - 6) + (i64)deg_of[lane]);
         });
-        const u64 t = s_t[wid][lane];
-        // >= 0: each of the t triangles adds deg(w) + deg(u) + deg(x) - 6, every degree >= 2
-        if (t) mine += (u128)(u64)((i64)t * (q.deg_w + q.deg_u - 6) + (i64)s_deg[wid][lane]);
-        __syncwarp();  // every lane is done with the arrays before the next chunk's
-    }
     mine = warp_sum(mine);
     if (lane == 0) add_total(ctl, mine);
 }
@@ -293,24 +309,17 @@ extern "C" __global__ void LC_BOUNDS diamond_triangles(const i64* roff, const in
     __shared__ PairWalk s_walk[WARPS];
     __shared__ unsigned s_t[WARPS][32];
     const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
-    const i64 e1 = roff[r1];
-    const i64 warps = ((i64)gridDim.x * blockDim.x) >> 5;
-    for (i64 c = roff[r0] + ((blockIdx.x * (i64)blockDim.x + threadIdx.x) >> 5) * 32; c < e1;
-         c += warps * 32) {
-        const i64 e = c + lane;
-        const UpperPair q =
-            e < e1 ? upper_pair(roff, rnbr, r0, r1, e) : UpperPair{0, 0, 0, 0, 0, 0};
-        s_t[wid][lane] = 0;
-        unsigned* t_of = s_t[wid];
-        walk_pairs(rnbr, s_walk[wid], q.lo, q.hi, q.b0, q.b1, lane, [=](int i, int, i64 k, i64 at) {
+    unsigned* t_of = s_t[wid];
+    triangle_rounds(
+        roff, rnbr, r0, r1, s_walk[wid], [&] { t_of[lane] = 0; },
+        [=](int i, int, i64 k, i64 at) {
             atomicAdd(&t_of[i], 1u);
             atomicAdd(&tcnt[k], 1u);
             atomicAdd(&tcnt[at], 1u);
+        },
+        [&](i64 e, const UpperPair&) {
+            if (t_of[lane]) atomicAdd(&tcnt[e], t_of[lane]);
         });
-        const unsigned t = s_t[wid][lane];
-        if (t) atomicAdd(&tcnt[e], t);
-        __syncwarp();  // every lane is done with the arrays before the next chunk's
-    }
 }
 
 // sum C(t, 2) over tcnt[0, n) into ctl's total (diamond_triangles' counters).

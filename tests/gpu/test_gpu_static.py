@@ -14,7 +14,7 @@ import pytest
 from dcsm.engine.cpu import CpuEngine
 from dcsm.engine.plan import orbit_plans, plan_query, static_plan
 from dcsm.errors import EngineError
-from dcsm.gpu.label_count import HUB_ROOTS, NARROW_MAX
+from dcsm.gpu.label_count import HUB_ROOTS, NARROW_MAX, LabelCounter
 from dcsm.gpu.static_match import (
     BESIDE_COUNT_MIN_BLOCKS,
     ORDER_DEGREE,
@@ -762,8 +762,6 @@ def test_four_cycles_alike_with_any_number_of_hub_roots(
     (HUB_ROOTS passes the ranks here) of them, over the whole graph and over slices; with
     16-bit hub counters (NARROW_MAX: every hub here), 32-bit ones (0), or both side by side
     (40: the top roots, which have more u, in 32-bit ones, the next ones in turns)."""
-    from dcsm.gpu.label_count import LabelCounter
-
     cpu, csr, _ = labelled_case(2)
     p = RINGS[name]
     counter = LabelCounter(matcher.stream, matcher._host, hub_roots=hubs, narrow_max=narrow_max)
@@ -771,9 +769,7 @@ def test_four_cycles_alike_with_any_number_of_hub_roots(
     want = cpu.count_static(p)
     assert want > 0 and counter.count(csr, p, 0, m) == want
     assert counter.last_hubs == min(hubs, counter_ranks(matcher, csr, p))
-    cuts = np.linspace(0, m, 4).astype(np.int64)
-    bounds = zip(cuts[:-1], cuts[1:], strict=True)
-    assert sum(counter.count(csr, p, int(a), int(b)) or 0 for a, b in bounds) == want
+    assert_slices_add_up(counter, csr, p, m, want)
 
 
 @pytest.mark.parametrize("limits", [(2, 2), (8, 40)])
@@ -788,8 +784,6 @@ def test_four_cycles_alike_with_small_wedge_tables(
     CPU engine's, over the whole graph and over slices, with no hub roots and with all
     (whose row parts longer than 3 entries go to hub_rows in segments of 2: HUB_LONG,
     HUB_SEG)."""
-    from dcsm.gpu.label_count import LabelCounter
-
     cpu, csr, _ = labelled_case(2)
     p = RINGS[name]
     small, part = limits
@@ -800,6 +794,14 @@ def test_four_cycles_alike_with_small_wedge_tables(
     assert want > 0 and counter.count(csr, p, 0, m) == want
     if hubs == 0:
         assert counter.last_bigs > 0  # roots went to wedge_parts
+    assert_slices_add_up(counter, csr, p, m, want)
+
+
+def assert_slices_add_up(
+    counter: LabelCounter, csr: DeviceCsr, p: Pattern, m: int, want: int
+) -> None:
+    """``counter``'s counts of ``p`` over three slices of the start edges [0, m) add up to
+    ``want``."""
     cuts = np.linspace(0, m, 4).astype(np.int64)
     bounds = zip(cuts[:-1], cuts[1:], strict=True)
     assert sum(counter.count(csr, p, int(a), int(b)) or 0 for a, b in bounds) == want
@@ -819,8 +821,6 @@ def test_hub_roots_as_many_as_the_budget_holds(
     """A budget of 24 slots (a slot: a hub's 16-bit counters) holds 24 hub roots with 16-bit
     counters, 12 with 32-bit ones (two slots each); the rest go to the tables, and the
     count stays the CPU engine's."""
-    from dcsm.gpu.label_count import LabelCounter
-
     cpu, csr, _ = labelled_case(2)
     p = RINGS["c4"]
     slot = 4 * ((counter_ranks(matcher, csr, p) + 1) // 2)
