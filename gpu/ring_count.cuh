@@ -459,9 +459,33 @@ __device__ __forceinline__ u128 hub_wedges(const i64* roff, const int* rnbr,
     return found;
 }
 
+// Hubs may be walked HUB_GROUP at a time, their items in a scattered order (an item is the
+// claim's place in the group's items times HUB_SPREAD, a prime, modulo their number), so
+// that the warps in flight add into the counters of several roots, not of one: a root's
+// popular w (the high ranks, in most u's rows) take one atomic add after another on the
+// same words. bench/debug/atomic_rate.py on an H200: 25G adds/s skewed into one array, 61G/s
+// into eight. At HUB_CHUNK 8 (the phase waiting on its longest items) eight gained
+// nothing (57.4 against 55.8 ms, bench/results/static/session20/call3), so 1 (the items
+// in order) stays the default until it is measured on balanced items.
+#ifndef HUB_GROUP
+#define HUB_GROUP 1
+#endif
+#define HUB_SPREAD 2654435761ll  // a prime above any group's item count
+
+// The item a claim stands for: claims run through the items in order, group by group,
+// each group's in the scattered order above.
+__device__ __forceinline__ i64 hub_item(const i64* items, int hubs, i64 claim) {
+    if (HUB_GROUP == 1) return claim;
+    const int h = (int)(lower_bound(items, (i64)0, (i64)hubs + 1, claim + 1) - 1);
+    const int g0 = h - h % HUB_GROUP, g1 = min(hubs, g0 + HUB_GROUP);
+    const i64 first = items[g0], n = items[g1] - first;
+    if (n % HUB_SPREAD == 0 || n >= (1ll << 32)) return claim;  // (never: n is far smaller)
+    return first + (i64)((u64)(claim - first) * HUB_SPREAD % (u64)n);  // < 2^32 * 2^32
+}
+
 // The 4-cycles of the hub roots: items[h] .. items[h + 1] are hub h's (after the scan;
-// items[0] = 0), claimed a warp at a time through claim[0]. An item's u are the next
-// HUB_CHUNK of its root's row, up to the first ranked at or above the root (hub_items
+// items[0] = 0), claimed a warp at a time through claim[0] (hub_item). An item's u are the
+// next HUB_CHUNK of its root's row, up to the first ranked at or above the root (hub_items
 // counted the u: an item holds at least one). Hub h's count array is slots[h] ..
 // slots[h + 1] of hub_cnt (after the scan; slots[0] = 0): 32-bit counters in two slots,
 // 16-bit ones in one. The long rows go to the queue q_* (capacity: the hubs' u) for
@@ -485,6 +509,7 @@ extern "C" __global__ void LC_BOUNDS wedge_hubs(const i64* roff, const int* rnbr
         if (lane == 0) item = atomicAdd(claim, 1ull);
         item = __shfl_sync(0xffffffffu, item, 0);
         if ((i64)item >= total) break;
+        item = hub_item(items, hubs, (i64)item);
         const int h = (int)(lower_bound(items, (i64)0, (i64)hubs + 1, (i64)item + 1) - 1);
         const int r = (int)(compact - 1 - h);
         const WedgeRoot w = wedge_root(roff, pos_of, run, st, k, r);

@@ -783,11 +783,12 @@ def test_four_cycles_alike_with_small_wedge_tables(
     whose parts halve again and again (2: most parts of a root), and the count stays the
     CPU engine's, over the whole graph and over slices, with no hub roots and with all
     (whose row parts longer than 3 entries go to hub_rows in segments of 2: HUB_LONG,
-    HUB_SEG)."""
+    HUB_SEG; their items scattered three hubs at a time: HUB_GROUP)."""
     cpu, csr, _ = labelled_case(2)
     p = RINGS[name]
     small, part = limits
-    defines = (f"-DSMALL_LIMIT={small}", f"-DPART_LIMIT={part}", "-DHUB_LONG=3", "-DHUB_SEG=2")
+    defines = (f"-DSMALL_LIMIT={small}", f"-DPART_LIMIT={part}", "-DHUB_LONG=3", "-DHUB_SEG=2",
+               "-DHUB_GROUP=3")  # fmt: skip
     counter = LabelCounter(matcher.stream, matcher._host, hub_roots=hubs, defines=defines)
     m = matcher.start_edges(csr)
     want = cpu.count_static(p)
