@@ -70,8 +70,10 @@ HUB_ROOTS = 8192
 # 55.9 at 8, 80.8 at 32, bench/results/static/session20/), and a hub's u row parts longer
 # than HUB_LONG go to hub_rows in segments. The host sizes hub_rows' queue by it.
 HUB_CHUNK = 2
-# A hub root with at most this many u counts in 16-bit counters (ring_count.cuh's
-# NARROW_MAX: a count is at most the root's u count); 0: every hub in 32-bit ones.
+# A hub root with at most this many u counts in narrow counters (ring_count.cuh's
+# NARROW_MAX: a count is at most the root's u count): bytes for the w whose rows bound
+# their counts below 2^8 (byte_ranks), 16-bit counters for the others; 0: every hub in
+# 32-bit ones.
 NARROW_MAX = 0xFFFF
 _MAX_GRID = 1 << 16
 SCAN_TILE = 1 << 14  # entries a block scans (_scan)
@@ -127,8 +129,8 @@ class LabelCounter:
             the 4-cycle's hub arrays (see SCRATCH_SHARE).
         hub_roots: the most top ranks of a 4-cycle walked by the whole grid (HUB_ROOTS).
         defines: see :func:`load_module` (tests: small tables and short long rows).
-        narrow_max: the most u of a hub root counted in 16-bit counters (NARROW_MAX; 0:
-            32-bit counters for every hub, as before them, for an A/B).
+        narrow_max: the most u of a hub root counted in narrow counters, bytes and 16-bit
+            ones (NARROW_MAX; 0: 32-bit counters for every hub, as before them, for an A/B).
     """
 
     def __init__(
@@ -153,12 +155,13 @@ class LabelCounter:
         self.threads, self.scratch_max, self.hub_roots = threads, scratch_max, hub_roots
         self.narrow_max = narrow_max
         self.last_hubs = 0  # the hub roots the last count took (benchmarks read it)
+        self.last_bytes = 0  # the ranks below which its hubs counted in bytes (tests)
         self._wctl: Any = None  # the last 4-cycle count's wedge_small / wedge_parts claims
         mod = load_module(min_blocks, threads, defines)
         names = ("lower_bounds_i32", "lower_bounds_i64", "fill_ones", "tree_absorb",
                  "sum_range", "label_ranks", "step_degrees", "scan_inclusive",
                  "scan_tiles", "scan_add", "step_fill", "cycle_roots", "diamond_pairs",
-                 "tailed_pairs", "diamond_triangles", "edge_pairs", "hub_items",
+                 "tailed_pairs", "diamond_triangles", "edge_pairs", "byte_ranks", "hub_items",
                  "wedge_hubs", "hub_rows", "wedge_small", "wedge_parts")  # fmt: skip
         self._fn = {name: mod.get_function(name) for name in names}
         sms = int(cp.cuda.Device().attributes["MultiProcessorCount"])
@@ -176,7 +179,7 @@ class LabelCounter:
         entry lies in the start edges [t0, t1), or None when a count passed 2^64 - 1 on the
         way (the caller then searches). Waits for the stream."""
         cp = self._cp
-        self.last_hubs, self._wctl = 0, None
+        self.last_hubs, self.last_bytes, self._wctl = 0, 0, None
         shape = device_ring(pattern)
         labels = list(shape.labels) if shape else [int(x) for x in pattern.vlabels]
         with self.stream:
@@ -463,35 +466,40 @@ class LabelCounter:
         self, rows: tuple[Any, ...], cut: tuple[Any, Any], compact: int, ctl: Any
     ) -> int:
         """wedge_hubs over the most top ranks, at most hub_roots, whose count arrays fit the
-        budget; returns how many it took. hub_items gives each candidate its items and its
-        slots (16-bit counters in one slot of (compact + 1) // 2 words, 32-bit ones in
-        two, none for a root without a 4-cycle), scans make them offsets, and the host
-        reads where each hub's slots end and the hubs' items (two waits on the stream);
-        then hub_rows walks the long rows wedge_hubs queued, a segment a warp."""
+        budget; returns how many it took. byte_ranks finds the ranks whose counters fit a
+        byte, hub_items gives each candidate its items and its array's words (compact for
+        32-bit counters, fewer for narrow ones, none for a root without a 4-cycle), scans
+        make them offsets, and the host reads the byte ranks, where each hub's array ends
+        and the hubs' items (three waits on the stream); then hub_rows walks the long rows
+        wedge_hubs queued, a segment a warp."""
         most = min(self.hub_roots, compact)
         if most <= 0:
             return 0
+        far = self._zeros(1, np.uint64)
+        self._fn["byte_ranks"](self._grid("byte_ranks", compact // 32 + 1), (self.threads,),
+                               (rows[0], *rows[2:], far))  # fmt: skip
+        self.last_bytes = bytes_ = compact - int(self._host(far)[0])
         items, slots = self._zeros(most + 1, np.int64), self._zeros(most + 1, np.int64)
         self._fn["hub_items"](self._grid("hub_items", most // 32 + 1), (self.threads,),
                               (*rows, *cut, np.int32(most), np.int32(self.narrow_max),
-                               items, slots))  # fmt: skip
+                               np.int64(bytes_), items, slots))  # fmt: skip
         self._scan(items)
         self._scan(slots)
-        words = (compact + 1) // 2
         ends = self._host(slots)
-        hubs = self._hubs(ends, 4 * words)
+        hubs = self._hubs(ends, 4)
         if ends[hubs] > 0:
             cp = self._cp
-            hub_cnt = self._zeros(int(ends[hubs]) * words, np.uint32)
+            hub_cnt = self._zeros(int(ends[hubs]), np.uint32)
             claim = self._zeros(2, np.uint64)  # wedge_hubs' items, hub_rows' segments
             cap = int(self._host(items[hubs : hubs + 1])[0]) * HUB_CHUNK  # the hubs' u at most
             queue = (cp.empty(cap, np.int32), cp.empty(cap, np.int64), cp.empty(cap, np.int64),
                      self._zeros(cap + 1, np.int64), self._zeros(1, np.uint64))  # fmt: skip
-            args = (*rows, np.int32(hubs), items, slots, hub_cnt, claim[:1], *queue, ctl)
+            args = (*rows, np.int32(hubs), np.int64(bytes_), items, slots, hub_cnt, claim[:1],
+                    *queue, ctl)  # fmt: skip
             self._fn["wedge_hubs"]((self._resident["wedge_hubs"],), (self.threads,), args)
             self._scan(queue[3])
             self._fn["hub_rows"]((self._resident["hub_rows"],), (self.threads,),
-                                 (rows[1], np.int64(words), slots, hub_cnt, *queue, claim[1:],
-                                  ctl))  # fmt: skip
+                                 (rows[1], np.int64(compact), np.int64(bytes_), slots, hub_cnt,
+                                  *queue, claim[1:], ctl))  # fmt: skip
         self.last_hubs = hubs
         return hubs

@@ -65,12 +65,18 @@
 //   items       i64[candidates + 1]: hub h's items (hub_items writes their count at
 //               h + 1, host zeroes items[0], the scan makes them offsets: hub h's first
 //               item); wedge_hubs reads those of the hubs the host takes.
-//   slots       i64[candidates + 1]: hub h's count-array slots, the same way (0, 1: 16-bit
-//               counters, 2: 32-bit); host reads them (how many hubs fit the budget),
-//               wedge_hubs reads.
-//   hub_cnt     u32[slots of the hubs taken, (compact + 1) / 2]: hub h's wedge counts
-//               from slot slots[h] on; host zeroes, wedge_hubs adds.
-//   claim       u64[1]: wedge_hubs' next item; host zeroes.
+//   far         u64[1]: compact minus the first rank whose row is longer than BYTE_MAX
+//               (byte_ranks; 0: none); host zeroes and reads (it passes on `bytes`).
+//   slots       i64[candidates + 1]: hub h's count-array words, the same way (0: no
+//               4-cycle, compact: 32-bit counters, narrow_words: narrow ones); host reads
+//               them (how many hubs fit the budget), wedge_hubs and hub_rows read.
+//   hub_cnt     u32[the hubs' words]: hub h's wedge counts from word slots[h] on; host
+//               zeroes, wedge_hubs and hub_rows add.
+//   claim       u64[2]: wedge_hubs' next item, hub_rows' next segment; host zeroes.
+//   q_hub, q_lo, q_hi  int32, i64, i64[the hubs' u]: the long rows wedge_hubs queues (a
+//               row's hub and its part rnbr[lo, hi)); wedge_hubs writes, hub_rows reads.
+//   q_segs      i64[the hubs' u + 1]: a queued row's segments (at q + 1; host zeroes, the
+//               scan makes them offsets); q_n u64[1]: the rows queued (host zeroes).
 //   tcnt        u32[rows' entries]: an edge's triangles, at its entry in its lower end's
 //               row; host zeroes, diamond_triangles adds, edge_pairs reads.
 //   bigs        int32[top]: the ranks wedge_small passes on to wedge_parts; it writes,
@@ -366,26 +372,61 @@ __device__ __forceinline__ i64 wedge_us(const int* rnbr, const WedgeRoot& w, int
 // pairs C(c, 2) of a w reached c times, with no list of the w reached.
 //
 // A count is that of the wedges r - u - w reaching w, one a u: at most the root's u
-// count. A root with at most NARROW_MAX u (and narrow_max, the host's: 0 makes every
-// array 32-bit, for an A/B) counts in 16-bit counters, two a 32-bit word, which cannot
-// carry into each other, and its array takes half the memory (and half the L2) of a
-// 32-bit one, so that twice as many hubs fit in the budget; a larger root (the top few:
-// 5 roots of degree 65,536 or more at 20M edges) keeps 32-bit counters. (The width is a
-// root's, not the graph's: the largest degree, 217,091 at 20M edges, would keep every
-// hub at 32 bits.) hub_cnt is made of slots of (compact + 1) / 2 words: a root with
-// 16-bit counters takes one, a 32-bit one two, a root that roots no 4-cycle (fewer than
-// two u, or outside the slice) none. hub_items writes each candidate root's items and
-// slots, scans make them offsets, and the host takes the most top ranks whose slots fit
-// the budget. Measured: bench/results/static/hubs16-1128/ (20M edges, 3,860 hubs in
-// 16 GiB: 0.209 -> 0.162 s).
+// count, and at most w's row length (each u is an entry of w's row, the graph being
+// undirected). A root with at most NARROW_MAX u (and narrow_max, the host's: 0 makes every
+// array 32-bit, for an A/B) counts in narrow counters: a byte for each w ranked below
+// `bytes` (byte_ranks: the first rank whose row is longer than BYTE_MAX; with one label
+// the ranks follow the degrees, so at 20M edges all but the top few per cent), four a
+// 32-bit word, then a 16-bit counter for each w from `bytes` on, two a word; no counter
+// reaches its field's top, so none carries into the next. Such an array takes
+// narrow_words(bytes, compact) words, about a quarter of a 32-bit one's, so that about
+// four times as many hubs fit in the budget, and its memset and its L2 lines shrink alike.
+// A larger root (the top few: 5 roots of degree 65,536 or more at 20M edges) keeps 32-bit
+// counters, compact words. (The width is a root's, not the graph's: the largest degree,
+// 217,091 at 20M edges, would keep every hub at 32 bits.) hub_items writes each candidate
+// root's items and its array's words (none for a root that roots no 4-cycle: fewer than
+// two u, or outside the slice), scans make them offsets, and the host takes the most top
+// ranks whose arrays fit the budget. Measured: bench/results/static/hubs16-1128/ (20M
+// edges, 3,860 hubs in 16 GiB with 16-bit counters: 0.209 -> 0.162 s) and session21/.
 #ifndef HUB_CHUNK  // gpu/label_count.py passes its HUB_CHUNK (it sizes the long-row queue)
 #define HUB_CHUNK 2
 #endif
 #define NARROW_MAX 65535  // a 16-bit counter's largest value
 
+#ifndef BYTE_MAX  // a byte counter's largest value (tests set less, to mix the widths)
+#define BYTE_MAX 255
+#endif
+
+// The words of a narrow count array: the byte counters of the ranks below `bytes`, four a
+// word, then the 16-bit ones of the ranks from `bytes` to compact, two a word.
+__device__ __forceinline__ i64 narrow_words(i64 bytes, i64 compact) {
+    return (bytes + 3) / 4 + (compact - bytes + 1) / 2;
+}
+
+// The first rank whose first-step row is longer than BYTE_MAX, as compact minus it in
+// far (u64, host zeroes: compact - far is then `bytes`, compact when no row is longer).
+extern "C" __global__ void byte_ranks(const i64* roff, const int* pos_of, const i64* runs,
+                                      int k, const i64* steps, u64* far) {
+    Step st[2];
+    for (int j = 0; j < k; ++j) st[j] = Step{steps[2 * j], steps[2 * j + 1]};
+    const i64 compact = runs[2 * k + 1];
+    const i64 stride = (i64)gridDim.x * blockDim.x;
+    u64 mine = 0;
+    for (i64 x = blockIdx.x * (i64)blockDim.x + threadIdx.x; x < compact; x += stride) {
+        const WedgeRoot w = wedge_root(roff, pos_of, runs, st, k, (int)x);
+        if (w.b - w.a > BYTE_MAX) {
+            mine = (u64)(compact - x);  // the first such x of this thread's
+            break;
+        }
+    }
+    for (int d = 16; d > 0; d >>= 1) mine = max(mine, __shfl_xor_sync(0xffffffffu, mine, d));
+    if ((threadIdx.x & 31) == 0 && mine) atomicMax(far, mine);
+}
+
 extern "C" __global__ void hub_items(const i64* roff, const int* rnbr, const int* pos_of,
                                      const i64* runs, int k, const i64* steps, int x0, int x1,
-                                     int hubs, int narrow_max, i64* items, i64* slots) {
+                                     int hubs, int narrow_max, i64 bytes, i64* items,
+                                     i64* slots) {
     Step st[2];
     for (int j = 0; j < k; ++j) st[j] = Step{steps[2 * j], steps[2 * j + 1]};
     const i64 compact = runs[2 * k + 1];
@@ -395,16 +436,21 @@ extern "C" __global__ void hub_items(const i64* roff, const int* rnbr, const int
         const int r = (int)(compact - 1 - h);
         const i64 n = wedge_us(rnbr, wedge_root(roff, pos_of, runs, st, k, r), r, x0, x1);
         items[h + 1] = (n + HUB_CHUNK - 1) / HUB_CHUNK;
-        slots[h + 1] = n == 0 ? 0 : n <= narrow ? 1 : 2;
+        slots[h + 1] = n == 0 ? 0 : n <= narrow ? narrow_words(bytes, compact) : compact;
     }
 }
 
-// Adds 1 to counter x of a 16-bit count array (counter x: the low half of word x / 2
-// when x is even, the high half when odd) and returns its value before. The caller
-// bounds each counter below 2^16, so a half never carries into the other.
-__device__ __forceinline__ unsigned add_narrow(unsigned* words, int x) {
-    const unsigned shift = (x & 1) * 16;
-    return (atomicAdd(&words[x >> 1], 1u << shift) >> shift) & 0xffffu;
+// Adds 1 to counter x of a narrow count array (layout above: x < bytes a byte of word
+// x / 4, else a half of word (bytes + 3) / 4 + (x - bytes) / 2) and returns its value
+// before. The caller bounds each counter below its field's top, so none carries.
+__device__ __forceinline__ unsigned add_narrow(unsigned* words, int x, i64 bytes) {
+    if (x < bytes) {
+        const unsigned shift = (x & 3) * 8;
+        return (atomicAdd(&words[x >> 2], 1u << shift) >> shift) & 0xffu;
+    }
+    const i64 y = x - bytes;
+    const unsigned shift = (y & 1) * 16;
+    return (atomicAdd(&words[(bytes + 3) / 4 + (y >> 1)], 1u << shift) >> shift) & 0xffffu;
 }
 
 // The long rows of hub u, queued by wedge_hubs for hub_rows: a hub's u whose row part
@@ -421,13 +467,14 @@ __device__ __forceinline__ unsigned add_narrow(unsigned* words, int x) {
 
 // The wedges of hub h (root r) through its u rnbr[i0, i1) (up to the first ranked at or
 // above r), by one warp, a u's row at a time across the lanes: each adds 1 to its w's
-// counter in cnt (WIDE: 32-bit counters; else 16-bit ones, add_narrow) and returns the sum
+// counter in cnt (WIDE: 32-bit counters; else narrow ones, add_narrow) and returns the sum
 // of the counts they found before them. A row part longer than HUB_LONG is queued instead
 // (q_*: its hub, its part rnbr[lo, hi) and, at q + 1, its segments; q_n counts them).
 template <bool WIDE>
 __device__ __forceinline__ u128 hub_wedges(const i64* roff, const int* rnbr,
                                            const int* pos_of, const Step& S, i64 i0, i64 i1,
-                                           int h, int r, unsigned* cnt, int* q_hub, i64* q_lo,
+                                           int h, int r, unsigned* cnt, i64 bytes, int* q_hub,
+                                           i64* q_lo,
                                            i64* q_hi, i64* q_segs, u64* q_n) {
     const int lane = threadIdx.x & 31;
     u128 found = 0;
@@ -453,7 +500,7 @@ __device__ __forceinline__ u128 hub_wedges(const i64* roff, const int* rnbr,
         for (i64 j = a + lane; j < b; j += 32) {
             const int x = rnbr[j];
             if (x >= r) break;
-            found += WIDE ? atomicAdd(&cnt[x], 1u) : add_narrow(cnt, x);
+            found += WIDE ? atomicAdd(&cnt[x], 1u) : add_narrow(cnt, x, bytes);
         }
     }
     return found;
@@ -486,13 +533,13 @@ __device__ __forceinline__ i64 hub_item(const i64* items, int hubs, i64 claim) {
 // The 4-cycles of the hub roots: items[h] .. items[h + 1] are hub h's (after the scan;
 // items[0] = 0), claimed a warp at a time through claim[0] (hub_item). An item's u are the
 // next HUB_CHUNK of its root's row, up to the first ranked at or above the root (hub_items
-// counted the u: an item holds at least one). Hub h's count array is slots[h] ..
-// slots[h + 1] of hub_cnt (after the scan; slots[0] = 0): 32-bit counters in two slots,
-// 16-bit ones in one. The long rows go to the queue q_* (capacity: the hubs' u) for
+// counted the u: an item holds at least one). Hub h's count array is words slots[h] ..
+// slots[h + 1] of hub_cnt (after the scan; slots[0] = 0): compact words of 32-bit
+// counters, or fewer of narrow ones (bytes below `bytes`, add_narrow). The long rows go to the queue q_* (capacity: the hubs' u) for
 // hub_rows.
 extern "C" __global__ void LC_BOUNDS wedge_hubs(const i64* roff, const int* rnbr,
                                                 const int* pos_of, const i64* runs, int k,
-                                                const i64* steps, int hubs,
+                                                const i64* steps, int hubs, i64 bytes,
                                                 const i64* items, const i64* slots,
                                                 unsigned* hub_cnt, u64* claim, int* q_hub,
                                                 i64* q_lo, i64* q_hi, i64* q_segs, u64* q_n,
@@ -502,7 +549,7 @@ extern "C" __global__ void LC_BOUNDS wedge_hubs(const i64* roff, const int* rnbr
     load_tables(steps, k, runs, k, st, run);
     __syncthreads();
     const int lane = threadIdx.x & 31;
-    const i64 compact = run[2 * k + 1], total = items[hubs], slot = (compact + 1) / 2;
+    const i64 compact = run[2 * k + 1], total = items[hubs];
     u128 mine = 0;
     for (;;) {
         u64 item = 0;
@@ -513,13 +560,13 @@ extern "C" __global__ void LC_BOUNDS wedge_hubs(const i64* roff, const int* rnbr
         const int h = (int)(lower_bound(items, (i64)0, (i64)hubs + 1, (i64)item + 1) - 1);
         const int r = (int)(compact - 1 - h);
         const WedgeRoot w = wedge_root(roff, pos_of, run, st, k, r);
-        unsigned* cnt = hub_cnt + slots[h] * slot;
+        unsigned* cnt = hub_cnt + slots[h];
         const i64 i0 = w.a + ((i64)item - items[h]) * HUB_CHUNK, i1 = min(w.b, i0 + HUB_CHUNK);
-        if (slots[h + 1] - slots[h] == 2)
-            mine += hub_wedges<true>(roff, rnbr, pos_of, st[w.second], i0, i1, h, r, cnt,
+        if (slots[h + 1] - slots[h] == compact)
+            mine += hub_wedges<true>(roff, rnbr, pos_of, st[w.second], i0, i1, h, r, cnt, bytes,
                                      q_hub, q_lo, q_hi, q_segs, q_n);
         else
-            mine += hub_wedges<false>(roff, rnbr, pos_of, st[w.second], i0, i1, h, r, cnt,
+            mine += hub_wedges<false>(roff, rnbr, pos_of, st[w.second], i0, i1, h, r, cnt, bytes,
                                       q_hub, q_lo, q_hi, q_segs, q_n);
     }
     mine = warp_sum(mine);
@@ -528,9 +575,10 @@ extern "C" __global__ void LC_BOUNDS wedge_hubs(const i64* roff, const int* rnbr
 
 // The long rows wedge_hubs queued, HUB_SEG entries a warp at a time: q_segs (after the
 // scan, q_segs[0] = 0) gives row q's first segment; a warp claims a segment through claim
-// and adds each of its entries into the row's hub's counters (slots as in wedge_hubs, slot
-// words a slot), the counts found before them into ctl's total, as hub_wedges does.
-extern "C" __global__ void LC_BOUNDS hub_rows(const int* rnbr, i64 slot, const i64* slots,
+// and adds each of its entries into the row's hub's counters (slots as in wedge_hubs), the
+// counts found before them into ctl's total, as hub_wedges does.
+extern "C" __global__ void LC_BOUNDS hub_rows(const int* rnbr, i64 compact, i64 bytes,
+                                              const i64* slots,
                                               unsigned* hub_cnt, const int* q_hub,
                                               const i64* q_lo, const i64* q_hi,
                                               const i64* q_segs, const u64* q_n, u64* claim,
@@ -547,11 +595,11 @@ extern "C" __global__ void LC_BOUNDS hub_rows(const int* rnbr, i64 slot, const i
         const int h = q_hub[q];
         const i64 lo = q_lo[q] + ((i64)seg - q_segs[q]) * HUB_SEG;
         const i64 hi = min(q_hi[q], lo + HUB_SEG);
-        unsigned* cnt = hub_cnt + slots[h] * slot;
-        const bool wide = slots[h + 1] - slots[h] == 2;
+        unsigned* cnt = hub_cnt + slots[h];
+        const bool wide = slots[h + 1] - slots[h] == compact;
         for (i64 j = lo + lane; j < hi; j += 32) {
             const int x = rnbr[j];
-            mine += wide ? atomicAdd(&cnt[x], 1u) : add_narrow(cnt, x);
+            mine += wide ? atomicAdd(&cnt[x], 1u) : add_narrow(cnt, x, bytes);
         }
     }
     mine = warp_sum(mine);

@@ -116,7 +116,8 @@ def main() -> int:
                 return 1
             row = {"pattern": name, "threads": threads, "scratch_gib": gib,
                    "hub_roots": hub_roots, "narrow_max": narrow_max,
-                   "hubs_taken": counter.last_hubs, "bigs": counter.last_bigs, "count": got,
+                   "hubs_taken": counter.last_hubs, "byte_ranks": counter.last_bytes,
+                   "bigs": counter.last_bigs, "count": got,
                    "seconds": round(best, 4)}  # fmt: skip
             if timed is not None:
                 row["kernel_ms"] = timed()

@@ -760,14 +760,18 @@ def test_four_cycles_alike_with_any_number_of_hub_roots(
     """A 4-cycle's top ranks walked by the whole grid (wedge_hubs, each with its own count
     array) or in tables (wedge_small, wedge_parts): the same count with none, one, 37 or every rank
     (HUB_ROOTS passes the ranks here) of them, over the whole graph and over slices; with
-    16-bit hub counters (NARROW_MAX: every hub here), 32-bit ones (0), or both side by side
-    (40: the top roots, which have more u, in 32-bit ones, the next ones in turns)."""
+    narrow hub counters (NARROW_MAX: every hub here; bytes for the ranks below the first
+    row longer than 255, 16-bit counters above, both in use here), 32-bit ones (0), or
+    both side by side (40: the top roots, which have more u, in 32-bit ones, the next ones
+    in turns)."""
     cpu, csr, _ = labelled_case(2)
     p = RINGS[name]
     counter = LabelCounter(matcher.stream, matcher._host, hub_roots=hubs, narrow_max=narrow_max)
     m = matcher.start_edges(csr)
     want = cpu.count_static(p)
     assert want > 0 and counter.count(csr, p, 0, m) == want
+    if hubs:  # byte counters and 16-bit ones
+        assert 0 < counter.last_bytes < counter_ranks(matcher, csr, p)
     assert counter.last_hubs == min(hubs, counter_ranks(matcher, csr, p))
     assert_slices_add_up(counter, csr, p, m, want)
 
@@ -783,12 +787,13 @@ def test_four_cycles_alike_with_small_wedge_tables(
     whose parts halve again and again (2: most parts of a root), and the count stays the
     CPU engine's, over the whole graph and over slices, with no hub roots and with all
     (whose row parts longer than 3 entries go to hub_rows in segments of 2: HUB_LONG,
-    HUB_SEG; their items scattered three hubs at a time: HUB_GROUP)."""
+    HUB_SEG; their items scattered three hubs at a time: HUB_GROUP; byte counters only for
+    the w whose rows hold at most 3 entries: BYTE_MAX)."""
     cpu, csr, _ = labelled_case(2)
     p = RINGS[name]
     small, part = limits
     defines = (f"-DSMALL_LIMIT={small}", f"-DPART_LIMIT={part}", "-DHUB_LONG=3", "-DHUB_SEG=2",
-               "-DHUB_GROUP=3")  # fmt: skip
+               "-DHUB_GROUP=3", "-DBYTE_MAX=3")  # fmt: skip
     counter = LabelCounter(matcher.stream, matcher._host, hub_roots=hubs, defines=defines)
     m = matcher.start_edges(csr)
     want = cpu.count_static(p)
@@ -815,20 +820,22 @@ def counter_ranks(matcher: StaticMatcher, csr: DeviceCsr, p: Pattern) -> int:
     return len(vlab) if -1 in labels else int(np.isin(vlab, list(labels)).sum())
 
 
-@pytest.mark.parametrize(("narrow_max", "fit"), [(NARROW_MAX, 24), (0, 12)])
-def test_hub_roots_as_many_as_the_budget_holds(
-    matcher: StaticMatcher, narrow_max: int, fit: int
-) -> None:
-    """A budget of 24 slots (a slot: a hub's 16-bit counters) holds 24 hub roots with 16-bit
-    counters, 12 with 32-bit ones (two slots each); the rest go to the tables, and the
-    count stays the CPU engine's."""
+@pytest.mark.parametrize("narrow_max", [NARROW_MAX, 0])
+def test_hub_roots_as_many_as_the_budget_holds(matcher: StaticMatcher, narrow_max: int) -> None:
+    """A budget of 24 narrow count arrays (a byte for each rank below the byte ranks, 16-bit
+    counters above) holds 24 hub roots with narrow counters, and as many 32-bit arrays (a
+    word a rank) as fit in the same bytes; the rest go to the tables, and the count stays
+    the CPU engine's."""
     cpu, csr, _ = labelled_case(2)
     p = RINGS["c4"]
-    slot = 4 * ((counter_ranks(matcher, csr, p) + 1) // 2)
-    counter = LabelCounter(matcher.stream, matcher._host, scratch_max=24 * slot,
+    m, ranks = matcher.start_edges(csr), counter_ranks(matcher, csr, p)
+    probe = LabelCounter(matcher.stream, matcher._host)
+    assert probe.count(csr, p, 0, m) == cpu.count_static(p)
+    narrow = (probe.last_bytes + 3) // 4 + (ranks - probe.last_bytes + 1) // 2
+    counter = LabelCounter(matcher.stream, matcher._host, scratch_max=4 * 24 * narrow,
                            narrow_max=narrow_max)  # fmt: skip
-    assert counter.count(csr, p, 0, matcher.start_edges(csr)) == cpu.count_static(p)
-    assert counter.last_hubs == fit
+    assert counter.count(csr, p, 0, m) == cpu.count_static(p)
+    assert counter.last_hubs == (24 if narrow_max else 24 * narrow // ranks) > 0
 
 
 def test_triangles_stay_with_the_search() -> None:
