@@ -63,7 +63,11 @@ SCRATCH_MAX = 16 << 30  # before ranking, 43M: 8 GiB 238 blocks 3.46 s; 16 GiB 2
 # and its 4-cycle took 0.162 s, against 0.209 s with 970 hubs of 32-bit counters; 32 GiB
 # (7,725 hubs) 0.151 s. At 43M edges, 1,784 hubs: 0.511 against 0.587 s. With the ranks
 # below the hubs in shared-memory tables (bench/results/static/session20/): 0.072-0.075 s
-# at 20M edges, and fewer hubs are slower there (2,000: 0.088 s; 1,000: 0.151 s).
+# at 20M edges, and fewer hubs are slower there (2,000: 0.088 s; 1,000: 0.151 s). With byte
+# counters (bench/results/static/session21/), 16 GiB hold 7,677 hubs at 20M edges (0.049
+# s; 8 GiB's 3,831: 0.048 s; 32 GiB's 15,369: 0.056 s) and 3,539 at 43M (0.169 s; 32 GiB's
+# 7,117: 0.1315 s): past a point more hubs cost their memset and walk at 20M and still
+# save wedge_parts' many parts at 43M, so neither budget suits both.
 HUB_ROOTS = 8192
 # u a warp's item in wedge_hubs (ring_count.cuh; passed to it as HUB_CHUNK): fewer is
 # faster there, as the phase waits on its longest items (20M Chung-Lu, H200: 43.0 ms at 2,
