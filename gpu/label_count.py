@@ -54,7 +54,9 @@ ERR_OVERFLOW = 8
 # labels) take at most this share of the device's free memory, and at most
 # SCRATCH_MAX: fewer blocks, not a failure, on a full device.
 SCRATCH_SHARE = 4
-SCRATCH_MAX = 16 << 30  # before ranking, 43M: 8 GiB 238 blocks 3.46 s; 16 GiB 2.52 s
+# Before ranking, 43M: 8 GiB 238 blocks 3.46 s; 16 GiB 2.52 s. 32 GiB (session 21): the
+# 4-cycle's hubs reach HUB_ROOTS at 20M edges and 7,117 at 43M (see HUB_ROOTS).
+SCRATCH_MAX = 32 << 30
 # A 4-cycle's highest ranks walked by the whole grid (ring_count.cuh's wedge_hubs), each
 # with its own count array: as many as the scratch budget holds, at most HUB_ROOTS. The top
 # 970 roots of a 20M-edge Chung-Lu graph hold 72 % of its 1.38G wedges, the top 4,000
