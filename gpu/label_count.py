@@ -67,9 +67,10 @@ SCRATCH_MAX = 32 << 30
 # below the hubs in shared-memory tables (bench/results/static/session20/): 0.072-0.075 s
 # at 20M edges, and fewer hubs are slower there (2,000: 0.088 s; 1,000: 0.151 s). With byte
 # counters (bench/results/static/session21/), 16 GiB hold 7,677 hubs at 20M edges (0.049
-# s; 8 GiB's 3,831: 0.048 s; 32 GiB's 15,369: 0.056 s) and 3,539 at 43M (0.169 s; 32 GiB's
-# 7,117: 0.1315 s): past a point more hubs cost their memset and walk at 20M and still
-# save wedge_parts' many parts at 43M, so neither budget suits both.
+# s; 8 GiB's 3,831: 0.048 s) and 3,539 at 43M (0.170 s). Past a point, more hubs cost
+# more in memset and walk than they save at 20M (16,384 roots in 32 GiB: 15,369 hubs,
+# 0.056 s), while at 43M they still save wedge_parts' many parts. 8,192 roots in 32 GiB
+# suit both: 0.0499 s at 20M (8,192 hubs) and 0.1324 s at 43M (7,117 hubs).
 HUB_ROOTS = 8192
 # u a warp's item in wedge_hubs (ring_count.cuh; passed to it as HUB_CHUNK): fewer is
 # faster there, as the phase waits on its longest items (20M Chung-Lu, H200: 43.0 ms at 2,
