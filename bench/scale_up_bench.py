@@ -25,6 +25,10 @@ memory in use (total - free) seen after the load and after every apply call (GPU
 ``updater`` (GPU only): the device time the kernel's updater spent during the insertion,
 per phase and per step, in seconds, with its batch count; a sum of phases near
 ``seconds`` means the updater bounds the row, far below it that the host does.
+``compiled``: what the timed applies compiled (bench/compile_watch.py): numba's compiles,
+not its cache loads, with their seconds, and the kernels CuPy added to its cache. A
+process's first 43M insertion on a fresh install is slower than the ones after it, and
+this says whether compiling is the difference.
 
 ``--churn K`` then deletes the inserted edges and inserts them again, K applies of the
 stream in all: each round's time, its count checked against the insertion's (deleting the
@@ -66,6 +70,7 @@ from dcsm.loadgen.gen_stream import PRESETS, chunglu_graph
 from dcsm.model import Graph, Pattern, UpdateBatch
 
 sys.path.insert(0, str(Path(__file__).parent))  # bench/ (the script runs with python -P)
+from compile_watch import CompileWatch  # noqa: E402
 from rapidflow import RapidFlow  # noqa: E402
 
 LJ = PRESETS["livejournal"]
@@ -382,25 +387,29 @@ def updater_spent(before: dict[str, float] | None, eng: Any) -> dict[str, float]
 
 def apply_all(
     eng: Any, stream: UpdateBatch, batch_size: int, what: str, peak: DevicePeak
-) -> tuple[float, int, int]:
-    """Apply ``stream`` in calls of ``batch_size``: (seconds in apply, + count, - count);
-    ``peak`` looks at the device after each call."""
+) -> tuple[float, int, int, dict[str, Any]]:
+    """Apply ``stream`` in calls of ``batch_size``: (seconds in apply, + count, - count,
+    what the calls compiled: :class:`compile_watch.CompileWatch`); ``peak`` looks at the
+    device after each call."""
     n = len(stream)
     positive = negative = 0
     seconds = 0.0
     bar = Progress(what, n)
-    for lo in range(0, n, batch_size):
-        part = stream.slice(lo, min(n, lo + batch_size))
-        t0 = time.perf_counter()
-        res = eng.apply(part)
-        seconds += time.perf_counter() - t0
-        c = res.counts
-        positive += int(c.count[c.sign > 0].sum())
-        negative += int(c.count[c.sign < 0].sum())
-        peak.look()
-        bar.update(min(n, lo + batch_size))
+    with CompileWatch() as watch:
+        for lo in range(0, n, batch_size):
+            part = stream.slice(lo, min(n, lo + batch_size))
+            t0 = time.perf_counter()
+            res = eng.apply(part)
+            seconds += time.perf_counter() - t0
+            c = res.counts
+            positive += int(c.count[c.sign > 0].sum())
+            negative += int(c.count[c.sign < 0].sum())
+            peak.look()
+            bar.update(min(n, lo + batch_size))
     bar.close()
-    return seconds, positive, negative
+    if watch.found["numba"] or watch.found["cupy_kernels"]:
+        note(f"{what}: compiled {watch.found}")
+    return seconds, positive, negative, watch.found
 
 
 def churn(
@@ -416,7 +425,7 @@ def churn(
                                        stream.label, first_seq=(r + 1) * len(stream))  # fmt: skip
         what = f"{name}: churn {r + 1}/{rounds}"
         before = updater_seconds(eng)
-        seconds, positive, negative = apply_all(eng, part, batch_size, what, peak)
+        seconds, positive, negative, compiled = apply_all(eng, part, batch_size, what, peak)
         got = negative if op < 0 else positive
         other = positive if op < 0 else negative
         out.append({
@@ -424,7 +433,7 @@ def churn(
             "seconds": round(seconds, 3),
             "updates_per_s": round(len(part) / seconds) if seconds > 0 else None,
             "count": got, "exact": got == expected and other == 0,
-            "updater": updater_spent(before, eng),
+            "updater": updater_spent(before, eng), "compiled": compiled,
             "pools": pool_usage(eng, f"after churn round {r + 1}"),
         })  # fmt: skip
     return out
@@ -450,8 +459,8 @@ def run_row(
     eng.register(0, pattern, from_seq=0, count_only=True)
     n = len(stream)
     before = updater_seconds(eng)
-    seconds, positive, negative = apply_all(eng, stream, args.batch_size, f"{name}: inserting",
-                                            peak)  # fmt: skip
+    seconds, positive, negative, compiled = apply_all(
+        eng, stream, args.batch_size, f"{name}: inserting", peak)  # fmt: skip
     updater = updater_spent(before, eng)
     pools.append(pool_usage(eng, "after the insertion"))
     exact = None if expected is None else positive == expected and negative == 0
@@ -471,6 +480,7 @@ def run_row(
         "updates_per_s": round(n / seconds) if seconds > 0 else None,
         "exact": exact,
         "updater": updater,
+        "compiled": compiled,
         "positive": positive,
         "negative": negative,
         "expected_positive": expected,
