@@ -376,7 +376,7 @@ __device__ __forceinline__ i64 wedge_us(const int* rnbr, const WedgeRoot& w, int
 // undirected). A root with at most NARROW_MAX u (and narrow_max, the host's: 0 makes every
 // array 32-bit, for an A/B) counts in narrow counters: a byte for each w ranked below
 // `bytes` (byte_ranks: the first rank whose row is longer than BYTE_MAX; with one label
-// the ranks follow the degrees, so at 20M edges all but the top few per cent), four a
+// the ranks follow the degrees, so at 20M edges all but the top 0.5 %), four a
 // 32-bit word, then a 16-bit counter for each w from `bytes` on, two a word; no counter
 // reaches its field's top, so none carries into the next. Such an array takes
 // narrow_words(bytes, compact) words, about a quarter of a 32-bit one's, so that about
@@ -473,9 +473,9 @@ __device__ __forceinline__ unsigned add_narrow(unsigned* words, int x, i64 bytes
 template <bool WIDE>
 __device__ __forceinline__ u128 hub_wedges(const i64* roff, const int* rnbr,
                                            const int* pos_of, const Step& S, i64 i0, i64 i1,
-                                           int h, int r, unsigned* cnt, i64 bytes, int* q_hub,
-                                           i64* q_lo,
-                                           i64* q_hi, i64* q_segs, u64* q_n) {
+                                           int h, int r, unsigned* cnt, i64 bytes,
+                                           int* q_hub, i64* q_lo, i64* q_hi, i64* q_segs,
+                                           u64* q_n) {
     const int lane = threadIdx.x & 31;
     u128 found = 0;
     for (i64 i = i0; i < i1; ++i) {
@@ -535,8 +535,8 @@ __device__ __forceinline__ i64 hub_item(const i64* items, int hubs, i64 claim) {
 // next HUB_CHUNK of its root's row, up to the first ranked at or above the root (hub_items
 // counted the u: an item holds at least one). Hub h's count array is words slots[h] ..
 // slots[h + 1] of hub_cnt (after the scan; slots[0] = 0): compact words of 32-bit
-// counters, or fewer of narrow ones (bytes below `bytes`, add_narrow). The long rows go to the queue q_* (capacity: the hubs' u) for
-// hub_rows.
+// counters, or fewer of narrow ones (bytes below `bytes`, add_narrow). The long rows go
+// to the queue q_* (capacity: the hubs' u) for hub_rows.
 extern "C" __global__ void LC_BOUNDS wedge_hubs(const i64* roff, const int* rnbr,
                                                 const int* pos_of, const i64* runs, int k,
                                                 const i64* steps, int hubs, i64 bytes,
@@ -563,11 +563,11 @@ extern "C" __global__ void LC_BOUNDS wedge_hubs(const i64* roff, const int* rnbr
         unsigned* cnt = hub_cnt + slots[h];
         const i64 i0 = w.a + ((i64)item - items[h]) * HUB_CHUNK, i1 = min(w.b, i0 + HUB_CHUNK);
         if (slots[h + 1] - slots[h] == compact)
-            mine += hub_wedges<true>(roff, rnbr, pos_of, st[w.second], i0, i1, h, r, cnt, bytes,
-                                     q_hub, q_lo, q_hi, q_segs, q_n);
+            mine += hub_wedges<true>(roff, rnbr, pos_of, st[w.second], i0, i1, h, r, cnt,
+                                     bytes, q_hub, q_lo, q_hi, q_segs, q_n);
         else
-            mine += hub_wedges<false>(roff, rnbr, pos_of, st[w.second], i0, i1, h, r, cnt, bytes,
-                                      q_hub, q_lo, q_hi, q_segs, q_n);
+            mine += hub_wedges<false>(roff, rnbr, pos_of, st[w.second], i0, i1, h, r, cnt,
+                                      bytes, q_hub, q_lo, q_hi, q_segs, q_n);
     }
     mine = warp_sum(mine);
     if (lane == 0) add_total(ctl, mine);
@@ -578,8 +578,8 @@ extern "C" __global__ void LC_BOUNDS wedge_hubs(const i64* roff, const int* rnbr
 // and adds each of its entries into the row's hub's counters (slots as in wedge_hubs), the
 // counts found before them into ctl's total, as hub_wedges does.
 extern "C" __global__ void LC_BOUNDS hub_rows(const int* rnbr, i64 compact, i64 bytes,
-                                              const i64* slots,
-                                              unsigned* hub_cnt, const int* q_hub,
+                                              const i64* slots, unsigned* hub_cnt,
+                                              const int* q_hub,
                                               const i64* q_lo, const i64* q_hi,
                                               const i64* q_segs, const u64* q_n, u64* claim,
                                               u64* ctl) {
