@@ -31,9 +31,11 @@ __device__ __forceinline__ unsigned add_narrow(unsigned* words, int x) {
     return (atomicAdd(&words[x >> 1], 1u << shift) >> shift) & 0xffffu;
 }
 
-// Chunk c of `chunk` indices adds into array c % arrays (words apart).
-extern "C" __global__ void add_return(const int* idx, long long n, int chunk, int arrays,
-                                      long long words, int limit, unsigned* cnt, u64* out) {
+// Chunk c of `chunk` indices adds into array c % arrays (words apart); RETURN: the
+// counts before the adds summed (else none is used, and the adds compile to reductions).
+template <bool RETURN>
+__device__ __forceinline__ u64 add_chunks(const int* idx, long long n, int chunk, int arrays,
+                                          long long words, int limit, unsigned* cnt) {
     u64 s = 0;
     for (long long c = blockIdx.x; c * chunk < n; c += gridDim.x) {
         unsigned* a = cnt + (c % arrays) * words;
@@ -41,10 +43,18 @@ extern "C" __global__ void add_return(const int* idx, long long n, int chunk, in
         for (long long i = c * chunk + threadIdx.x; i < end; i += blockDim.x) {
             const int x = idx[i];
             if (x >= limit) break;
-            s += add_narrow(a, x);
+            if (RETURN)
+                s += add_narrow(a, x);
+            else
+                atomicAdd(&a[x >> 1], 1u << ((x & 1) * 16));
         }
     }
-    atomicAdd(out, s);
+    return s;
+}
+
+extern "C" __global__ void add_return(const int* idx, long long n, int chunk, int arrays,
+                                      long long words, int limit, unsigned* cnt, u64* out) {
+    atomicAdd(out, add_chunks<true>(idx, n, chunk, arrays, words, limit, cnt));
 }
 
 extern "C" __global__ void add_return_unrolled(const int* idx, long long n, int chunk,
@@ -69,16 +79,8 @@ extern "C" __global__ void add_return_unrolled(const int* idx, long long n, int 
 }
 
 extern "C" __global__ void add_red(const int* idx, long long n, int chunk, int arrays,
-                                   long long words, int limit, unsigned* cnt, u64* out) {
-    for (long long c = blockIdx.x; c * chunk < n; c += gridDim.x) {
-        unsigned* a = cnt + (c % arrays) * words;
-        const long long end = min(n, (c + 1) * chunk);
-        for (long long i = c * chunk + threadIdx.x; i < end; i += blockDim.x) {
-            const int x = idx[i];
-            if (x >= limit) break;
-            atomicAdd(&a[x >> 1], 1u << ((x & 1) * 16));
-        }
-    }
+                                   long long words, int limit, unsigned* cnt, u64*) {
+    add_chunks<false>(idx, n, chunk, arrays, words, limit, cnt);
 }
 """
 
