@@ -126,6 +126,14 @@ __device__ __forceinline__ void add_total(u64* ctl, u128 v) {
     if (hi) atomicAdd(&ctl[CTL_TOTAL_HI], hi);
 }
 
+// The next value of *ctr for the whole warp: lane 0 takes it, the others get it by a
+// shuffle (every lane calls it).
+__device__ __forceinline__ u64 warp_ticket(u64* ctr, int lane) {
+    u64 t = 0;
+    if (lane == 0) t = atomicAdd(ctr, 1ull);
+    return __shfl_sync(0xffffffffu, t, 0);
+}
+
 __device__ __forceinline__ u128 warp_sum(u128 v) {
     for (int d = 16; d; d >>= 1) {
         u64 lo = __shfl_down_sync(0xffffffffu, (u64)v, d);
@@ -407,9 +415,7 @@ __device__ int next_root(u64* ctl, i64 ranks, Claims& q, Fits fits, int* tag) {
             t = q.tag[q.at];
             break;
         }
-        u64 unit = 0;
-        if (lane == 0) unit = atomicAdd(&ctl[CTL_CLAIM], 1ull);
-        unit = __shfl_sync(0xffffffffu, unit, 0);
+        const u64 unit = warp_ticket(&ctl[CTL_CLAIM], lane);
         const bool one = unit < (u64)CLAIM_ONE;
         const i64 first = one ? (i64)unit : CLAIM_ONE + (i64)(unit - CLAIM_ONE) * CLAIM_RUN;
         if (first >= ranks) break;

@@ -552,9 +552,7 @@ extern "C" __global__ void LC_BOUNDS wedge_hubs(const i64* roff, const int* rnbr
     const i64 compact = run[2 * k + 1], total = items[hubs];
     u128 mine = 0;
     for (;;) {
-        u64 item = 0;
-        if (lane == 0) item = atomicAdd(claim, 1ull);
-        item = __shfl_sync(0xffffffffu, item, 0);
+        u64 item = warp_ticket(claim, lane);
         if ((i64)item >= total) break;
         item = hub_item(items, hubs, (i64)item);
         const int h = (int)(lower_bound(items, (i64)0, (i64)hubs + 1, (i64)item + 1) - 1);
@@ -587,9 +585,7 @@ extern "C" __global__ void LC_BOUNDS hub_rows(const int* rnbr, i64 compact, i64 
     const i64 rows = (i64)*q_n, total = q_segs[rows];
     u128 mine = 0;
     for (;;) {
-        u64 seg = 0;
-        if (lane == 0) seg = atomicAdd(claim, 1ull);
-        seg = __shfl_sync(0xffffffffu, seg, 0);
+        const u64 seg = warp_ticket(claim, lane);
         if ((i64)seg >= total) break;
         const i64 q = lower_bound(q_segs, (i64)0, rows + 1, (i64)seg + 1) - 1;
         const int h = q_hub[q];
@@ -693,9 +689,7 @@ extern "C" __global__ void LC_BOUNDS wedge_small(const i64* roff, const int* rnb
     int *used = &s_used[wid], *full = &s_full[wid];
     u128 mine = 0;
     for (;;) {
-        u64 chunk = 0;
-        if (lane == 0) chunk = atomicAdd(&wctl[WCTL_CLAIM], 1ull);
-        const i64 first = (i64)__shfl_sync(0xffffffffu, chunk, 0) * 32;
+        const i64 first = (i64)warp_ticket(&wctl[WCTL_CLAIM], lane) * 32;
         if (first >= top) break;
         const int mine_r = (int)(top - 1 - (first + lane));
         const i64 mine_n = first + lane < top
