@@ -367,10 +367,10 @@ class LabelCounter:
         free += cp.get_default_memory_pool().free_bytes()
         return min(self.scratch_max, free // SCRATCH_SHARE)
 
-    def _hubs(self, ends: np.ndarray, slot_bytes: int) -> int:
+    def _hubs(self, ends: np.ndarray) -> int:
         """The most top ranks whose hub count arrays fit the budget: ends[h] (ascending,
-        ends[0] = 0) is where hub h's slots of ``slot_bytes`` end."""
-        return int(np.searchsorted(ends, self._budget() // slot_bytes, side="right")) - 1
+        ends[0] = 0) is the 32-bit word where hub h's array ends."""
+        return int(np.searchsorted(ends, self._budget() // 4, side="right")) - 1
 
     def _root_blocks(self, name: str, compact: int, per_vertex: int) -> int:
         """Blocks of ``name`` (cycle_roots), each with scratch arrays of
@@ -493,7 +493,7 @@ class LabelCounter:
         self._scan(items)
         self._scan(slots)
         ends = self._host(slots)
-        hubs = self._hubs(ends, 4)
+        hubs = self._hubs(ends)
         if ends[hubs] > 0:
             cp = self._cp
             hub_cnt = self._zeros(int(ends[hubs]), np.uint32)
