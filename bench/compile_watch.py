@@ -21,14 +21,18 @@ from typing import Any
 import numba.core.event as numba_event
 
 
+def _cupy_cache_dir() -> str:
+    """CuPy's kernel cache folder: $CUPY_CACHE_DIR, else its documented default (CuPy 14
+    has no public function that names it)."""
+    return os.environ.get("CUPY_CACHE_DIR") or os.path.expanduser("~/.cupy/kernel_cache")
+
+
 def _cupy_cached() -> int:
     """Files in CuPy's kernel cache, or 0 where CuPy was never imported."""
     if "cupy" not in sys.modules:
         return 0
-    from cupy.cuda import compiler
-
     try:
-        return sum(1 for _ in os.scandir(compiler.get_cache_dir()))
+        return sum(1 for _ in os.scandir(_cupy_cache_dir()))
     except FileNotFoundError:
         return 0
 

@@ -5,9 +5,11 @@ engine's warm_up has run."""
 from __future__ import annotations
 
 import sys
+import types
 from pathlib import Path
 
 import numpy as np
+import pytest
 from numba import njit
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,6 +33,20 @@ def test_a_compile_is_recorded_once() -> None:
     assert first.found["numba_s"] > 0
     assert first.found["numba"] == [f"{__name__}._total(array(int16, 1d, C))"]
     assert again.found == NOTHING
+
+
+def test_kernels_added_to_cupys_cache_are_counted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CuPy's cache folder is $CUPY_CACHE_DIR (CuPy 14 has no public function naming it;
+    session 22's first device call stopped on the one this module called)."""
+    monkeypatch.setenv("CUPY_CACHE_DIR", str(tmp_path / "kernels"))
+    monkeypatch.setitem(sys.modules, "cupy", types.ModuleType("cupy"))  # as if imported
+    (tmp_path / "kernels").mkdir()
+    (tmp_path / "kernels" / "old.cubin").write_bytes(b"")
+    with CompileWatch() as watch:
+        (tmp_path / "kernels" / "new.cubin").write_bytes(b"")
+    assert watch.found["cupy_kernels"] == 1
 
 
 def test_the_scale_up_rows_compile_nothing_in_their_applies(tmp_path: Path) -> None:
