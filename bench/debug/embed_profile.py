@@ -34,12 +34,12 @@ def main() -> None:
     for r in range(args.rounds):
         for cap in args.batch_cap:  # one engine at a time: its kernel holds the whole device
             runner = Runner(data / graph, data / f"{args.stream}.stream", cap)
-            runner.time_query(query, count_only=True)  # warm up (kernel load, numba)
+            runner.time_once(query, count_only=True)  # warm up (kernel load, numba)
             prof = cProfile.Profile()
             t0 = time.perf_counter()
             if profile:
                 prof.enable()
-            seconds, pos, neg, _ = runner.time_query(query, count_only=False)
+            seconds, pos, neg, _ = runner.time_once(query, count_only=False)
             prof.disable()
             total = time.perf_counter() - t0
             runner.close()
