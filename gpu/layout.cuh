@@ -141,6 +141,13 @@
 #ifndef RING_WIDE
 #define RING_WIDE 4
 #endif
+// A run of at least BULK_MIN waiting records (0: never) is read into the batch by a job
+// (J_READ, updater_jobs.cuh) that every free warp helps with, 32 records a task, instead
+// of by updater warp 0 alone (read_wide: ~28 ns a record, one round trip of 128 records
+// after another; 0.46 ms for a batch of 16,384).
+#ifndef BULK_MIN
+#define BULK_MIN 1024
+#endif
 #ifndef NEAR_ITEMS
 #define NEAR_ITEMS 256
 #endif
@@ -282,7 +289,7 @@
 #endif
 
 #define KMAX 16
-#define NSTEP 28
+#define NSTEP 29
 #define NSMALL 5
 #define INF_TS 0x7fffffff
 #define ANY (-1)
@@ -459,6 +466,11 @@ struct BatchCtl {
     u64 ver_ring_h, ver_bump0;
     int ver_ring_n, pad1;
     u64 gcq_base;
+    // J_READ: rd_n records of the input ring (of in_mirror when rd_mirror) from ring slot
+    // rd_pos on go to rec[rd_at...]; rd_stop: the first of them that is not an update
+    // (atomicMin; rd_n when none). Updater w0 writes them before the job, tasks read them.
+    u64 rd_pos;
+    int rd_n, rd_at, rd_stop, rd_mirror;
 };
 
 struct Batch {

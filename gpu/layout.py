@@ -151,7 +151,7 @@ SMALL_STEPS = ("classify", "prepare", "merge", "publish", "items")
 # then the StepKind steps between jobs; slot 0 is unused.
 UPDATER_STEPS = (
     "", "halves", "segcount", "segstart", "place", "order", "classify", "seginfo", "segedit",
-    "alloc", "mask", "scan", "copy", "publish", "count", "items", "verify",
+    "alloc", "mask", "scan", "copy", "publish", "count", "items", "verify", "read",
     "allocate", "gcq_wait", "live_plans", "item_room", "fence", "small", "input_wait",
     "input_slots", "input_read", "slots_running", "slots_gc",
 )  # fmt: skip

@@ -120,6 +120,12 @@ struct UpdShared {
     u64 wait_running, wait_gc;   // its parts by slot_wait_cause 1 and 2 (lane 0 adds them)
     int small;                   // 1: this batch takes the short path (updater_small.cuh)
     int chunks;                  // its old chunks, as choose_small estimated them
+    u64 t_in, closed;            // %globaltimer when form_batch began, and closed the batch
+    // A run of records form_batch left to J_READ: bulk_n records from ring position
+    // bulk_head, after the batch's first nb (0: none). No run is left at no_bulk_at, where
+    // the last one ended before a control record, which is then read record by record.
+    int bulk_n;
+    u64 bulk_head, no_bulk_at;
 };
 
 // A long run of records waiting (a backlog, or a whole apply call's updates): RING_WIDE
@@ -185,6 +191,9 @@ __device__ void form_batch(const Ctx& C, UpdShared& S, int lane) {
     u64 wait_slots = 0;  // time in passes before it that found no update slot free
     if (lane == 0) S.wait_running = S.wait_gc = 0;
     SlotsKnown known;
+    int bulk = 0;  // records left to J_READ
+    bool bulk_tried = !BULK_MIN || hold || head == S.no_bulk_at;
+    bool bulk_mirror = false;
     while (true) {
         if (nb == 0) t_read = gtime();
         const Tail t = decode_tail(__shfl_sync(0xffffffffu, relay(C), 0), head);
@@ -194,6 +203,14 @@ __device__ void form_batch(const Ctx& C, UpdShared& S, int lane) {
         // Read up to 32 records at once, one per lane (host reads are ~1 us each); RING_WIDE
         // a lane when a long run waits.
         while (head < tail && nb < BATCH_CAP && !stop && !blocked) {
+            if (!bulk_tried && tail - head >= (u64)BULK_MIN) {
+                // A long run waits: leave it to J_READ, as much of it as the batch and the
+                // update slots have room for (slot_free is monotone in tau: halve until free).
+                bulk_tried = true;
+                int k = (int)min((u64)(BATCH_CAP - nb), tail - head);
+                while (k >= BULK_MIN && !slot_free_upto(C, tau0 + nb + k - 1, tau0 + nb + k - 1, known)) k >>= 1;
+                if (k >= BULK_MIN) { bulk = k; bulk_mirror = head >= t.mirror_from; break; }
+            }
             if (read_wide(C, B, head, t, nb, tau0, lane, known)) continue;
             int avail = (int)min((u64)32, tail - head);
             InRec r;
@@ -239,8 +256,8 @@ __device__ void form_batch(const Ctx& C, UpdShared& S, int lane) {
             if (lane == 0) { C.st->in_head = head; C.dstat->in_consumed = head; }
             if (took < avail) break;  // waiting for a slot, or batch full, or stop
         }
-        if (nb > 0 && first_seen == 0) first_seen = gtime();
-        if (stop || nb == BATCH_CAP) break;
+        if ((nb > 0 || bulk) && first_seen == 0) first_seen = gtime();
+        if (stop || nb == BATCH_CAP || bulk) break;
         bool due = nb >= BATCH_B || (nb > 0 && gtime() - first_seen >= BATCH_TIMEOUT_NS);
         if (!hold && due && (head == tail || blocked)) {
             // Nothing more waiting (or nothing more admissible): close. CLOSE_RECHECK 1
@@ -263,7 +280,29 @@ __device__ void form_batch(const Ctx& C, UpdShared& S, int lane) {
     if (lane == 0) {
         S.nb = nb; S.stop = stop; S.tau0 = (int)tau0; S.first_seen = first_seen; S.read_from = t_read;
         S.wait_slots = wait_slots;
+        S.closed = gtime();
+        S.bulk_n = bulk; S.bulk_head = head;
         B.ctl.nb = nb; B.ctl.tau0 = (int)tau0;
+        if (bulk) {
+            B.ctl.rd_pos = head % C.in_cap; B.ctl.rd_n = bulk; B.ctl.rd_at = nb; B.ctl.rd_stop = bulk;
+            B.ctl.rd_mirror = bulk_mirror;
+        }
+    }
+    warp_join();
+}
+
+// After J_READ (updater w0): the batch takes the run's records up to the first that is not
+// an update, and the ring's head moves past them.
+__device__ void take_bulk(const Ctx& C, UpdShared& S, int lane) {
+    Batch& B = *C.batch;
+    const int got = min(S.bulk_n, ld(B.ctl.rd_stop));
+    const u64 head = S.bulk_head + got;
+    if (lane == 0) {
+        S.nb += got;
+        B.ctl.nb = S.nb;
+        C.st->in_head = head;
+        C.dstat->in_consumed = head;
+        if (got < S.bulk_n) S.no_bulk_at = head;
     }
     warp_join();
 }
