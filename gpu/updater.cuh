@@ -83,7 +83,7 @@ __device__ void updater(const Ctx& C, int w, int lane) {
     Batch& B = *C.batch;
     if (w == 0 && lane == 0) {
         S.fatal = 0;
-        S.no_bulk_at = ~0ULL;
+        S.no_run_at = ~0ULL;
         C.dstat->clock_ns = gtime();
         C.dstat->running = 1;
         __threadfence_system();
@@ -91,15 +91,18 @@ __device__ void updater(const Ctx& C, int w, int lane) {
     const bool clock = w == 0 && lane == 0;
     while (true) {
         if (w == 0) {
-            if (clock) S.t_in = gtime();
             reset_batch_counters(B, lane);
+            if (clock) S.t_in = gtime();
             form_batch(C, S, lane);
         }
         if (BULK_MIN) {
             named_barrier_updaters();
-            if (S.bulk_n > 0) {  // a long run of records, read by every free warp
-                job(C, J_READ, cdiv(S.bulk_n, 32), w, lane);
-                if (w == 0) take_bulk(C, S, lane);
+            if (S.run_n > 0) {  // a long run of records, read by the updater warps together
+                for (int t = w; t < cdiv(S.run_n, 32 * RING_WIDE); t += N_UPDATERS) read_run(C, S, t, lane);
+                __threadfence();
+                named_barrier_updaters();
+                if (w == 0) take_run(C, S, lane);
+                if (clock) time_step(C, STEP_INPUT_RUN, S.closed);
             }
         }
         if (w == 0) {

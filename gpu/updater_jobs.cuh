@@ -33,11 +33,10 @@ enum JobKind {
     J_COUNT,        // per record: version lengths, work items per (slot, plan)
     J_ITEMS,        // per record: update record, then its items
     J_VERIFY,       // CHECK=1 only, after J_PUBLISH: per segment, the new version is whole
-    J_READ,         // per 32 waiting records: into the batch (before the other jobs)
 };
 // Steps between jobs, timed beside them in st.step_ns (NSTEP slots in all).
 enum StepKind {
-    STEP_ALLOCATE = J_READ + 1, STEP_GCQ_WAIT, STEP_LIVE_PLANS, STEP_ITEM_ROOM,
+    STEP_ALLOCATE = J_VERIFY + 1, STEP_GCQ_WAIT, STEP_LIVE_PLANS, STEP_ITEM_ROOM,
     STEP_FENCE,  // the fence that opens every job (updater w0, lane 0): what one fence costs
     STEP_SMALL,  // a batch on the short path (updater_small.cuh), from decision to items
     STEP_INPUT_WAIT,  // form_batch: from its start to the pass that reads the first record,
@@ -47,6 +46,7 @@ enum StepKind {
     STEP_SLOTS_RUNNING,  // part of STEP_INPUT_SLOTS: the update at the GC pointer was still running
     STEP_SLOTS_GC,  // part of STEP_INPUT_SLOTS: it was done, the collector had not passed it
                     //   (the rest: the host had not read the slot's completion record)
+    STEP_INPUT_RUN,  // a long run of records read by the updater warps together (read_run)
 };
 
 // Add the time since t0 to step k's total (updater w0, lane 0).
@@ -840,38 +840,6 @@ __device__ __forceinline__ void task_verify(const Ctx& C, Batch& B, int nb, int 
     check_version_whole(C, off, len, tau0, x, shape);
 }
 
-// J_READ: per 32 records of the run form_batch left to it: the warp loads their 96 16-byte
-// words, word q by lane q % 32 (one 512-byte line a load, the three loads in flight
-// together), stores them into the batch with the time they were taken, and the first
-// record that is not an update lowers rd_stop: the batch ends before it (what the task
-// copied past it is never read).
-__device__ __forceinline__ void task_read(const Ctx& C, Batch& B, int t, int lane) {
-    const int n = ld(B.ctl.rd_n), at = ld(B.ctl.rd_at), r0 = t * 32, recs = min(32, n - r0);
-    const bool mirrored = ld(B.ctl.rd_mirror) != 0;
-    const u64 cap = C.in_cap, p0 = ld(B.ctl.rd_pos) + r0;  // may pass the ring's end
-    const int4* ring = reinterpret_cast<const int4*>(mirrored ? C.in_mirror : C.in_ring);
-    int4 v[3];
-#pragma unroll
-    for (int k = 0; k < 3; ++k) {
-        const int q = 32 * k + lane, rec = q / 3;
-        if (rec >= recs) continue;
-        const u64 p = p0 + rec < cap ? p0 + rec : p0 + rec - cap;  // the ring wraps
-        const int4* src = ring + 3 * p + (q - 3 * rec);
-        v[k] = mirrored ? __ldcg(src) : __ldcv(src);
-    }
-    int4* dst = reinterpret_cast<int4*>(B.rec + at + r0);
-    int stop = n;
-#pragma unroll
-    for (int k = 0; k < 3; ++k) {
-        const int q = 32 * k + lane, rec = q / 3;
-        if (rec >= recs) continue;
-        dst[q] = v[k];
-        if (q % 3 == 0 && v[k].x != REC_INSERT && v[k].x != REC_DELETE) stop = r0 + rec;
-    }
-    if (lane < recs) B.taken[at + r0 + lane] = gtime();
-    if (stop < n) atomicMin(&B.ctl.rd_stop, stop);
-}
-
 // Run task t of job `kind` (whole warp): one function per job kind (above).
 __device__ __noinline__ void run_task(const Ctx& C, int kind, int t, int lane) {
     Batch& B = *C.batch;
@@ -901,7 +869,6 @@ __device__ __noinline__ void run_task(const Ctx& C, int kind, int t, int lane) {
     case J_COUNT: task_count(C, B, nb, tau0, t, lane); break;
     case J_ITEMS: task_items(C, B, nb, tau0, t, lane); break;
     case J_VERIFY: task_verify(C, B, nb, tau0, t, lane); break;
-    case J_READ: task_read(C, B, t, lane); break;
     }
 }
 
