@@ -143,9 +143,9 @@
 #define RING_WIDE 4
 #endif
 // A run of at least BULK_MIN waiting records (0: never) is read into the batch by all the
-// updater warps together, 32 x RING_WIDE records a warp at a time (read_run,
-// updater_batch.cuh), instead of by warp 0 alone one round trip after another (read_wide:
-// ~28 ns a record, 0.19 ms for the oracle rows' batches, 0.46 ms for one of 16,384).
+// updater warps together, RUN_PART records a warp at a time (read_run, updater_batch.cuh),
+// instead of by warp 0 alone one round trip after another (read_wide: ~28 ns a record,
+// 0.16-0.19 ms for the oracle rows' batches, 0.46 ms for one of 16,384).
 #ifndef BULK_MIN
 #define BULK_MIN 1024
 #endif

@@ -98,7 +98,7 @@ __device__ void updater(const Ctx& C, int w, int lane) {
         if (BULK_MIN) {
             named_barrier_updaters();
             if (S.run_n > 0) {  // a long run of records, read by the updater warps together
-                for (int t = w; t < cdiv(S.run_n, 32 * RING_WIDE); t += N_UPDATERS) read_run(C, S, t, lane);
+                for (int t = w; t < cdiv(S.run_n, RUN_PART); t += N_UPDATERS) read_run(C, S, t, lane);
                 __threadfence();
                 named_barrier_updaters();
                 if (w == 0) take_run(C, S, lane);

@@ -293,24 +293,25 @@ __device__ void form_batch(const Ctx& C, UpdShared& S, int lane) {
 }
 
 // Part t of the run form_batch left (every updater warp, parts t = w, w + N_UPDATERS, ...):
-// its 32 x RING_WIDE records, word q of them by lane q % 32 (one 512-byte line a load, the
-// 3 x RING_WIDE loads of a lane in flight together, as read_wide), into the batch with the
-// time they were taken. The first record that is not an update lowers run_stop: the batch
-// ends before it (what was copied past it is never read).
+// its 64 records, word q of them by lane q % 32 (one 512-byte line a load, a lane's six
+// loads in flight together; with twelve, as read_wide takes, the function spilled them and
+// its loads went one after another), into the batch with the time they were taken. The
+// first record that is not an update lowers run_stop: the batch ends before it (what was
+// copied past it is never read).
+#define RUN_PART 64
 __device__ __noinline__ void read_run(const Ctx& C, UpdShared& S, int t, int lane) {
-    constexpr int N = 32 * RING_WIDE, W = 3 * RING_WIDE;
+    constexpr int W = 3 * RUN_PART / 32;
     Batch& B = *C.batch;
-    const int n = S.run_n, r0 = t * N, recs = min(N, n - r0), at = S.nb + r0;
+    const int n = S.run_n, r0 = t * RUN_PART, recs = min(RUN_PART, n - r0), at = S.nb + r0;
     const u64 cap = C.in_cap, p0 = S.run_pos + r0;  // may pass the ring's end
     const bool mirrored = S.run_mirror;
     const int4* ring = reinterpret_cast<const int4*>(mirrored ? C.in_mirror : C.in_ring);
     int4 v[W];
 #pragma unroll
-    for (int k = 0; k < W; ++k) {
-        const int q = 32 * k + lane, rec = q / 3;
-        if (rec >= recs) continue;
+    for (int k = 0; k < W; ++k) {  // a short last part loads its last record again
+        const int q = 32 * k + lane, rec = min(q / 3, recs - 1);
         const u64 p = p0 + rec < cap ? p0 + rec : p0 + rec - cap;  // the ring wraps
-        const int4* src = ring + 3 * p + (q - 3 * rec);
+        const int4* src = ring + 3 * p + (q - 3 * (q / 3));
         v[k] = mirrored ? __ldcg(src) : __ldcv(src);
     }
     const u64 now = gtime();
@@ -324,7 +325,7 @@ __device__ __noinline__ void read_run(const Ctx& C, UpdShared& S, int t, int lan
         if (q % 3 == 0 && v[k].x != REC_INSERT && v[k].x != REC_DELETE) stop = min(stop, r0 + rec);
     }
 #pragma unroll
-    for (int j = 0; j < RING_WIDE; ++j)
+    for (int j = 0; j < RUN_PART / 32; ++j)
         if (32 * j + lane < recs) B.taken[at + 32 * j + lane] = now;
     if (stop < n) atomicMin(&S.run_stop, stop);
 }
