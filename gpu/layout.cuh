@@ -50,7 +50,8 @@
 //                              updater w0 writes its control fields, jobs write the rest.
 //   st     State               counters (below); mixed writers as commented per field.
 //   Host-mapped (pinned):
-//   in_ring InRec[in_cap]      host writes records then hctl->in_tail; updater w0 reads.
+//   in_ring InRec[in_cap]      host writes records then hctl->in_tail; updater w0 reads
+//                              (a long run: every updater warp, read_run).
 //   hctl   HostCtl             host writes; updater w0 reads (relays into st). in_tail packs
 //                              the ring's tail (low 40 bits, << 24) with how many records
 //                              before it are also in in_mirror (low 24 bits): one 8-byte
@@ -58,8 +59,8 @@
 //   Device memory the host copies into:
 //   in_mirror InRec[in_cap]    a copy of the input ring's slots that a long write also put
 //                              there (the host's copy engine, finished before in_tail
-//                              names them); updater w0 reads them through L2, far faster
-//                              than host memory.
+//                              names them); updater w0 (a long run: every updater warp)
+//                              reads them through L2, far faster than host memory.
 //   dstat  DevStatus           device writes (w0: in_consumed; GC: pool stats); host reads.
 //   out    int32[out_cap]      match records [stamp, tau, slot, v0..v(n-1)]; executors write
 //                              the body, then the stamp; host reads in order.
@@ -140,6 +141,13 @@
 // (bench/results/gpu/session15/call3, step_input_read).
 #ifndef RING_WIDE
 #define RING_WIDE 4
+#endif
+// A run of at least BULK_MIN waiting records (0: never) is read into the batch by all the
+// updater warps together, RUN_PART records a warp at a time (read_run, updater_batch.cuh),
+// instead of by warp 0 alone one round trip after another (read_wide: ~28 ns a record,
+// 0.16-0.19 ms for the oracle rows' batches, 0.46 ms for one of 16,384).
+#ifndef BULK_MIN
+#define BULK_MIN 1024
 #endif
 #ifndef NEAR_ITEMS
 #define NEAR_ITEMS 256
@@ -282,7 +290,7 @@
 #endif
 
 #define KMAX 16
-#define NSTEP 28
+#define NSTEP 29
 #define NSMALL 5
 #define INF_TS 0x7fffffff
 #define ANY (-1)

@@ -153,7 +153,7 @@ UPDATER_STEPS = (
     "", "halves", "segcount", "segstart", "place", "order", "classify", "seginfo", "segedit",
     "alloc", "mask", "scan", "copy", "publish", "count", "items", "verify",
     "allocate", "gcq_wait", "live_plans", "item_room", "fence", "small", "input_wait",
-    "input_slots", "input_read", "slots_running", "slots_gc",
+    "input_slots", "input_read", "slots_running", "slots_gc", "input_run",
 )  # fmt: skip
 
 

@@ -166,7 +166,12 @@ def warm_up(xp: Any, d: dict[str, Any], state: np.void, nclass: int) -> None:
     grow_slab_pool(xp, tiny, st, n, 2 * n, nclass)
     grow_version_table(xp, tiny, st, n, 2 * n)
     grow_vertex_tables(xp, tiny, 2 * n)
-    st["ver_free_head"], st["slabs_in_use"] = st["ver_free_tail"], 1  # version 0: slab 0
+    # Version 0 owns slab 0, version 1 is kept (its run is version 0's), version 2 is free:
+    # every branch of the compaction runs (a CuPy kernel compiles at its first launch, and
+    # an empty array launches none).
+    tiny["vers"][1, V_KEPT] = 1
+    tiny["ver_free"][1] = 2
+    st["ver_bump"], st["ver_free_head"], st["ver_free_tail"], st["slabs_in_use"] = 3, 1, 2, 1
     compact_slab_pool(xp, tiny, st)
     hub_reserve(xp, live_classes(xp, tiny["head"], tiny["vers"]), 4)  # 8 runs: a partition
 

@@ -83,6 +83,7 @@ __device__ void updater(const Ctx& C, int w, int lane) {
     Batch& B = *C.batch;
     if (w == 0 && lane == 0) {
         S.fatal = 0;
+        S.no_run_at = ~0ULL;
         C.dstat->clock_ns = gtime();
         C.dstat->running = 1;
         __threadfence_system();
@@ -91,14 +92,26 @@ __device__ void updater(const Ctx& C, int w, int lane) {
     while (true) {
         if (w == 0) {
             reset_batch_counters(B, lane);
-            const u64 t_in = clock ? gtime() : 0;
+            if (clock) S.t_in = gtime();
             form_batch(C, S, lane);
+        }
+        if (BULK_MIN) {
+            named_barrier_updaters();
+            if (S.run_n > 0) {  // a long run of records, read by the updater warps together
+                for (int t = w; t < cdiv(S.run_n, RUN_PART); t += N_UPDATERS) read_run(C, S, t, lane);
+                __threadfence();
+                named_barrier_updaters();
+                if (w == 0) take_run(C, S, lane);
+                if (clock) time_step(C, STEP_INPUT_RUN, S.closed);
+            }
+        }
+        if (w == 0) {
             if (clock && S.nb > 0) {  // waiting for input, then reading it
-                C.st->step_ns[STEP_INPUT_WAIT] += S.read_from - t_in - S.wait_slots;
+                C.st->step_ns[STEP_INPUT_WAIT] += S.read_from - S.t_in - S.wait_slots;
                 C.st->step_ns[STEP_INPUT_SLOTS] += S.wait_slots;
                 C.st->step_ns[STEP_SLOTS_RUNNING] += S.wait_running;
                 C.st->step_ns[STEP_SLOTS_GC] += S.wait_gc;
-                time_step(C, STEP_INPUT_READ, S.read_from);
+                C.st->step_ns[STEP_INPUT_READ] += S.closed - S.read_from;
             }
             if (lane == 0 && S.nb > 0) vstore(&C.st->batch_no, vload(&C.st->batch_no) + 1);
             const bool small = S.nb > 0 && choose_small(C, S, S.nb, vload(&C.st->hold) != 0, lane);

@@ -1,6 +1,7 @@
 // updater_batch.cuh -- graph-updater warp 0: relaying host counters, forming batches from
-// the input ring (the only reader of host memory), applying control records. Buffers:
-// in_ring and hctl (reads), batch control fields and records (writes), st counters.
+// the input ring, applying control records; a long run of records read into the batch by
+// every updater warp (read_run). Buffers: in_ring/in_mirror and hctl (reads), batch control
+// fields, records and their times (writes), st counters, UpdShared (block 0's shared).
 
 // ---------------------------------------------------------------------------------------
 // Graph updater (section 5): batch forming and allocation on warp 0, everything else as
@@ -120,6 +121,14 @@ struct UpdShared {
     u64 wait_running, wait_gc;   // its parts by slot_wait_cause 1 and 2 (lane 0 adds them)
     int small;                   // 1: this batch takes the short path (updater_small.cuh)
     int chunks;                  // its old chunks, as choose_small estimated them
+    u64 t_in, closed;            // %globaltimer when form_batch began, and closed the batch
+    // A long run of records form_batch left to read_run: run_n records from ring slot
+    // run_pos (of in_mirror when run_mirror) go to rec[nb...] (0: none); run_stop, the
+    // first of them that is not an update (run_n when none; atomicMin). No run is left at
+    // no_run_at, where the last one ended before a control record: it is read record by
+    // record.
+    int run_n, run_stop, run_mirror;
+    u64 run_head, run_pos, no_run_at;
 };
 
 // A long run of records waiting (a backlog, or a whole apply call's updates): RING_WIDE
@@ -185,6 +194,9 @@ __device__ void form_batch(const Ctx& C, UpdShared& S, int lane) {
     u64 wait_slots = 0;  // time in passes before it that found no update slot free
     if (lane == 0) S.wait_running = S.wait_gc = 0;
     SlotsKnown known;
+    int run = 0;  // records left to read_run
+    bool run_tried = !BULK_MIN || hold || head == S.no_run_at;
+    bool run_mirror = false;
     while (true) {
         if (nb == 0) t_read = gtime();
         const Tail t = decode_tail(__shfl_sync(0xffffffffu, relay(C), 0), head);
@@ -194,6 +206,15 @@ __device__ void form_batch(const Ctx& C, UpdShared& S, int lane) {
         // Read up to 32 records at once, one per lane (host reads are ~1 us each); RING_WIDE
         // a lane when a long run waits.
         while (head < tail && nb < BATCH_CAP && !stop && !blocked) {
+            if (!run_tried && tail - head >= (u64)BULK_MIN) {
+                // A long run waits: leave it to read_run, as much of it as the batch and
+                // the update slots have room for (slot_free is monotone in tau: halve
+                // until free).
+                run_tried = true;
+                int k = (int)min((u64)(BATCH_CAP - nb), tail - head);
+                while (k >= BULK_MIN && !slot_free_upto(C, tau0 + nb + k - 1, tau0 + nb + k - 1, known)) k >>= 1;
+                if (k >= BULK_MIN) { run = k; run_mirror = head >= t.mirror_from; break; }
+            }
             if (read_wide(C, B, head, t, nb, tau0, lane, known)) continue;
             int avail = (int)min((u64)32, tail - head);
             InRec r;
@@ -239,8 +260,8 @@ __device__ void form_batch(const Ctx& C, UpdShared& S, int lane) {
             if (lane == 0) { C.st->in_head = head; C.dstat->in_consumed = head; }
             if (took < avail) break;  // waiting for a slot, or batch full, or stop
         }
-        if (nb > 0 && first_seen == 0) first_seen = gtime();
-        if (stop || nb == BATCH_CAP) break;
+        if ((nb > 0 || run) && first_seen == 0) first_seen = gtime();
+        if (stop || nb == BATCH_CAP || run) break;
         bool due = nb >= BATCH_B || (nb > 0 && gtime() - first_seen >= BATCH_TIMEOUT_NS);
         if (!hold && due && (head == tail || blocked)) {
             // Nothing more waiting (or nothing more admissible): close. CLOSE_RECHECK 1
@@ -263,7 +284,62 @@ __device__ void form_batch(const Ctx& C, UpdShared& S, int lane) {
     if (lane == 0) {
         S.nb = nb; S.stop = stop; S.tau0 = (int)tau0; S.first_seen = first_seen; S.read_from = t_read;
         S.wait_slots = wait_slots;
+        S.closed = gtime();
+        S.run_n = S.run_stop = run; S.run_mirror = run_mirror;
+        S.run_head = head; S.run_pos = head % C.in_cap;
         B.ctl.nb = nb; B.ctl.tau0 = (int)tau0;
+    }
+    warp_join();
+}
+
+// Part t of the run form_batch left (every updater warp, parts t = w, w + N_UPDATERS, ...):
+// its 64 records, word q of them by lane q % 32 (one 512-byte line a load, a lane's six
+// loads in flight together; with twelve, as read_wide takes, the function spilled them and
+// its loads went one after another), into the batch with the time they were taken. The
+// first record that is not an update lowers run_stop: the batch ends before it (what was
+// copied past it is never read).
+#define RUN_PART 64
+__device__ __noinline__ void read_run(const Ctx& C, UpdShared& S, int t, int lane) {
+    constexpr int W = 3 * RUN_PART / 32;
+    Batch& B = *C.batch;
+    const int n = S.run_n, r0 = t * RUN_PART, recs = min(RUN_PART, n - r0), at = S.nb + r0;
+    const u64 cap = C.in_cap, p0 = S.run_pos + r0;  // may pass the ring's end
+    const bool mirrored = S.run_mirror;
+    const int4* ring = reinterpret_cast<const int4*>(mirrored ? C.in_mirror : C.in_ring);
+    int4 v[W];
+#pragma unroll
+    for (int k = 0; k < W; ++k) {  // a short last part loads its last record again
+        const int q = 32 * k + lane, rec = min(q / 3, recs - 1);
+        const u64 p = p0 + rec < cap ? p0 + rec : p0 + rec - cap;  // the ring wraps
+        const int4* src = ring + 3 * p + (q - 3 * (q / 3));
+        v[k] = mirrored ? __ldcg(src) : __ldcv(src);
+    }
+    const u64 now = gtime();
+    int4* dst = reinterpret_cast<int4*>(B.rec + at);
+    int stop = n;
+#pragma unroll
+    for (int k = 0; k < W; ++k) {
+        const int q = 32 * k + lane, rec = q / 3;
+        if (rec >= recs) continue;
+        dst[q] = v[k];
+        if (q % 3 == 0 && v[k].x != REC_INSERT && v[k].x != REC_DELETE) stop = min(stop, r0 + rec);
+    }
+#pragma unroll
+    for (int j = 0; j < RUN_PART / 32; ++j)
+        if (32 * j + lane < recs) B.taken[at + 32 * j + lane] = now;
+    if (stop < n) atomicMin(&S.run_stop, stop);
+}
+
+// After read_run (updater w0): the batch takes the run's records up to the first that is
+// not an update, and the ring's head moves past them.
+__device__ void take_run(const Ctx& C, UpdShared& S, int lane) {
+    const u64 head = S.run_head + S.run_stop;
+    if (lane == 0) {
+        S.nb += S.run_stop;
+        C.batch->ctl.nb = S.nb;
+        C.st->in_head = head;
+        C.dstat->in_consumed = head;
+        if (S.run_stop < S.run_n) S.no_run_at = head;
     }
     warp_join();
 }

@@ -46,6 +46,7 @@ enum StepKind {
     STEP_SLOTS_RUNNING,  // part of STEP_INPUT_SLOTS: the update at the GC pointer was still running
     STEP_SLOTS_GC,  // part of STEP_INPUT_SLOTS: it was done, the collector had not passed it
                     //   (the rest: the host had not read the slot's completion record)
+    STEP_INPUT_RUN,  // a long run of records read by the updater warps together (read_run)
 };
 
 // Add the time since t0 to step k's total (updater w0, lane 0).

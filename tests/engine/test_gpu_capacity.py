@@ -259,16 +259,27 @@ def test_grown_vertex_tables_keep_their_rows_and_fill_the_rest() -> None:
 def test_the_warm_up_runs_every_growth_and_a_compaction_on_tiny_tables(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """What the engine runs at construction so that no CuPy kernel compiles mid-stream."""
+    """What the engine runs at construction so that no CuPy kernel compiles mid-stream; the
+    compaction meets a kept version and a freed one (each branch launches its kernels)."""
     from dcsm.gpu.layout import KernelConfig, state_dtype
+    from dcsm.gpu.mvg import V_KEPT
 
     ran: list[str] = []
+    met: list[tuple[int, int]] = []
     for name in ("grow_slab_pool", "grow_version_table", "grow_vertex_tables",
                  "compact_slab_pool"):  # fmt: skip
         real = getattr(pools, name)
         monkeypatch.setattr(
             pools, name, lambda *a, _r=real, _n=name, **k: (ran.append(_n), _r(*a, **k))[1]
         )
+    real_compact = pools.compact_slab_pool
+
+    def compact(xp, d, st, *a):  # type: ignore[no-untyped-def]
+        kept = int((d["vers"][: int(st["ver_bump"]), V_KEPT] != 0).sum())
+        met.append((kept, int(st["ver_free_tail"]) - int(st["ver_free_head"])))
+        return real_compact(xp, d, st, *a)
+
+    monkeypatch.setattr(pools, "compact_slab_pool", compact)
     cfg = KernelConfig()
     d = {name: np.zeros(4, np.int32) for name in pools.VERTEX_TABLES}
     d.update(entries=np.zeros((64, 4), np.int32), slab_owner=np.zeros(2, np.int32),
@@ -277,6 +288,7 @@ def test_the_warm_up_runs_every_growth_and_a_compaction_on_tiny_tables(
     pools.warm_up(np, d, np.zeros(1, state_dtype(cfg))[0], cfg.nclass)
     assert ran == ["grow_slab_pool", "grow_version_table", "grow_vertex_tables",
                    "compact_slab_pool"]  # fmt: skip
+    assert met == [(1, 1)]
 
 
 def test_an_apply_goes_in_pieces_within_the_bounds() -> None:

@@ -253,6 +253,36 @@ def test_register_and_unregister_at_exact_seq() -> None:
     assert seqs[seqs[:, 1] == 0, 0].max() < 411
 
 
+@pytest.mark.parametrize("defines", ["", "-DBULK_MIN=32"])
+def test_long_runs_read_by_the_updater_warps(defines: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run of at least BULK_MIN waiting records goes into the batch read by all the updater
+    warps together (read_run), not by warp 0 alone, and a control record inside the run
+    ends the batch before it. Applies of 3,000 updates (each written, and copied to the
+    device's mirror, at once), queries registered and unregistered in the middle of them,
+    self-checks on: every delta equals the CPU engine's, and runs were read so."""
+    monkeypatch.setenv("DCSM_KERNEL_DEFINES", defines)
+    rng = np.random.default_rng(21)
+    g = random_graph(rng, nv=300, ne=3000)
+    stream = random_stream(rng, g, 9000)
+    prof: dict[str, float] = {}
+
+    def scenario(engine, look=None):  # type: ignore[no-untyped-def]
+        engine.load_graph(g)
+        engine.register(0, TRIANGLE, from_seq=0)
+        engine.register(1, SQUARE, from_seq=1337)
+        engine.unregister(0, from_seq=4111)
+        engine.register(2, TRIANGLE, from_seq=7000)
+        out = [engine.apply(stream.slice(i, i + 3000)) for i in range(0, 9000, 3000)]
+        if look is not None:
+            look(engine)
+        engine.close()
+        return out
+
+    got = scenario(GpuEngine(check=True, **SMALL), lambda e: prof.update(e.updater_profile()))
+    assert_same(got, scenario(CpuEngine()))
+    assert prof.get("step_input_run_us", 0) > 0, prof
+
+
 def test_stop_and_relaunch_keep_the_graph() -> None:
     rng = np.random.default_rng(4)
     g = random_graph(rng, nv=80, ne=500)
