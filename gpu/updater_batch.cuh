@@ -295,9 +295,9 @@ __device__ void form_batch(const Ctx& C, UpdShared& S, int lane) {
 // Part t of the run form_batch left (every updater warp, parts t = w, w + N_UPDATERS, ...):
 // its 64 records, word q of them by lane q % 32 (one 512-byte line a load, a lane's six
 // loads in flight together; with twelve, as read_wide takes, the function spilled them and
-// its loads went one after another), into the batch with the time they were taken. The
-// first record that is not an update lowers run_stop: the batch ends before it (what was
-// copied past it is never read).
+// seven warps read no faster than read_wide's one), into the batch with the time they were
+// taken. The first record that is not an update lowers run_stop: the batch ends before it
+// (what was copied past it is never read).
 #define RUN_PART 64
 __device__ __noinline__ void read_run(const Ctx& C, UpdShared& S, int t, int lane) {
     constexpr int W = 3 * RUN_PART / 32;
