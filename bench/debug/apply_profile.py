@@ -1,9 +1,11 @@
-"""Where one GpuEngine.apply call spends its time on the host (cProfile), and the device
-timeline of that call: first update taken by the updater, first match started, last update
-finished, each relative to the call's start.
+"""Where one GpuEngine.apply call spends its time: the host's steps as a timeline (each
+wrapped engine step's start and end, ms after the call began: admission, encoding, the
+ring's writes, the pumps, ...), and the device's (per batch: size, taken by the updater,
+first match started, last update finished). ``--cprofile`` adds cProfile's table (its hooks
+slow every Python call, so the timeline then runs late).
 
     python3 -P bench/debug/apply_profile.py [--data DIR] [--query Q_0] [--stream insertion10] \
-        [--batch-cap 4096 16384] [--piece 4096]
+        [--batch-cap 4096 16384] [--piece 4096] [--cprofile]
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ import cProfile
 import os
 import pstats
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -31,6 +35,7 @@ def main() -> None:
     ap.add_argument("--stream", default="insertion10")
     ap.add_argument("--batch-cap", type=int, nargs="+", default=[4096])
     ap.add_argument("--piece", type=int, default=0, help="updates sent at a time (0: default)")
+    ap.add_argument("--cprofile", action="store_true", help="also cProfile the timed apply")
     args = ap.parse_args()
     if args.piece:
         import dcsm.gpu.engine as ge
@@ -71,32 +76,90 @@ def profile(args: argparse.Namespace, batch_cap: int) -> None:
                                       batch.label[::-1], first_seq=seq))  # fmt: skip
     batch = UpdateBatch.from_arrays(batch.op, batch.u, batch.v, batch.label,
                                     first_seq=seq + len(batch))  # fmt: skip
-    writes: list[tuple[float, int]] = []  # (epoch s after the write, records)
-    write = eng._ring.write
-
-    def timed_write(recs, wait, due=None):  # type: ignore[no-untyped-def]
-        out = write(recs, wait, due)
-        writes.append((time.time(), len(recs)))
-        return out
-
-    eng._ring.write = timed_write  # type: ignore[method-assign]
+    steps: list[tuple[str, float, float]] = []  # (step, start, end), epoch s
+    unwrap = wrap_steps(eng, steps)
     prof = cProfile.Profile()
     t0 = time.time()
     p0 = time.perf_counter()
-    prof.enable()
+    if args.cprofile:
+        prof.enable()
     res = eng.apply(batch)
     prof.disable()
     wall = time.perf_counter() - p0
+    unwrap()
     print(
         f"apply: {wall * 1e3:.2f} ms; device: first start {1e3 * (res.started.min() - t0):.2f} ms, "
         f"last finish {1e3 * (res.finished.max() - t0):.2f} ms after the call began"
     )
-    print("host writes (ms after the call began, records):",
-          [(round(1e3 * (t - t0), 2), k) for t, k in writes])  # fmt: skip
+    host_timeline(steps, t0)
     batches(eng.last_timeline, t0)
     print(eng.updater_profile(), eng.stats())
-    pstats.Stats(prof).sort_stats("cumulative").print_stats(18)
+    if args.cprofile:
+        pstats.Stats(prof).sort_stats("cumulative").print_stats(18)
     eng.close()
+
+
+# The host's steps of an apply call that the timeline shows: engine methods, and the
+# functions gpu/engine.py calls by their module-level names.
+_METHODS = ("_check_batch", "_launch", "_vertices_in_reach", "_pools_in_reach", "_encode",
+            "_pump", "_settle")  # fmt: skip
+_FUNCTIONS = ("admit", "CallResult")
+
+
+def wrap_steps(eng: GpuEngine, steps: list[tuple[str, float, float]]) -> Callable[[], None]:
+    """Record every call of the steps above, and of the input ring's write, into ``steps``
+    as (name, start, end) in epoch seconds; returns what undoes the wrapping."""
+    import dcsm.gpu.engine as ge
+
+    def timed(name: str, f: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*a: Any, **k: Any) -> Any:
+            t = time.time()
+            out = f(*a, **k)
+            steps.append((name, t, time.time()))
+            return out
+
+        return call
+
+    undo: list[Callable[[], None]] = []
+    for name in _METHODS:
+        setattr(eng, name, timed(name, getattr(eng, name)))
+        undo.append(lambda n=name: delattr(eng, n))
+    for name in _FUNCTIONS:
+        real = getattr(ge, name)
+        setattr(ge, name, timed(name, real))
+        undo.append(lambda n=name, r=real: setattr(ge, n, r))
+    ring = eng._ring
+    ring.write = timed("ring.write", ring.write)  # type: ignore[method-assign]
+    undo.append(lambda: delattr(ring, "write"))
+
+    def unwrap() -> None:
+        for u in undo:
+            u()
+
+    return unwrap
+
+
+def host_timeline(steps: list[tuple[str, float, float]], t0: float) -> None:
+    """The host's steps in order (ms after the call began; pumps merged into one line a run
+    of them, with their count), then each step's total."""
+    print("host: step  start  end (ms)")
+    run: list[tuple[str, float, float]] = []
+
+    def flush() -> None:
+        if run:
+            n = f" x{len(run)}" if len(run) > 1 else ""
+            print(f"  {run[0][0]}{n}  {1e3 * (run[0][1] - t0):.3f}  {1e3 * (run[-1][2] - t0):.3f}")
+            run.clear()
+
+    for step in sorted(steps, key=lambda s: s[1]):
+        if run and step[0] != run[0][0]:
+            flush()
+        run.append(step)
+    flush()
+    totals: dict[str, float] = {}
+    for name, a, b in steps:
+        totals[name] = totals.get(name, 0.0) + b - a
+    print("host totals (ms):", {k: round(1e3 * v, 3) for k, v in totals.items()})
 
 
 def batches(line: dict, t0: float) -> None:
