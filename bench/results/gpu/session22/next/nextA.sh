@@ -3,8 +3,8 @@
 # run on its final code (main after 6e92b1e) for lack of device time.
 #  1. the whole GPU suite (tests/gpu: the static, oracle and long-run files too; the engine
 #     file passed, 73 of 73, in session 22's call 4);
-#  2. the response rows (a paced stream never leaves a run of 1,024 records, so read_run
-#     should not change them: call 1 measured the first version only);
+#  2. the response rows (at these rates a paced stream seldom leaves 1,024 records waiting,
+#     so read_run should rarely run there: call 1 measured the first version only);
 #  3. the oracle count rows beside RapidFlow, median of five.
 # Prepare: cp bench/results/gpu/session17/common-nowhl.sh .devrun/; a kernel cache as
 #   .devrun/cupy-cache.tgz.aa (session 22's is not kept); .shdata = ../shared/data;
