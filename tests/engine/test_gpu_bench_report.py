@@ -28,3 +28,35 @@ def test_the_report_lists_the_rows_with_pool_events(tmp_path: Path) -> None:
     text = (tmp_path / "gpu_bench.md").read_text()
     assert "- oracle-github Q_1 deletion10 count: pool_looks 1->2" in text
     assert "Q_0 deletion10 count:" not in text
+
+
+def test_a_row_is_the_median_of_its_repeated_applies(tmp_path: Path) -> None:
+    """--repeat: each timed apply is undone before the next, so every repetition counts the
+    same matches on the same graph, and the row's seconds are the median of them (the CPU
+    engine stands in for the GPU one; the bench only times and counts)."""
+    import numpy as np
+
+    from dcsm.engine.cpu import CpuEngine
+    from dcsm.model import Graph, UpdateBatch
+
+    class Engine(CpuEngine):
+        def stats(self) -> dict[str, int]:  # the pool counters a GpuEngine has
+            return {}
+
+    gb = bench_script("gpu_bench")
+    # A wheel: hub 0 joined to a ring 1..6; the stream closes the ring's chords 1-3 and 4-6.
+    ring = np.arange(1, 7)
+    g = Graph(vertex_ids=np.arange(7), vertex_labels=np.zeros(7, np.int32),
+              src=np.r_[np.zeros(6, np.int64), ring], dst=np.r_[ring, np.roll(ring, -1)],
+              edge_labels=np.zeros(12, np.int32))  # fmt: skip
+    query = tmp_path / "triangle"
+    query.write_text("v 0 0\nv 1 0\nv 2 0\ne 0 1 0\ne 1 2 0\ne 0 2 0\n")
+    run = object.__new__(gb.Runner)
+    run.stream = UpdateBatch.from_arrays(np.ones(2), np.array([1, 4]), np.array([3, 6]))
+    run.engine, run.seq, run.qid = Engine(), 0, 0
+    run.engine.load_graph(g)
+    seconds, each, pos, neg, events = run.time_query(query, True, repeat=3)
+    assert len(each) == 3 and seconds == float(np.median(each))
+    # Chord 1-3 closes triangles with 2 and with the hub: 2 x 6 embeddings; 4-6 likewise.
+    assert (pos, neg, events) == (24, 0, "")
+    assert run.time_once(query, True)[1:3] == (24, 0)
