@@ -453,6 +453,12 @@ __device__ __forceinline__ unsigned add_narrow(unsigned* words, int x, i64 bytes
     return (atomicAdd(&words[(bytes + 3) / 4 + (y >> 1)], 1u << shift) >> shift) & 0xffffu;
 }
 
+// Adds 1 to counter x of a hub's count array, 32-bit counters (wide) or narrow ones, and
+// returns its value before.
+__device__ __forceinline__ unsigned add_count(unsigned* cnt, int x, bool wide, i64 bytes) {
+    return wide ? atomicAdd(&cnt[x], 1u) : add_narrow(cnt, x, bytes);
+}
+
 // The long rows of hub u, queued by wedge_hubs for hub_rows: a hub's u whose row part
 // below the root holds more than HUB_LONG entries is not walked by the warp that met it
 // but split into segments of HUB_SEG entries, each a warp's item in hub_rows, so that no
@@ -500,7 +506,7 @@ __device__ __forceinline__ u128 hub_wedges(const i64* roff, const int* rnbr,
         for (i64 j = a + lane; j < b; j += 32) {
             const int x = rnbr[j];
             if (x >= r) break;
-            found += WIDE ? atomicAdd(&cnt[x], 1u) : add_narrow(cnt, x, bytes);
+            found += add_count(cnt, x, WIDE, bytes);
         }
     }
     return found;
@@ -595,7 +601,7 @@ extern "C" __global__ void LC_BOUNDS hub_rows(const int* rnbr, i64 compact, i64 
         const bool wide = slots[h + 1] - slots[h] == compact;
         for (i64 j = lo + lane; j < hi; j += 32) {
             const int x = rnbr[j];
-            mine += wide ? atomicAdd(&cnt[x], 1u) : add_narrow(cnt, x, bytes);
+            mine += add_count(cnt, x, wide, bytes);
         }
     }
     mine = warp_sum(mine);
