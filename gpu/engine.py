@@ -907,6 +907,9 @@ class GpuEngine(Engine):
             admit(batch.op[lo:hi], batch.u[lo:hi], batch.v[lo:hi], batch.u_label[lo:hi],
                   batch.v_label[lo:hi], self._ids.slots, self._ext, self._vlab, self._meta,
                   outcome[lo:hi], a[lo:hi], b[lo:hi])  # fmt: skip
+            # The last piece's copy into in_mirror has had this admission's time to finish:
+            # publish its tail now rather than after this piece is written.
+            self._ring.flush()
             sent = lo + np.nonzero(outcome[lo:hi] == ADMITTED)[0]
             whole = len(sent) == hi - lo
             recs = self._encode(batch, slice(lo, hi) if whole else sent, a, b, known)

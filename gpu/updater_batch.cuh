@@ -125,8 +125,8 @@ struct UpdShared {
     // A long run of records form_batch left to read_run: run_n records from ring slot
     // run_pos (of in_mirror when run_mirror) go to rec[nb...] (0: none); run_stop, the
     // first of them that is not an update (run_n when none; atomicMin). No run is left at
-    // no_run_at, where the last one ended before a control record: it is read record by
-    // record.
+    // no_run_at, where the last one ended before a control record: that record is read
+    // alone, and a run may begin again behind it.
     int run_n, run_stop, run_mirror;
     u64 run_head, run_pos, no_run_at;
 };
@@ -232,6 +232,7 @@ __device__ void form_batch(const Ctx& C, UpdShared& S, int lane) {
                 took = avail;
             } else {
                 // Accept records in order (control records change state between updates).
+                bool control = false;
                 for (int k = 0; k < avail && nb < BATCH_CAP && !stop; ++k) {
                     int kind = __shfl_sync(0xffffffffu, r.kind, k);
                     int ra = __shfl_sync(0xffffffffu, r.a, k);
@@ -252,8 +253,13 @@ __device__ void form_batch(const Ctx& C, UpdShared& S, int lane) {
                     } else if (kind == REC_STOP) {
                         stop = 1;
                     }
+                    control = control || kind == REC_REGISTER || kind == REC_UNREGISTER;
                     ++took;
                 }
+                // A control record read here (it ended a run, or began one, as a query's
+                // registration begins an apply): a long run behind it is read by every
+                // updater warp again.
+                if (control) run_tried = !BULK_MIN || hold;
             }
             warp_join();
             head += took;
