@@ -420,12 +420,20 @@ struct State {
     u64 stop;             // w0 sets when draining is over; all roles exit
     u64 hold;             // host: fixed-batch baseline, a batch closes only at STOP
     u64 batch_no;         // w0: batches applied (vmark stamps)
-    u64 job_word;         // w0: current job (seq << 40 | kind << 32 | tasks)
-    u64 job_cursor;       // w0 resets, every helper atomicAdds (seq << 40 | next task)
-    u64 job_done;         // w0 resets, helpers atomicAdd finished tasks
     u64 donated;          // executors: items handed to waiting warps
     u64 clock_ping;       // w0: the last HostCtl.clock_ping answered
     u64 merged;           // executors: last levels counted by a merge (MERGE_LAST)
+    // The job words, each alone on a 128-byte line (job_word at byte 256): every idle warp's
+    // view polls job_word and job_cursor, and every task claim and finish is an atomic on
+    // job_cursor or job_done, so none of them shares a line with the others or with the
+    // counters above.
+    u64 line_a[9];
+    u64 job_word;         // w0: current job (seq << 40 | kind << 32 | tasks)
+    u64 line_b[15];
+    u64 job_cursor;       // w0 resets, every helper atomicAdds (seq << 40 | next task)
+    u64 line_c[15];
+    u64 job_done;         // w0 resets, helpers atomicAdd finished tasks
+    u64 line_d[15];
     u64 free_head[NCLASS];
     u64 free_tail[NCLASS];
     i64 q_from[QMAX];     // w0 (REGISTER): first tau the slot sees

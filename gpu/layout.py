@@ -74,12 +74,19 @@ STATE_SCALARS = (
     "in_head", "next_tau", "item_reserve", "item_ticket", "out_reserve", "out_consumed",
     "done_consumed", "completed", "gc_ptr", "gcq_head", "gcq_tail", "slab_bump", "ver_bump",
     "ver_free_head", "ver_free_tail", "slabs_in_use", "versions_in_use", "stop", "hold",
-    "batch_no", "job_word", "job_cursor", "job_done", "donated", "clock_ping", "merged",
+    "batch_no", "donated", "clock_ping", "merged",
+)  # fmt: skip
+# The job words, each alone on a 128-byte line (layout.cuh, State).
+STATE_JOB = (
+    ("line_a", np.uint64, 9), ("job_word", np.uint64), ("line_b", np.uint64, 15),
+    ("job_cursor", np.uint64), ("line_c", np.uint64, 15), ("job_done", np.uint64),
+    ("line_d", np.uint64, 15),
 )  # fmt: skip
 
 
 def state_dtype(cfg: KernelConfig) -> np.dtype:
-    fields = [(name, np.uint64) for name in STATE_SCALARS]
+    fields: list[tuple] = [(name, np.uint64) for name in STATE_SCALARS]
+    fields += STATE_JOB
     fields += [
         ("free_head", np.uint64, cfg.nclass),
         ("free_tail", np.uint64, cfg.nclass),
