@@ -291,7 +291,7 @@ class Engine(abc.ABC):
                 f"batch starts at seq {int(batch.seq[0])}, but seqs up to "
                 f"{self.queries.next_seq - 1} were already applied"
             )
-        if len(batch) > 1 and not (np.diff(batch.seq) > 0).all():
+        if len(batch) > 1 and not (batch.seq[1:] > batch.seq[:-1]).all():
             raise EngineError("seqs in a batch must be strictly increasing")
 
 
