@@ -16,6 +16,11 @@
 #
 # DCSM_PREWARM=N (e.g. 8) first fills the kernel cache with N pytest processes side by side
 # (tests/gpu/kernel_prewarm.py): a cold engine test file took 418 s, 108 + 202 s so.
+# DCSM_SUITE_SECONDS (default 540) is the tests' whole budget, prewarm included (at most
+# half of it): set it below what is left of the device call, so that the suite, not the
+# call, stops first. The log names every test that ran (-v), so a suite cut short still
+# says which tests passed; session 23 lost that when its call's own limit stopped the suite
+# at test 288 of 303 (bench/results/gpu/session23/README.md).
 #
 # Reference data: $DCSM_SHARED_DATA, else ../shared/data (tests that need it skip otherwise).
 set -uo pipefail
@@ -27,6 +32,7 @@ tests=("$@")
 export DCSM_RESULTS=${DCSM_RESULTS:-bench/results/gpu}
 mkdir -p "$DCSM_RESULTS"
 export PYTHONUNBUFFERED=1
+budget=${DCSM_SUITE_SECONDS:-540}
 if ! python3 -P -c "import dcsm.gpu.engine" 2>/dev/null; then
     site=$(mktemp -d)
     python3 -m pip install -q --no-deps --no-build-isolation --no-index --target "$site" . || exit 1
@@ -39,10 +45,10 @@ if [ "$what" = all ] || [ "$what" = --tests ]; then
     # The limit leaves room under a device call's 600 s for the setup; --durations names
     # what to trim or split off when the suite gets close to it (above).
     if [ "${DCSM_PREWARM:-0}" -gt 0 ]; then
-        python3 -P tests/gpu/kernel_prewarm.py --shards "$DCSM_PREWARM" --timeout 200 \
+        python3 -P tests/gpu/kernel_prewarm.py --shards "$DCSM_PREWARM" --timeout $(( budget / 2 < 200 ? budget / 2 : 200 )) \
             --logs "$DCSM_RESULTS/prewarm" -- "${tests[@]}" | tee "$DCSM_RESULTS/prewarm.log"
     fi
-    timeout -k 10 $(( 540 - SECONDS )) python3 -P -m pytest "${tests[@]}" -x -q -p no:cacheprovider --confcutdir=tests/gpu \
+    timeout -k 10 $(( budget - SECONDS )) python3 -P -m pytest "${tests[@]}" -x -v -p no:cacheprovider --confcutdir=tests/gpu \
         --timeout 240 --durations 15 --junitxml="$DCSM_RESULTS/gpu-tests.xml" 2>&1 \
         | tee "$DCSM_RESULTS/gpu-tests.log"
     status=${PIPESTATUS[0]}
