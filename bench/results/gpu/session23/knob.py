@@ -1,5 +1,6 @@
 """Run a bench script with GpuEngine keyword defaults changed:
 knob.py [k=v ...] -- bench/script.py args"""
+
 import runpy
 import sys
 

@@ -1,4 +1,5 @@
 """One line per oracle run: total, the light rows, and the updater's steps a batch."""
+
 import json
 import sys
 
