@@ -19,8 +19,7 @@
 # DCSM_SUITE_SECONDS (default 540) is the tests' whole budget, prewarm included (at most
 # half of it): set it below what is left of the device call, so that the suite, not the
 # call, stops first. The log names every test that ran (-v), so a suite cut short still
-# says which tests passed; session 23 lost that when its call's own limit stopped the suite
-# at test 288 of 303 (bench/results/gpu/session23/README.md).
+# says which tests passed.
 #
 # Reference data: $DCSM_SHARED_DATA, else ../shared/data (tests that need it skip otherwise).
 set -uo pipefail
