@@ -6,7 +6,7 @@
 # admitted, so a whole piece needs no np.nonzero, and control records are merged only when
 # some wait. On the development host (bench/debug/host_path_cost.py --vertices 40000
 # --updates 28900, the ring's pages touched first in both scripts): the send path 14.3-15.2
-# ns an update against main's 23.4 (branch host-path, 50a38d0). Here: the branch's host
+# ns an update against main's 23.4 (branch host-path). Here: the branch's host
 # path on the device's host beside main's (main's script does not touch the ring first, so
 # its "ring" step also counts page faults), the oracle rows in turns with the Q_1
 # timelines, and the branch's engine and oracle tests (host code only: main's kernel cache
