@@ -195,7 +195,8 @@ __device__ void form_batch(const Ctx& C, UpdShared& S, int lane) {
     if (lane == 0) S.wait_running = S.wait_gc = 0;
     SlotsKnown known;
     int run = 0;  // records left to read_run
-    bool run_tried = !BULK_MIN || hold || head == S.no_run_at;
+    const bool no_runs = !BULK_MIN || hold;  // runs are never left to read_run
+    bool run_tried = no_runs || head == S.no_run_at;
     bool run_mirror = false;
     while (true) {
         if (nb == 0) t_read = gtime();
@@ -259,7 +260,7 @@ __device__ void form_batch(const Ctx& C, UpdShared& S, int lane) {
                 // A control record read here (it ended a run, or began one, as a query's
                 // registration begins an apply): a long run behind it is read by every
                 // updater warp again.
-                if (control) run_tried = !BULK_MIN || hold;
+                if (control) run_tried = no_runs;
             }
             warp_join();
             head += took;
