@@ -64,7 +64,7 @@ from . import layout as L
 from .call_result import CallResult, concat_results
 from .device_clock import DeviceClock
 from .device_snapshot import DeviceSnapshot
-from .input_ring import InputRing
+from .input_ring import InputRing, as_words
 from .loader import KernelConfig, field_offsets, load_kernel
 from .mvg import (
     V_BLEN,
@@ -904,24 +904,41 @@ class GpuEngine(Engine):
             self._vertices_in_reach(col, hi - lo)
             self._pools_in_reach(col)
             known = int(self._meta[0])  # vertices the device was sent before this piece
-            admit(batch.op[lo:hi], batch.u[lo:hi], batch.v[lo:hi], batch.u_label[lo:hi],
-                  batch.v_label[lo:hi], self._ids.slots, self._ext, self._vlab, self._meta,
-                  outcome[lo:hi], a[lo:hi], b[lo:hi])  # fmt: skip
+            admitted = admit(batch.op[lo:hi], batch.u[lo:hi], batch.v[lo:hi],
+                             batch.u_label[lo:hi], batch.v_label[lo:hi], self._ids.slots,
+                             self._ext, self._vlab, self._meta, outcome[lo:hi], a[lo:hi],
+                             b[lo:hi])  # fmt: skip
             # The last piece's copy into in_mirror has had this admission's time to finish:
             # publish its tail now rather than after this piece is written.
             self._ring.flush()
-            sent = lo + np.nonzero(outcome[lo:hi] == ADMITTED)[0]
-            whole = len(sent) == hi - lo
-            recs = self._encode(batch, slice(lo, hi) if whole else sent, a, b, known)
-            tau0 = self._next_tau
-            self._next_tau += len(sent)
-            col.add_sent(sent)
-            recs = self._slots.with_controls(recs, batch.seq[sent], tau0)
-            # Control records carry arrival 0 and are due at once.
-            due = np.maximum.accumulate(recs["arrival_ns"]) if paced else None
-            written = self._ring.write(recs, self._waiter(col), due)
-            if written is not None:
-                col.add_entered(written[recs["kind"] <= L.REC_DELETE])
+            whole = admitted == hi - lo
+            room = None
+            if whole and not paced and not self._slots.pending:
+                room = self._ring.room(hi - lo)
+            if room is not None:
+                # The piece's records are written into the ring itself (no array between,
+                # no copy): a whole piece, no control record to merge, not paced.
+                first, rest = room
+                self._encode(first, batch, slice(lo, lo + len(first)), a, b, known)
+                if len(rest):
+                    self._encode(rest, batch, slice(lo + len(first), hi), a, b, known)
+                self._next_tau += hi - lo
+                col.add_sent(np.arange(lo, hi))
+                self._ring.commit(hi - lo)
+            else:
+                sent = lo + np.nonzero(outcome[lo:hi] == ADMITTED)[0]
+                recs = np.empty(admitted, L.IN_REC)
+                self._encode(as_words(recs), batch, slice(lo, hi) if whole else sent, a, b, known)
+                tau0 = self._next_tau
+                self._next_tau += admitted
+                col.add_sent(sent)
+                if self._slots.pending:
+                    recs = self._slots.with_controls(recs, batch.seq[sent], tau0)
+                # Control records carry arrival 0 and are due at once.
+                due = np.maximum.accumulate(recs["arrival_ns"]) if paced else None
+                written = self._ring.write(recs, self._waiter(col), due)
+                if written is not None:
+                    col.add_entered(written[recs["kind"] <= L.REC_DELETE])
             if _READ_AHEAD and self._next_tau - self._done_next > self.cfg.maxu // _READ_AHEAD:
                 self._pump(col)
         if then_stop:
@@ -944,20 +961,18 @@ class GpuEngine(Engine):
             watch.check()
 
     def _encode(
-        self, batch: UpdateBatch, sent: np.ndarray | slice, a: np.ndarray, b: np.ndarray,
-        known: int,
-    ) -> np.ndarray:  # fmt: skip
-        """Input records of the admitted updates ``sent`` (internal ids a, b): a slice
-        when a piece is admitted whole (views, no gathers); vertices below ``known`` are the
-        device's already (their labels go as -1)."""
-        op = batch.op[sent]
-        recs = np.empty(len(op), L.IN_REC)
+        self, out: np.ndarray, batch: UpdateBatch, sent: np.ndarray | slice, a: np.ndarray,
+        b: np.ndarray, known: int,
+    ) -> None:  # fmt: skip
+        """Write the input records of the admitted updates ``sent`` (internal ids a, b) as
+        the int64 word rows ``out`` (the ring's own slots, or a records array's): ``sent``
+        is a slice when a piece is admitted whole (views, no gathers); vertices below
+        ``known`` are the device's already (their labels go as -1)."""
         encode_updates(
-            *(recs[f] for f in L.IN_REC.names), op, a[sent], b[sent],
-            batch.label[sent], batch.u[sent], batch.v[sent], batch.u_label[sent],
-            batch.v_label[sent], self._vlab, known, batch.ts[sent], time.time_ns(),
+            out, batch.op[sent], a[sent], b[sent], batch.label[sent], batch.u[sent],
+            batch.v[sent], batch.u_label[sent], batch.v_label[sent], self._vlab, known,
+            batch.ts[sent], time.time_ns(),
         )  # fmt: skip
-        return recs
 
     def _waiter(self, col: CallResult | None) -> Callable[[], None]:
         """What a write into a full input ring does meanwhile: pump the output rings (the

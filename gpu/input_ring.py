@@ -36,7 +36,7 @@ _MIRROR_MIN = 1024
 _MIRROR_BITS = 24  # HostCtl.in_tail = tail << 24 | records before it in in_mirror (layout.cuh)
 
 
-def _words(recs: np.ndarray) -> np.ndarray:
+def as_words(recs: np.ndarray) -> np.ndarray:
     """Records as rows of int64 words (a view): numpy copies rows of a plain dtype ~15x
     faster than records of a structured one (4 against 64 ns a record on the 2-core host,
     ``bench/debug/host_path_cost.py``)."""
@@ -57,7 +57,7 @@ class InputRing:
         self._in_tail = hctl["in_tail"]  # a view: a plain store publishes (~0.1 us)
         self._dstat = dstat
         self._stream = stream  # the copies into in_mirror
-        self._words = _words(ring)
+        self._words = as_words(ring)
         self.tail = 0  # records written so far
         self._mirror_from = 0  # records [_mirror_from, tail) are also in in_mirror
         # Tail words not yet published, each with the end of its copy into in_mirror.
@@ -75,7 +75,7 @@ class InputRing:
         before its due time; then returns when each record entered the ring (epoch ns)."""
         cap = self.cap
         i = 0
-        words = _words(recs)
+        words = as_words(recs)
         written = None if due_ns is None else np.zeros(len(recs), np.int64)
         pumped = time.time_ns()
         while i < len(recs):
@@ -115,6 +115,22 @@ class InputRing:
                 wait()
                 pumped = time.time_ns()
         return written
+
+    def room(self, k: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """The next k records' slots as int64 word rows (to the ring's end, then from its
+        start), for a writer that fills them in place and then calls :meth:`commit`; None
+        while the kernel has not yet read enough of the ring (then :meth:`write` waits)."""
+        cap = self.cap
+        if cap - (self.tail - int(self._dstat["in_consumed"][0])) < k:
+            return None
+        at = self.tail % cap
+        first = min(k, cap - at)
+        return self._words[at : at + first], self._words[: k - first]
+
+    def commit(self, k: int) -> None:
+        """Hand the k records just written into :meth:`room`'s slots to the kernel."""
+        at = self.tail % self.cap
+        self._publish(at, min(k, self.cap - at), k)
 
     def _publish(self, at: int, first: int, k: int) -> None:
         """Hand k records just written at ring slot ``at`` (``first`` of them before the

@@ -69,6 +69,11 @@ class QuerySlots:
         self._order += 1
         self._pending.sort()
 
+    @property
+    def pending(self) -> bool:
+        """Whether control records wait for the update they go before."""
+        return bool(self._pending)
+
     def with_controls(self, recs: np.ndarray, seqs: np.ndarray, tau0: int) -> np.ndarray:
         """``recs`` (input records of updates with ``seqs``, taking taus from ``tau0``) with
         the pending control records inserted before the first update they affect."""

@@ -107,8 +107,8 @@ _FUNCTIONS = ("admit", "CallResult")
 
 
 def wrap_steps(eng: GpuEngine, steps: list[tuple[str, float, float]]) -> Callable[[], None]:
-    """Record every call of the steps above, and of the input ring's write, into ``steps``
-    as (name, start, end) in epoch seconds; returns what undoes the wrapping."""
+    """Record every call of the steps above, and of the input ring's write, room and commit,
+    into ``steps`` as (name, start, end) in epoch seconds; returns what undoes the wrapping."""
     import dcsm.gpu.engine as ge
 
     def timed(name: str, f: Callable[..., Any]) -> Callable[..., Any]:
@@ -129,8 +129,9 @@ def wrap_steps(eng: GpuEngine, steps: list[tuple[str, float, float]]) -> Callabl
         setattr(ge, name, timed(name, real))
         undo.append(lambda n=name, r=real: setattr(ge, n, r))
     ring = eng._ring
-    ring.write = timed("ring.write", ring.write)  # type: ignore[method-assign]
-    undo.append(lambda: delattr(ring, "write"))
+    for name in ("write", "room", "commit"):
+        setattr(ring, name, timed(f"ring.{name}", getattr(ring, name)))
+        undo.append(lambda n=name: delattr(ring, n))
 
     def unwrap() -> None:
         for u in undo:

@@ -27,8 +27,9 @@ def admit(op, u, v, u_label, v_label, slots, ext, vlab, meta, outcome, a_out, b_
     OUTCOME_LABEL_CONFLICT, OUTCOME_NOOP (deletion of an unknown vertex) or ADMITTED with
     a_out/b_out the internal ids (-1 for the other outcomes), interning new vertices of
     insertions into the id table ``slots`` (:mod:`dcsm.engine.idtable`), ext and vlab;
-    meta[0] counts vertices. The caller guarantees ext/vlab have room for 2 * len(op) more
-    vertices and the table for meta[0] + 2 * len(op) keys (``IdTable.ensure``).
+    meta[0] counts vertices; returns how many were admitted. The caller guarantees ext/vlab
+    have room for 2 * len(op) more vertices and the table for meta[0] + 2 * len(op) keys
+    (``IdTable.ensure``).
 
     Two passes: every endpoint is looked up first (into a_out/b_out), then one pass
     decides each update in order, looking an endpoint up again only if it was missing and
@@ -50,6 +51,7 @@ def admit(op, u, v, u_label, v_label, slots, ext, vlab, meta, outcome, a_out, b_
         a_out[i] = get(slots, shift, u[i])
         b_out[i] = get(slots, shift, v[i])
     n0 = meta[0]
+    admitted = 0
     for i in range(op.shape[0]):
         x = u[i]
         y = v[i]
@@ -82,6 +84,8 @@ def admit(op, u, v, u_label, v_label, slots, ext, vlab, meta, outcome, a_out, b_
         a_out[i] = ix
         b_out[i] = iy
         outcome[i] = ADMITTED
+        admitted += 1
+    return admitted
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -106,8 +106,8 @@ def test_encode_updates_fills_every_field_as_numpy_does() -> None:
     v_label = np.where(rng.random(n) < 0.5, vlab[ib], -1).astype(np.int32)
     recs = np.empty(n, L.IN_REC)
     known = 30
-    encode_updates(*(recs[f] for f in L.IN_REC.names), op, ia, ib, elabel, u, v, u_label,
-                   v_label, vlab, known, ts, now)  # fmt: skip
+    words = recs.view(np.int64).reshape(n, L.IN_REC.itemsize // 8)  # the fields, as words
+    encode_updates(words, op, ia, ib, elabel, u, v, u_label, v_label, vlab, known, ts, now)
     np.testing.assert_array_equal(recs["kind"], np.where(op > 0, L.REC_INSERT, L.REC_DELETE))
     np.testing.assert_array_equal(recs["a"], ia)
     np.testing.assert_array_equal(recs["b"], ib)

@@ -9,7 +9,7 @@ import time
 import numpy as np
 
 from dcsm.gpu import layout as L
-from dcsm.gpu.input_ring import _MIRROR_BITS, _MIRROR_MIN, _PUMP_NS, InputRing
+from dcsm.gpu.input_ring import _MIRROR_BITS, _MIRROR_MIN, _PUMP_NS, InputRing, as_words
 
 
 def rig(cap: int) -> tuple[InputRing, np.ndarray, np.ndarray]:
@@ -42,6 +42,23 @@ def test_records_wrap_in_order_and_a_full_ring_waits() -> None:
     assert read == list(range(20)) and ring.tail == 20
     assert int(hctl["in_tail"][0]) >> _MIRROR_BITS == 20
     assert int(hctl["in_tail"][0]) & ((1 << _MIRROR_BITS) - 1) == 0  # nothing mirrored
+
+
+def test_records_written_in_place_wrap_and_wait_for_room() -> None:
+    # room/commit: the engine's encoder writes a piece straight into the ring's slots.
+    ring, hctl, dstat = rig(8)
+    ring.write(records(0, 5), lambda: None)
+    assert ring.room(4) is None  # 5 of 8 slots not yet read by the kernel
+    dstat["in_consumed"] = 5
+    room = ring.room(6)
+    assert room is not None
+    first, rest = room
+    assert (len(first), len(rest)) == (3, 3)  # to the ring's end, then from its start
+    for part, at in ((first, 5), (rest, 8)):
+        part[:] = as_words(records(at, len(part)))
+    ring.commit(6)
+    assert ring.tail == 11 and int(hctl["in_tail"][0]) >> _MIRROR_BITS == 11
+    assert [int(ring.ring[t % 8]["a"]) for t in range(5, 11)] == list(range(5, 11))
 
 
 def test_paced_records_enter_no_earlier_than_due() -> None:

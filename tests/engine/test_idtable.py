@@ -132,7 +132,8 @@ def test_admit_follows_the_rules_update_by_update(seed: int) -> None:
         outcome = np.full(n, -9, np.int8)
         a = np.zeros(n, np.int32)
         b = np.zeros(n, np.int32)
-        admit(op, u, v, lu, lv, table.slots, ext, vlab, meta, outcome, a, b)
+        admitted = admit(op, u, v, lu, lv, table.slots, ext, vlab, meta, outcome, a, b)
+        assert admitted == int((outcome == ADMITTED).sum())
         got = [
             (int(o), int(x), int(y)) if o == ADMITTED else (int(o), None, None)
             for o, x, y in zip(outcome, a, b, strict=True)
