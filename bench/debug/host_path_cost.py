@@ -74,7 +74,8 @@ def run(vertices: int, updates: int, piece: int) -> dict[str, float]:
     slots = QuerySlots(QMAX)
     slots.take(1, True, 3)
     col = CallResult(batch, 1, slots.width(), slots.qid)
-    ring = InputRing(None, np.zeros(RING, L.IN_REC), 0, None, np.zeros(1, L.HOST_CTL),
+    # The engine's ring is pinned memory, its pages present from the start: touch them all.
+    ring = InputRing(None, np.full(RING, -1, L.IN_REC), 0, None, np.zeros(1, L.HOST_CTL),
                      np.zeros(1, L.DEV_STATUS), None)  # fmt: skip
     done = np.zeros(MAXU, L.DONE)
     done["tau"] = -1
