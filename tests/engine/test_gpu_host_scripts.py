@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-STEPS = ("admit", "sent", "encode", "controls", "ring", "bookkeep", "drain", "result", "total")
+STEPS = ("admit", "room", "encode", "bookkeep", "publish", "drain", "result", "total")
 
 
 def run_script(name: str, *args: str) -> str:
