@@ -194,6 +194,14 @@
 #ifndef FUSE_EDIT_ALLOC
 #define FUSE_EDIT_ALLOC 1
 #endif
+// J_ALLOC sets each new version's length itself when the batch has no dead entry to compact
+// (ncompact 0, as in a batch of insertions into lists without deletions), and J_SCAN is not
+// run (1); 0: J_SCAN sets every length. J_SCAN then only set a version's length from its old
+// and inserted entries, which J_ALLOC's task has for the same segments: one job fewer, and
+// a job's fixed cost is ~13-15 us a batch (bench/results/gpu/session23).
+#ifndef FUSE_ALLOC_SCAN
+#define FUSE_ALLOC_SCAN 1
+#endif
 // J_COUNT's tasks run in J_PUBLISH's job (1), reading each endpoint's list at tau from the
 // batch's segments (seg_new from its first insertion on, else seg_cur) instead of from head,
 // which J_PUBLISH stores; live_plans runs before it. 0: J_COUNT after J_PUBLISH. At 1 the

@@ -593,9 +593,18 @@ __device__ __forceinline__ void task_alloc(const Ctx& C, Batch& B, int nb, int t
                 *reinterpret_cast<int4*>(C.entries + noff + k) = make_int4(CHECK_SENTINEL, 0, 0, 0);
         }
         // An append keeps the base (and its dead entries: ndead stays an upper bound) and
-        // puts the tail at noff; J_SCAN sets the length (and a merge's base).
+        // puts the tail at noff; J_SCAN sets the length (and a merge's base), or, with
+        // FUSE_ALLOC_SCAN and no dead entry to compact in the batch, this task does: every
+        // old entry is then live.
+        int len = 0, blen = app ? ld(C.vers[cur].blen) : 0, toff = (int)(noff - (i64)slab * 32);
+        if (FUSE_ALLOC_SCAN && ld(B.ctl.ncompact) == 0) {
+            const int oldlen = ld(B.seg_oldlen[e]), n = oldlen + ld(B.seg_nins[e]);
+            B.seg_live[e] = oldlen;
+            if (app) len = blen + n;
+            else len = blen = toff = n;
+        }
         int4* nv = reinterpret_cast<int4*>(C.vers + v);  // the words of struct Version
-        nv[0] = make_int4(slab, 0, app ? ld(C.vers[cur].blen) : 0, (int)(noff - (i64)slab * 32));
+        nv[0] = make_int4(slab, len, blen, toff);
         nv[1] = make_int4(first_tau, INF_TS, cur, x);
         nv[2] = make_int4(cls, app ? ld(C.vers[cur].ndead) : 0, 0, 0);
         if (cur >= 0) C.vers[cur].dt_max = first_tau - 1;
@@ -635,7 +644,8 @@ __device__ __forceinline__ void task_mask(const Ctx& C, Batch& B, int nb, int ta
     }
 }
 
-// J_SCAN: per segment: live counts per chunk; new version length
+// J_SCAN: per segment: live counts per chunk; new version length (run only when the batch
+// has dead entries to compact, with FUSE_ALLOC_SCAN: J_ALLOC sets the lengths otherwise)
 __device__ __forceinline__ void task_scan(const Ctx& C, Batch& B, int nb, int tau0, int t, int lane) {
     const int e = t * 32 + lane;  // element of an element job
     int ns = ld(B.ctl.nseg);
