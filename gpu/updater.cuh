@@ -147,7 +147,7 @@ __device__ void updater(const Ctx& C, int w, int lane) {
             t[0] = clock ? gtime() : 0;
             int nht = cdiv(2 * nb, 32);
             job(C, J_HALVES, cdiv(nb, 32), w, lane);
-            job(C, J_SEGCOUNT, nht, w, lane);
+            if (!FUSE_HALVES_COUNT) job(C, J_SEGCOUNT, nht, w, lane);
             int nseg = vload(&B.ctl.nseg), nst = cdiv(nseg, 32);
             job(C, J_SEGSTART, nst, w, lane);
             job(C, J_PLACE, nht, w, lane);
