@@ -283,12 +283,16 @@ __device__ __forceinline__ void task_segstart(const Ctx& C, Batch& B, int nb, in
 __device__ __forceinline__ void task_place(const Ctx& C, Batch& B, int nb, int tau0, int t, int lane) {
     const int e = t * 32 + lane;  // element of an element job
     if (e >= 2 * nb) return;
+    int g;
     if (FUSE_HALVES_COUNT) {
-        const int x = half_x(ld(B.hkey[e])), g = ld(C.vseg[x]);
+        const int x = half_x(ld(B.hkey[e]));
+        g = ld(C.vseg[x]);
         if (CHECK && (g >= ld(B.ctl.nseg) || ld(B.seg_x[g]) != x)) check_fail(C, CHK_SEGMENT, tau0 + e / 2, x, g);
         B.hseg[e] = g;
+    } else {
+        g = ld(B.hseg[e]);
     }
-    int at = ld(B.seg_h0[ld(B.hseg[e])]) + ld(B.hrank[e]);
+    int at = ld(B.seg_h0[g]) + ld(B.hrank[e]);
     u64 key = ld(B.hkey[e]);
     B.tmp[at] = key;
     B.tmp_y[at] = half_y(B, key);
