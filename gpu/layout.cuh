@@ -7,8 +7,10 @@
 //   ext    int64[maxv]         external vertex ids (symmetry breaking compares them); as vlab.
 //   head   int32[maxv]         newest version of each vertex's neighbour array, -1 if none;
 //                              updater jobs write (after the version is complete), all read.
-//   vmark, vseg int32[maxv]    batch number that last touched the vertex, and its segment
-//                              in that batch; updater jobs only.
+//   vmark, vseg int32[maxv]    the vertex's half edges in the bulk batch being applied (0
+//                              between batches; FUSE_HALVES_COUNT 0: the batch number that
+//                              last touched it), and its segment in that batch; updater
+//                              jobs only.
 //   entries Entry[nslabs*32]   slab pool, 32 entries a slab, 16 B an entry {nbr, elab, ct,
 //                              dt}; a version owns a run of 2^cls consecutive slabs, entries
 //                              sorted by (nbr, ct). Updater jobs write new runs and dt edits;
@@ -193,6 +195,22 @@
 // J_SEGEDIT's step, and HELP_MASK's J_SEGEDIT bit covers both.
 #ifndef FUSE_EDIT_ALLOC
 #define FUSE_EDIT_ALLOC 1
+#endif
+// J_HALVES counts each vertex's half edges in vmark as it claims the vertices (1), so the
+// arrival ranks J_SEGCOUNT would give come from that count, J_PLACE looks each half edge's
+// segment up, J_SEGSTART reads the counts and resets vmark to 0, and J_SEGCOUNT is not run;
+// 0: vmark holds the batch number that last claimed the vertex, and J_SEGCOUNT runs. One
+// job fewer a batch.
+#ifndef FUSE_HALVES_COUNT
+#define FUSE_HALVES_COUNT 1
+#endif
+// J_ALLOC sets each new version's length itself when the batch has no dead entry to compact
+// (ncompact 0, as in a batch of insertions into lists without deletions), and J_SCAN is not
+// run (1); 0: J_SCAN sets every length. J_SCAN then only set a version's length from its old
+// and inserted entries, which J_ALLOC's task has for the same segments: one job fewer, and
+// a job's fixed cost is ~13-15 us a batch (bench/results/gpu/session23).
+#ifndef FUSE_ALLOC_SCAN
+#define FUSE_ALLOC_SCAN 1
 #endif
 // J_COUNT's tasks run in J_PUBLISH's job (1), reading each endpoint's list at tau from the
 // batch's segments (seg_new from its first insertion on, else seg_cur) instead of from head,

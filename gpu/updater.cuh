@@ -147,7 +147,7 @@ __device__ void updater(const Ctx& C, int w, int lane) {
             t[0] = clock ? gtime() : 0;
             int nht = cdiv(2 * nb, 32);
             job(C, J_HALVES, cdiv(nb, 32), w, lane);
-            job(C, J_SEGCOUNT, nht, w, lane);
+            if (!FUSE_HALVES_COUNT) job(C, J_SEGCOUNT, nht, w, lane);
             int nseg = vload(&B.ctl.nseg), nst = cdiv(nseg, 32);
             job(C, J_SEGSTART, nst, w, lane);
             job(C, J_PLACE, nht, w, lane);
@@ -171,8 +171,9 @@ __device__ void updater(const Ctx& C, int w, int lane) {
 #endif
             t[1] = clock ? gtime() : 0;
             int nchunks = vload(&B.ctl.nchunks);
-            if (vload(&B.ctl.ncompact) > 0) job(C, J_MASK, cdiv(nchunks, COPY_UNROLL), w, lane);
-            job(C, J_SCAN, nst, w, lane);
+            const bool compact = vload(&B.ctl.ncompact) > 0;
+            if (compact) job(C, J_MASK, cdiv(nchunks, COPY_UNROLL), w, lane);
+            if (compact || !FUSE_ALLOC_SCAN) job(C, J_SCAN, nst, w, lane);
             job(C, J_COPY, cdiv(nchunks, COPY_UNROLL) + cdiv(vload(&B.ctl.nins), 32), w, lane);
             t[2] = clock ? gtime() : 0;
             if (clock) {

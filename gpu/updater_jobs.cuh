@@ -222,16 +222,30 @@ __device__ __forceinline__ void task_halves(const Ctx& C, Batch& B, int nb, int 
     B.nitems[e] = 0;
     size_t slot = (size_t)((tau0 + e) % MAXU) * QMAX;
     for (int q = 0; q < QMAX; ++q) C.upd_count[slot + q] = 0;
-    int bno = (int)vload(&C.st->batch_no);
+#if !FUSE_HALVES_COUNT
+    const int bno = (int)vload(&C.st->batch_no);
+#endif
     for (int side = 0; side < 2; ++side) {
         int x = side ? r.b : r.a;
         B.hkey[2 * e + side] = ((u64)x << 32) | ((u64)e << 1) | (u64)side;
+#if FUSE_HALVES_COUNT
+        // vmark[x]: x's half edges so far in this batch (0 between batches: J_SEGSTART
+        // resets it), so the count gives the arrival rank J_SEGCOUNT would have.
+        const int rank = atomicAdd(&C.vmark[x], 1);
+        B.hrank[2 * e + side] = rank;
+        if (rank == 0) {  // first half edge of x in this batch
+            int g = atomicAdd(&B.ctl.nseg, 1);
+            C.vseg[x] = g;
+            B.seg_x[g] = x;
+        }
+#else
         if (atomicMax(&C.vmark[x], bno) < bno) {  // first half edge of x in this batch
             int g = atomicAdd(&B.ctl.nseg, 1);
             C.vseg[x] = g;
             B.seg_x[g] = x;
             B.seg_cnt[g] = 0;
         }
+#endif
     }
 }
 
@@ -246,20 +260,39 @@ __device__ __forceinline__ void task_segcount(const Ctx& C, Batch& B, int nb, in
     B.hrank[e] = atomicAdd(&B.seg_cnt[g], 1);
 }
 
-// J_SEGSTART: per segment: where its half edges go
+// J_SEGSTART: per segment: where its half edges go (with FUSE_HALVES_COUNT, also its count
+// of half edges, from vmark, which it resets for the next batch)
 __device__ __forceinline__ void task_segstart(const Ctx& C, Batch& B, int nb, int tau0, int t, int lane) {
     const int e = t * 32 + lane;  // element of an element job
     int ns = ld(B.ctl.nseg);
-    int cnt = e < ns ? ld(B.seg_cnt[e]) : 0;
+    int cnt = 0;
+    if (e < ns && FUSE_HALVES_COUNT) {
+        const int x = ld(B.seg_x[e]);
+        cnt = ld(C.vmark[x]);
+        C.vmark[x] = 0;
+        B.seg_cnt[e] = cnt;
+    } else if (e < ns) {
+        cnt = ld(B.seg_cnt[e]);
+    }
     int base = warp_claim(&B.ctl.hcur, cnt, lane);
     if (e < ns) B.seg_h0[e] = base;
 }
 
-// J_PLACE: per half edge: into its segment
+// J_PLACE: per half edge: into its segment (with FUSE_HALVES_COUNT, also its segment, which
+// J_SEGCOUNT finds otherwise)
 __device__ __forceinline__ void task_place(const Ctx& C, Batch& B, int nb, int tau0, int t, int lane) {
     const int e = t * 32 + lane;  // element of an element job
     if (e >= 2 * nb) return;
-    int at = ld(B.seg_h0[ld(B.hseg[e])]) + ld(B.hrank[e]);
+    int g;
+    if (FUSE_HALVES_COUNT) {
+        const int x = half_x(ld(B.hkey[e]));
+        g = ld(C.vseg[x]);
+        if (CHECK && (g >= ld(B.ctl.nseg) || ld(B.seg_x[g]) != x)) check_fail(C, CHK_SEGMENT, tau0 + e / 2, x, g);
+        B.hseg[e] = g;
+    } else {
+        g = ld(B.hseg[e]);
+    }
+    int at = ld(B.seg_h0[g]) + ld(B.hrank[e]);
     u64 key = ld(B.hkey[e]);
     B.tmp[at] = key;
     B.tmp_y[at] = half_y(B, key);
@@ -593,9 +626,18 @@ __device__ __forceinline__ void task_alloc(const Ctx& C, Batch& B, int nb, int t
                 *reinterpret_cast<int4*>(C.entries + noff + k) = make_int4(CHECK_SENTINEL, 0, 0, 0);
         }
         // An append keeps the base (and its dead entries: ndead stays an upper bound) and
-        // puts the tail at noff; J_SCAN sets the length (and a merge's base).
+        // puts the tail at noff; J_SCAN sets the length (and a merge's base), or, with
+        // FUSE_ALLOC_SCAN and no dead entry to compact in the batch, this task does: every
+        // old entry is then live.
+        int len = 0, blen = app ? ld(C.vers[cur].blen) : 0, toff = (int)(noff - (i64)slab * 32);
+        if (FUSE_ALLOC_SCAN && ld(B.ctl.ncompact) == 0) {
+            const int oldlen = ld(B.seg_oldlen[e]), n = oldlen + ld(B.seg_nins[e]);
+            B.seg_live[e] = oldlen;
+            if (app) len = blen + n;
+            else len = blen = toff = n;
+        }
         int4* nv = reinterpret_cast<int4*>(C.vers + v);  // the words of struct Version
-        nv[0] = make_int4(slab, 0, app ? ld(C.vers[cur].blen) : 0, (int)(noff - (i64)slab * 32));
+        nv[0] = make_int4(slab, len, blen, toff);
         nv[1] = make_int4(first_tau, INF_TS, cur, x);
         nv[2] = make_int4(cls, app ? ld(C.vers[cur].ndead) : 0, 0, 0);
         if (cur >= 0) C.vers[cur].dt_max = first_tau - 1;
@@ -635,7 +677,8 @@ __device__ __forceinline__ void task_mask(const Ctx& C, Batch& B, int nb, int ta
     }
 }
 
-// J_SCAN: per segment: live counts per chunk; new version length
+// J_SCAN: per segment: live counts per chunk; new version length (run only when the batch
+// has dead entries to compact, with FUSE_ALLOC_SCAN: J_ALLOC sets the lengths otherwise)
 __device__ __forceinline__ void task_scan(const Ctx& C, Batch& B, int nb, int tau0, int t, int lane) {
     const int e = t * 32 + lane;  // element of an element job
     int ns = ld(B.ctl.nseg);
