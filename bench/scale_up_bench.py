@@ -368,7 +368,8 @@ def updater_seconds(eng: Any) -> dict[str, float] | None:
         return None
     p = eng.updater_profile()
     out: dict[str, float] = {"batches": p["batches"], "small_batches": p["small_batches"],
-                             "merged_levels": p["merged_levels"]}  # fmt: skip
+                             "merged_levels": p["merged_levels"],
+                             "hub_bitmaps": p["hub_bitmaps"]}  # fmt: skip
     for key, mean_us in p.items():
         if not key.endswith("_us") or key.startswith("model_"):
             continue

@@ -35,6 +35,7 @@ enum CheckCode {
     CHK_MERGE,            // run_item: a merged window's candidates differ from eval_window's
     CHK_COUNT_LISTS,      // J_ITEMS: the list lengths J_COUNT took from the batch's segments
                           //   differ from the published heads' (FUSE_PUBLISH_COUNT)
+    CHK_HUB_BITS,         // run_item: a bit test in a hub bitmap differs from the list's search
 };
 
 #define CHECK_SENTINEL (-7)

@@ -39,7 +39,9 @@ def updater_profile(st: Any) -> dict[str, float]:
     values (us per update, per 32-entry chunk copied, per bulk batch of at most 32 updates)
     and its mean us per step and short batch; and the new versions by kind, both paths
     (``appends``: a tail in the vertex's run; ``new_runs``: a merge into a new run); and the
-    last levels the executors counted by merging two lists (``merged_levels``, MERGE_LAST)."""
+    last levels the executors counted by merging two lists (``merged_levels``, MERGE_LAST)
+    and the items whose last level tested a hub's list by bits (``hub_bitmaps``,
+    HUB_BITS_MIN)."""
     n = max(1, int(st["batches"]))
     out = {
         f"{name}_us": float(st["phase_ns"][k]) / n / 1e3 for k, name in enumerate(L.UPDATER_PHASES)
@@ -68,5 +70,5 @@ def updater_profile(st: Any) -> dict[str, float]:
         | {"batches": int(st["batches"]), "mean_batch": float(st["batched_updates"]) / n}
         | small
         | {"appends": int(st["appends"]), "new_runs": int(st["new_runs"])}
-        | {"merged_levels": int(st["merged"])}
+        | {"merged_levels": int(st["merged"]), "hub_bitmaps": int(st["hub_bitmaps"])}
     )

@@ -94,6 +94,11 @@ _PIECE = 4096
 _PIECE_MAX = 16384
 _PIECES = 16
 _ROWS = 1 << 16  # match records decoded per read of the output ring
+# The executors' hub bitmaps (HUB_BITS_MIN in gpu/layout.cuh): one bit a vertex for each
+# executor warp, sized to the graph's vertices (a power of two, at least _HUB_BITS_FLOOR) at
+# a launch, within this share of the device's memory; vertices past them are searched for.
+_HUB_BITS_FLOOR = 1 << 12
+_HUB_BITS_SHARE = 1 / 16
 # Between two pieces of an apply, read the completions once more than maxu / _READ_AHEAD
 # updates sent have not had theirs read: the kernel takes update tau only once the host has
 # read the completion of tau - maxu (slot_free), and an unpaced write pumps otherwise only
@@ -229,6 +234,7 @@ class GpuEngine(Engine):
         self._nslabs = pool_slabs
         self._maxv = max_vertices
         self._maxver = max_versions
+        self._hub_words = 0  # words of each executor warp's hub bitmap (0: none yet)
         z = cp.zeros
         self._d = {
             "vlab": z(max_vertices, np.int32),
@@ -254,6 +260,7 @@ class GpuEngine(Engine):
             "in_mirror": z(in_cap * L.IN_REC.itemsize, np.uint8),
             "slab_owner": cp.full(pool_slabs, -1, np.int32),
             "task_mark": z(cfg.maxchunk if cfg.check else 1, np.uint64),
+            "hub_bits": z(1, np.uint32),  # sized at launch (_hub_bits_in_reach)
         }
         self._d["st"] = z(self._state_dtype.itemsize, np.uint8)
         self._pinned: dict[str, object] = {}
@@ -369,7 +376,7 @@ class GpuEngine(Engine):
         ptr.update({k: m.ptr for k, m in self._pinned.items()})  # type: ignore[attr-defined]
         ptr.update(
             maxv=self._maxv, nslabs=self._nslabs, maxver=self._maxver,
-            gcq_cap=d["gcq"].shape[0], in_cap=in_cap, out_cap=out_cap,
+            gcq_cap=d["gcq"].shape[0], in_cap=in_cap, out_cap=out_cap, hub_words=self._hub_words,
         )  # fmt: skip
         words = np.array([ptr[name] for name in L.CTX_FIELDS], np.uint64)
         return self._cp.asarray(words)
@@ -715,9 +722,30 @@ class GpuEngine(Engine):
 
     # -- running ---------------------------------------------------------------------------
 
+    def _hub_bits_in_reach(self) -> None:
+        """Hub bitmaps (executor.cuh, hub_bits_for) for every vertex of the graph, while the
+        kernel is stopped: when the graph has passed them, and the new ones fit in
+        _HUB_BITS_SHARE of the device's memory, they are replaced by zeroed ones for the next
+        power of two of vertices. Otherwise they stay as they are (bit tests cover the
+        vertices below them, searches the rest)."""
+        cp = self._cp
+        vertices = max(_HUB_BITS_FLOOR, 1 << max(0, int(self._meta[0]) - 1).bit_length())
+        words = vertices // 32
+        if words <= self._hub_words:
+            return
+        warps = self._blocks * THREADS // 32
+        if 4 * warps * words > cp.cuda.runtime.memGetInfo()[1] * _HUB_BITS_SHARE:
+            return
+        del self._d["hub_bits"]  # the old ones freed first
+        self._d["hub_bits"] = cp.zeros(warps * words, np.uint32)
+        self._hub_words = words
+        self._ctx = self._make_ctx(self._in.shape[0], self._out.shape[0])
+        cp.cuda.Stream.null.synchronize()  # zeroed and copied before the kernel runs
+
     def _launch(self) -> None:
         if self._running:
             return
+        self._hub_bits_in_reach()
         st = self._get_state()
         st["stop"] = 0
         st["item_ticket"] = st["item_reserve"]  # tickets of warps left waiting at the stop

@@ -249,6 +249,22 @@
 #ifndef MERGE_RATIO
 #define MERGE_RATIO 8
 #endif
+// Counting, the last level's membership tests in a list fixed for a whole item (a backward
+// neighbour matched before the item's level: the 4-cycle's far end) are bit tests in a
+// bitmap of that list instead of four-way searches (hub_bits_step, executor.cuh): each
+// executor warp owns a bitmap of Ctx.hub_words words (one bit a vertex; all zero between
+// items), set from the list's entries alive at tau with the wanted label when the item
+// starts and cleared when it ends. Only where that list has at least HUB_BITS_MIN entries
+// (a 27K-entry hub takes 7-8 dependent loads a search; building its bitmap is 27K
+// independent ones, once an item) and the item's range at least 1 / HUB_BITS_DIV as many
+// positions. 0: never (the host leaves the bitmaps out where they would not fit: Ctx.hub_words
+// 0).
+#ifndef HUB_BITS_MIN
+#define HUB_BITS_MIN 1024
+#endif
+#ifndef HUB_BITS_DIV
+#define HUB_BITS_DIV 64
+#endif
 // 1: a merge loads the other list's next 32 entries before it tests the current ones
 // (merged windows take 2-4 rounds each on the 43M 4-cycle, and 1 took it from 221.7K to
 // 249K updates/s: each round waits out a load's latency). Loading 64 ahead, or a window's
@@ -441,11 +457,12 @@ struct State {
     u64 donated;          // executors: items handed to waiting warps
     u64 clock_ping;       // w0: the last HostCtl.clock_ping answered
     u64 merged;           // executors: last levels counted by a merge (MERGE_LAST)
+    u64 hub_bitmaps;      // executors: items whose last level tested a hub's list by bits
     // The job words, each alone on a 128-byte line (job_word at byte 256): every idle warp's
     // view polls job_word and job_cursor, and every task claim and finish is an atomic on
     // job_cursor or job_done, so none of them shares a line with the others or with the
     // counters above.
-    u64 line_a[9];
+    u64 line_a[8];
     u64 job_word;         // w0: current job (seq << 40 | kind << 32 | tasks)
     u64 line_b[15];
     u64 job_cursor;       // w0 resets, every helper atomicAdds (seq << 40 | next task)
@@ -544,6 +561,7 @@ struct Ctx {
     Done* done; u64* done_counts;
     int* slab_owner;
     u64* task_mark;   // CHECK=1: job seq of the last run of each task index
+    unsigned* hub_bits; u64 hub_words;  // warp w's hub bitmap: hub_words words at w * hub_words
 };
 
 // Sizes of the structures the host allocates or mirrors (checked by gpu/engine.py).

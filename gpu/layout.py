@@ -74,11 +74,11 @@ STATE_SCALARS = (
     "in_head", "next_tau", "item_reserve", "item_ticket", "out_reserve", "out_consumed",
     "done_consumed", "completed", "gc_ptr", "gcq_head", "gcq_tail", "slab_bump", "ver_bump",
     "ver_free_head", "ver_free_tail", "slabs_in_use", "versions_in_use", "stop", "hold",
-    "batch_no", "donated", "clock_ping", "merged",
+    "batch_no", "donated", "clock_ping", "merged", "hub_bitmaps",
 )  # fmt: skip
 # The job words, each alone on a 128-byte line (layout.cuh, State).
 STATE_JOB = (
-    ("line_a", np.uint64, 9), ("job_word", np.uint64), ("line_b", np.uint64, 15),
+    ("line_a", np.uint64, 8), ("job_word", np.uint64), ("line_b", np.uint64, 15),
     ("job_cursor", np.uint64), ("line_c", np.uint64, 15), ("job_done", np.uint64),
     ("line_d", np.uint64, 15),
 )  # fmt: skip
@@ -146,6 +146,7 @@ CHECKS = {
     "(tau, window position, merged mask ^ searched mask)",
     26: "the list lengths J_COUNT took from the batch's segments differ from the published "
     "heads' (tau, a's length difference, b's)",
+    27: "a bit test in a hub bitmap differs from a search of the list (tau, neighbour, step)",
 }
 
 # Updater phases timed by the kernel (State.phase_ns), in order.
@@ -170,7 +171,7 @@ CTX_FIELDS = (
     "slab_free", "ver_free", "gcq", "gcq_cap", "upd", "upd_count", "items", "item_free",
     "item_stamp", "plans", "chunkmask", "chunkoff", "chunkseg", "batch", "st", "in_ring",
     "in_cap", "in_mirror", "hctl", "dstat", "out", "out_cap", "done", "done_counts", "slab_owner",
-    "task_mark",
+    "task_mark", "hub_bits", "hub_words",
 )  # fmt: skip
 
 # int32 words of struct Item (a work item, 80 bytes).

@@ -213,6 +213,31 @@ def test_last_levels_merged_count_alike(defines: str, monkeypatch: pytest.Monkey
         assert looks[-1][1] > 0, looks[-1]  # the two hubs' long levels were handed on
 
 
+def test_hub_bitmaps_count_alike(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Counting, a last level whose membership tests read a list fixed for the whole item
+    (the square's and the house's far end) tests it by bits in the warp's hub bitmap
+    (executor.cuh, hub_bits_for) instead of searching it. Here every such list qualifies
+    whatever its length or the item's range, lists have tails (tail_div 1), re-insertions
+    leave several entries of one neighbour, and levels are offered to waiting warps at every
+    step (donated items build bitmaps of their own). On a random graph, on a hub of 20,000
+    leaves and on two hubs sharing 600 leaves, self-checks on (CHK_HUB_BITS: every bit test
+    against the list's search): counts equal the CPU engine's, and bitmaps were built."""
+    defines = "-DHUB_BITS_MIN=1 -DHUB_BITS_DIV=1000000 -DDONATE_EVERY=1"
+    monkeypatch.setenv("DCSM_KERNEL_DEFINES", defines)
+    profiles: list[dict[str, float]] = []
+
+    def look(e: GpuEngine) -> None:
+        profiles.append(e.updater_profile())
+
+    rng = np.random.default_rng(47)
+    for g, stream in [*_random_and_hub(41), _two_hubs(rng, 600, 500)]:
+        want = cpu_run(g, stream, PATTERNS, True)
+        eng = GpuEngine(check=True, tail_div=1)
+        got = run(eng, g, stream, PATTERNS, True, 150, before_close=look)  # type: ignore[arg-type]
+        assert_same(got, want)
+        assert profiles[-1]["hub_bitmaps"] > 0, profiles[-1]
+
+
 @pytest.mark.parametrize("tail_div", [0, 8])
 def test_short_path_copies_a_hub(tail_div: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """The short path inserting into a hub's neighbour array of 50K entries (of 100K
