@@ -94,11 +94,12 @@ _PIECE = 4096
 _PIECE_MAX = 16384
 _PIECES = 16
 _ROWS = 1 << 16  # match records decoded per read of the output ring
-# The executors' hub bitmaps (HUB_BITS_MIN in gpu/layout.cuh): one bit a vertex for each
-# executor warp, sized to the graph's vertices (a power of two, at least _HUB_BITS_FLOOR) at
-# a launch, within this share of the device's memory; vertices past them are searched for.
-_HUB_BITS_FLOOR = 1 << 12
-_HUB_BITS_SHARE = 1 / 16
+# The executors' hub bitmaps (HUB_BITS_MIN in gpu/layout.cuh), sized at a launch: one bit
+# a vertex of the graph (rounded up to _HUB_BITS_ROUND vertices; the vertices past them are
+# searched for), as many as fit in _HUB_BITS_SHARE of the slab pool's bytes (the graph's
+# own memory) unless GpuEngine(hub_bitmaps=N) says, at most one an executor warp.
+_HUB_BITS_ROUND = 1 << 16
+_HUB_BITS_SHARE = 0.1
 # Between two pieces of an apply, read the completions once more than maxu / _READ_AHEAD
 # updates sent have not had theirs read: the kernel takes update tau only once the host has
 # read the completion of tau - maxu (slot_free), and an unpaced write pumps otherwise only
@@ -158,6 +159,10 @@ class GpuEngine(Engine):
             a second static matcher, so that :meth:`static_snapshot` gives a device snapshot
             that backfills match on while the persistent kernel runs (a static block starts
             only where one fits: ``bench/results/static/beside-1127/``).
+        hub_bitmaps: bitmaps of hub lists the executors share (counting: a last level's
+            membership tests in a list fixed for a whole item are bit tests, HUB_BITS_MIN in
+            gpu/layout.cuh); -1 (the default): as many as fit in a tenth of the slab pool's
+            bytes, at most one an executor warp; 0: none.
     """
 
     backend = "gpu"
@@ -184,6 +189,7 @@ class GpuEngine(Engine):
         tail_div: int = KernelConfig.tail_div,
         pool_compact: int = 0,
         static_beside: bool = False,
+        hub_bitmaps: int = -1,
     ) -> None:
         super().__init__()
         import cupy as cp
@@ -234,7 +240,8 @@ class GpuEngine(Engine):
         self._nslabs = pool_slabs
         self._maxv = max_vertices
         self._maxver = max_versions
-        self._hub_words = 0  # words of each executor warp's hub bitmap (0: none yet)
+        self._hub_words = self._hub_slots = 0  # the hub bitmaps: words each, how many
+        self._hub_request = hub_bitmaps
         z = cp.zeros
         self._d = {
             "vlab": z(max_vertices, np.int32),
@@ -261,6 +268,7 @@ class GpuEngine(Engine):
             "slab_owner": cp.full(pool_slabs, -1, np.int32),
             "task_mark": z(cfg.maxchunk if cfg.check else 1, np.uint64),
             "hub_bits": z(1, np.uint32),  # sized at launch (_hub_bits_in_reach)
+            "hub_lock": z(1, np.int32),
         }
         self._d["st"] = z(self._state_dtype.itemsize, np.uint8)
         self._pinned: dict[str, object] = {}
@@ -376,7 +384,8 @@ class GpuEngine(Engine):
         ptr.update({k: m.ptr for k, m in self._pinned.items()})  # type: ignore[attr-defined]
         ptr.update(
             maxv=self._maxv, nslabs=self._nslabs, maxver=self._maxver,
-            gcq_cap=d["gcq"].shape[0], in_cap=in_cap, out_cap=out_cap, hub_words=self._hub_words,
+            gcq_cap=d["gcq"].shape[0], in_cap=in_cap, out_cap=out_cap,
+            hub_words=self._hub_words, hub_slots=self._hub_slots,
         )  # fmt: skip
         words = np.array([ptr[name] for name in L.CTX_FIELDS], np.uint64)
         return self._cp.asarray(words)
@@ -723,22 +732,26 @@ class GpuEngine(Engine):
     # -- running ---------------------------------------------------------------------------
 
     def _hub_bits_in_reach(self) -> None:
-        """Hub bitmaps (executor.cuh, hub_bits_for) for every vertex of the graph, while the
-        kernel is stopped: when the graph has passed them, and the new ones fit in
-        _HUB_BITS_SHARE of the device's memory, they are replaced by zeroed ones for the next
-        power of two of vertices. Otherwise they stay as they are (bit tests cover the
-        vertices below them, searches the rest)."""
+        """Hub bitmaps (executor.cuh, hub_bits_for) for the graph as it is, while the kernel
+        is stopped: when the graph's vertices or the slab pool have outgrown them, they are
+        replaced by zeroed ones (``hub_bitmaps``; within a sixteenth of the device's
+        memory, else none)."""
         cp = self._cp
-        vertices = max(_HUB_BITS_FLOOR, 1 << max(0, int(self._meta[0]) - 1).bit_length())
+        vertices = -(-max(1, int(self._meta[0])) // _HUB_BITS_ROUND) * _HUB_BITS_ROUND
         words = vertices // 32
-        if words <= self._hub_words:
+        slots = self._blocks * THREADS // 32
+        if self._hub_request >= 0:
+            slots = min(slots, self._hub_request)
+        else:
+            slots = min(slots, int(_HUB_BITS_SHARE * self._d["entries"].nbytes) // (4 * words))
+        if 4 * slots * words > cp.cuda.runtime.memGetInfo()[1] / 16:
+            slots = 0
+        if words <= self._hub_words and slots <= self._hub_slots:
             return
-        warps = self._blocks * THREADS // 32
-        if 4 * warps * words > cp.cuda.runtime.memGetInfo()[1] * _HUB_BITS_SHARE:
-            return
-        del self._d["hub_bits"]  # the old ones freed first
-        self._d["hub_bits"] = cp.zeros(warps * words, np.uint32)
-        self._hub_words = words
+        del self._d["hub_bits"], self._d["hub_lock"]  # the old ones freed first
+        self._d["hub_bits"] = cp.zeros(max(1, slots * words), np.uint32)
+        self._d["hub_lock"] = cp.zeros(max(1, slots), np.int32)
+        self._hub_words, self._hub_slots = words, slots
         self._ctx = self._make_ctx(self._in.shape[0], self._out.shape[0])
         cp.cuda.Stream.null.synchronize()  # zeroed and copied before the kernel runs
 

@@ -23,32 +23,33 @@ struct Level {
 // none yet; search first).
 struct MergeCursor { int k[2], v[2]; int arun; };
 
+// An item's hub bitmap, hb: -1 none, else 32 x its slot + the step whose list it holds.
+// Slot k is Ctx.hub_words words at hub_bits + k * hub_words, one bit for each of the first
+// 32 * hub_words vertices (the host sizes them by the graph; a neighbour past them is
+// searched for as without a bitmap), all zero while hub_lock[k] is 0 (free).
+__device__ __forceinline__ int hub_step(int hb) { return hb < 0 ? -1 : hb & 31; }
+__device__ __forceinline__ unsigned* hub_words_of(const Ctx& C, int hb) {
+    return C.hub_bits + (size_t)(hb >> 5) * C.hub_words;
+}
+
 // Counting, at the last step i = n - 1 of a plan whose scanned list is lv.a: the step whose
 // list is merged with it (merge_window), or -1 to test each candidate by binary searches
 // (eval_window). Two lists exactly, the scanned one long and the other (the longer, by
 // pick_base) at most MERGE_RATIO times as long (MERGE_LAST, MERGE_MIN), and not the list
-// of step hj, which the item tests by bits (hub_bits_for).
+// the item tests by bits (hb, hub_bits_for).
 __device__ __forceinline__ int merge_other(const int* pl, int n, int i, const Level& lv,
-                                           const Adj* madj, bool emit, int hj) {
+                                           const Adj* madj, bool emit, int hb) {
     if (!MERGE_LAST || emit || i != n - 1 || __ldcg(pl + PL_BNCNT + i) != 2) return -1;
     const int j = __ldcg(pl + PL_BNPOS + i * KMAX + (1 - lv.best));
-    if (j == hj) return -1;
+    if (j == hub_step(hb)) return -1;
     return lv.a.len >= MERGE_MIN && (i64)madj[j].len <= (i64)MERGE_RATIO * lv.a.len ? j : -1;
 }
 
-// This executor warp's hub bitmap (HUB_BITS_MIN): Ctx.hub_words words, one bit for each of
-// the first 32 * hub_words vertices (the host sizes them by the graph; a neighbour past
-// them is searched for as without a bitmap).
-__device__ __forceinline__ unsigned* warp_bits(const Ctx& C) {
-    const size_t w = (size_t)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
-    return C.hub_bits + w * C.hub_words;
-}
-
-// Set the bits of list a's neighbours alive at tau with label `want` (warp_bits, all zero
+// Set the bits of list a's neighbours alive at tau with label `want` in bitmap w (all zero
 // before), or (set false) zero every word a's neighbours fall in, alive or not. The whole
 // warp; its lanes' later bit tests read the words through L2 (__ldcg) after warp_join.
-__device__ void hub_bits_walk(const Ctx& C, const Adj& a, int tau, int want, bool set, int lane) {
-    unsigned* w = warp_bits(C);
+__device__ void hub_bits_walk(const Ctx& C, unsigned* w, const Adj& a, int tau, int want, bool set,
+                              int lane) {
     for (int p0 = 0; p0 < a.len; p0 += 128) {
         Entry e[4];  // four rounds' loads in flight at once
 #pragma unroll
@@ -74,27 +75,52 @@ __device__ void hub_bits_walk(const Ctx& C, const Adj& a, int tau, int want, boo
 // level s (the 4-cycle's far end, for its level-2 items), with at least HUB_BITS_MIN
 // entries, and the item's range (lv, level s) at least 1 / HUB_BITS_DIV as many positions
 // (each position's last level tests a list's worth of neighbours: building the bitmap
-// must not cost more than the searches it saves). Sets the warp's bitmap from that list
-// and returns its step (the item's hj), else -1.
+// must not cost more than the searches it saves), and a free bitmap slot found within
+// HUB_BITS_TRIES tries. Claims the slot, sets its bits from that list and returns the
+// item's hb, else -1.
 __device__ int hub_bits_for(const Ctx& C, const int* pl, int n, int s, const Level& lv, const Adj* madj,
                             int tau, bool emit, int lane) {
     const int L = n - 1;
-    if (!HUB_BITS_MIN || !C.hub_words || emit || s >= L || __ldcg(pl + PL_BNCNT + L) != 2)
+    if (!HUB_BITS_MIN || !C.hub_slots || emit || s >= L || __ldcg(pl + PL_BNCNT + L) != 2)
         return -1;
     const int j0 = __ldcg(pl + PL_BNPOS + L * KMAX), j1 = __ldcg(pl + PL_BNPOS + L * KMAX + 1);
     const int k = j0 < s && j1 >= s ? 0 : j1 < s && j0 >= s ? 1 : -1;
     if (k < 0) return -1;
     const int j = k ? j1 : j0;
     if (madj[j].len < HUB_BITS_MIN || (i64)(lv.end - lv.pos) * HUB_BITS_DIV < madj[j].len) return -1;
-    hub_bits_walk(C, madj[j], tau, __ldcg(pl + PL_BNELAB + L * KMAX + k), true, lane);
-    return j;
+    int slot = -1;
+    if (lane == 0) {
+        const u64 w = (u64)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+        for (int t = 0; t < HUB_BITS_TRIES && slot < 0; ++t) {
+            const int q = (int)((w + t) % C.hub_slots);
+            if (__ldcg(C.hub_lock + q) == 0 && atomicCAS(C.hub_lock + q, 0, 1) == 0) slot = q;
+        }
+    }
+    slot = __shfl_sync(0xffffffffu, slot, 0);
+    if (slot < 0) return -1;
+    __threadfence();  // every lane after the claim: the last owner's zeroing came before its release
+    const int hb = slot << 5 | j;
+    hub_bits_walk(C, hub_words_of(C, hb), madj[j], tau, __ldcg(pl + PL_BNELAB + L * KMAX + k), true, lane);
+    return hb;
+}
+
+// Zero the item's bitmap and free its slot (hub_bits_for).
+__device__ void hub_bits_release(const Ctx& C, int hb, const Adj& a, int lane) {
+    hub_bits_walk(C, hub_words_of(C, hb), a, 0, ANY, false, lane);
+    if (lane == 0) {
+        __threadfence();  // the zeroing before the release
+        atomicExch(C.hub_lock + (hb >> 5), 0);
+        atomicAdd(&C.st->hub_bitmaps, 1ULL);
+    }
+    warp_join();
 }
 
 // Is c in step j's list a (with label `want`, alive at tau): a bit test where j is the
-// item's bitmap step hj (the last level only: callers pass -1 elsewhere), else a search.
-__device__ __forceinline__ bool in_list(const Ctx& C, int hj, int j, const Adj& a, int c, int tau, int want) {
-    if (j != hj || (u64)(c >> 5) >= C.hub_words) return has_edge<EXEC_SEARCH_WAYS>(C, a, c, tau, want);
-    const bool bit = (__ldcg(warp_bits(C) + (c >> 5)) >> (c & 31)) & 1u;
+// step of the item's bitmap hb (the last level only: callers pass -1 elsewhere), else a
+// search.
+__device__ __forceinline__ bool in_list(const Ctx& C, int hb, int j, const Adj& a, int c, int tau, int want) {
+    if (j != hub_step(hb) || (u64)(c >> 5) >= C.hub_words) return has_edge<EXEC_SEARCH_WAYS>(C, a, c, tau, want);
+    const bool bit = (__ldcg(hub_words_of(C, hb) + (c >> 5)) >> (c & 31)) & 1u;
     if (CHECK && bit != has_edge<EXEC_SEARCH_WAYS>(C, a, c, tau, want)) check_fail(C, CHK_HUB_BITS, tau, c, j);
     return bit;
 }
@@ -122,10 +148,9 @@ __device__ __forceinline__ bool candidate_ok(const Ctx& C, const int* pl, int i,
 }
 
 // Evaluate the window starting at lv.pos of level i: bit l set when entry pos+l is a valid
-// candidate for step i. hj: the step whose list is tested by bits (the item's, at its last
-// level), else -1.
+// candidate for step i. hb: the item's hub bitmap at its last level (hub_bits_for), else -1.
 __device__ unsigned eval_window(const Ctx& C, const int* pl, int i, const Level& lv, const int* m,
-                                const Adj* madj, int tau, int hj, int lane) {
+                                const Adj* madj, int tau, int hb, int lane) {
     int t = lv.pos + lane;
     bool ok = t < lv.end;
     if (ok) {
@@ -136,7 +161,7 @@ __device__ unsigned eval_window(const Ctx& C, const int* pl, int i, const Level&
         for (int k = 0; ok && k < nb; ++k) {
             if (k == lv.best) continue;
             int j = __ldcg(pl + PL_BNPOS + i * KMAX + k);
-            ok = in_list(C, hj, j, madj[j], c, tau, __ldcg(pl + PL_BNELAB + i * KMAX + k));
+            ok = in_list(C, hb, j, madj[j], c, tau, __ldcg(pl + PL_BNELAB + i * KMAX + k));
         }
     }
     return __ballot_sync(0xffffffffu, ok);
@@ -219,7 +244,7 @@ __device__ __noinline__ unsigned merge_window(const Ctx& C, const int* pl, int i
 // binary search over the lanes' prefix sums and makes eval_window's checks against that
 // owner's m[n-2]. gpu/static_match.cu's count_last_pairs is the static twin.
 __device__ u64 count_last_pairs(const Ctx& C, const int* pl, int n, const Level& lv, int* m,
-                                Adj* madj, int tau, unsigned mask, unsigned* longs, int hj, int lane) {
+                                Adj* madj, int tau, unsigned mask, unsigned* longs, int hb, int lane) {
     const int i = n - 2, L = n - 1;
     int len = 0, cand = -1, best = 0;
     Adj b = {0, 0, 0, 0};  // this lane's candidate's last-level scan
@@ -268,7 +293,7 @@ __device__ u64 count_last_pairs(const Ctx& C, const int* pl, int n, const Level&
                 if (k == ob) continue;
                 const int j = __ldcg(pl + PL_BNPOS + L * KMAX + k);
                 const int want = __ldcg(pl + PL_BNELAB + L * KMAX + k);
-                ok = in_list(C, hj, j, j == i ? oa : madj[j], c, tau, want);
+                ok = in_list(C, hb, j, j == i ? oa : madj[j], c, tau, want);
             }
         }
         found += __popc(__ballot_sync(0xffffffffu, ok));
@@ -394,15 +419,15 @@ __device__ __noinline__ u64 run_item(const Ctx& C, const Item& it, volatile Bloc
     Level L[KMAX];
     u64 total = 0;
     int i = s;
-    int hj = -1;  // the step whose list the last level tests by bits (hub_bits_for)
+    int hb = -1;  // the item's hub bitmap (hub_bits_for)
     {
         Level& lv = L[s];
         lv.best = pick_base(pl, s, madj);
         lv.a = madj[__ldcg(pl + PL_BNPOS + s * KMAX + lv.best)];
         lv.pos = it.pos;
         lv.end = it.end < 0 ? min(lv.a.len, it.pos + CHUNK) : min(lv.a.len, it.end);
-        hj = hub_bits_for(C, pl, n, s, lv, madj, tau, emit, lane);
-        lv.other = merge_other(pl, n, s, lv, madj, emit, hj);
+        hb = hub_bits_for(C, pl, n, s, lv, madj, tau, emit, lane);
+        lv.other = merge_other(pl, n, s, lv, madj, emit, hb);
         lv.mask = lv.other < 0 && lv.pos < lv.end ? eval_window(C, pl, s, lv, m, madj, tau, -1, lane) : 0u;
         lv.paired = -1;
     }
@@ -433,14 +458,14 @@ __device__ __noinline__ u64 run_item(const Ctx& C, const Item& it, volatile Bloc
             lv.pos += 32;
             if (lv.pos >= lv.end) { --i; continue; }
             if (++steps % DONATE_EVERY == 0) offer_rest(C, V, tau, it.slot_plan, n, s, i, L, m, lane);
-            lv.mask = eval_window(C, pl, i, lv, m, madj, tau, i == n - 1 ? hj : -1, lane);
+            lv.mask = eval_window(C, pl, i, lv, m, madj, tau, i == n - 1 ? hb : -1, lane);
             continue;
         }
         if (!emit && i == n - 2 && lv.paired != lv.pos && PAIRS_MAX_LIST > 0 &&
             (lv.mask & (lv.mask - 1u))) {  // two candidates or more
             // The window's candidates with short last levels at once; the rest below.
             unsigned longs;
-            total += count_last_pairs(C, pl, n, lv, m, madj, tau, lv.mask, &longs, hj, lane);
+            total += count_last_pairs(C, pl, n, lv, m, madj, tau, lv.mask, &longs, hb, lane);
             lv.paired = lv.pos;
             lv.mask = longs;
             continue;
@@ -461,16 +486,13 @@ __device__ __noinline__ u64 run_item(const Ctx& C, const Item& it, volatile Bloc
         nx.best = pick_base(pl, i, madj);
         nx.a = madj[__ldcg(pl + PL_BNPOS + i * KMAX + nx.best)];
         nx.pos = 0; nx.end = nx.a.len;
-        nx.other = merge_other(pl, n, i, nx, madj, emit, hj);
-        nx.mask = nx.other < 0 && nx.end > 0 ? eval_window(C, pl, i, nx, m, madj, tau, i == n - 1 ? hj : -1, lane) : 0u;
+        nx.other = merge_other(pl, n, i, nx, madj, emit, hb);
+        nx.mask = nx.other < 0 && nx.end > 0 ? eval_window(C, pl, i, nx, m, madj, tau, i == n - 1 ? hb : -1, lane) : 0u;
         nx.paired = -1;
         if (nx.other >= 0) { mc.arun = -1; ++merges; }
     }
     if (MERGE_LAST && lane == 0 && merges) atomicAdd(&C.st->merged, (u64)merges);
-    if (hj >= 0) {
-        hub_bits_walk(C, madj[hj], tau, ANY, false, lane);  // all zero for the next item
-        if (lane == 0) atomicAdd(&C.st->hub_bitmaps, 1ULL);
-    }
+    if (hb >= 0) hub_bits_release(C, hb, madj[hub_step(hb)], lane);
     if (CHECK && lane == 0) {
         // The versions the item started from must still be the ones tau reads.
         for (int j = 0; j < s; ++j) {

@@ -251,10 +251,10 @@
 #endif
 // Counting, the last level's membership tests in a list fixed for a whole item (a backward
 // neighbour matched before the item's level: the 4-cycle's far end) are bit tests in a
-// bitmap of that list instead of four-way searches (hub_bits_step, executor.cuh): each
-// executor warp owns a bitmap of Ctx.hub_words words (one bit a vertex; all zero between
-// items), set from the list's entries alive at tau with the wanted label when the item
-// starts and cleared when it ends. Only where that list has at least HUB_BITS_MIN entries
+// bitmap of that list instead of four-way searches (hub_bits_for, executor.cuh): the item
+// claims one of Ctx.hub_slots bitmaps of hub_words words (one bit a vertex; all zero while
+// free), sets it from the list's entries alive at tau with the wanted label, and clears and
+// frees it when it ends; with no free one in HUB_BITS_TRIES tries it searches. Only where that list has at least HUB_BITS_MIN entries
 // (a 27K-entry hub takes 7-8 dependent loads a search; building its bitmap is 27K
 // independent ones, once an item) and the item's range at least 1 / HUB_BITS_DIV as many
 // positions. 0: never (the host leaves the bitmaps out where they would not fit: Ctx.hub_words
@@ -263,7 +263,10 @@
 #define HUB_BITS_MIN 1024
 #endif
 #ifndef HUB_BITS_DIV
-#define HUB_BITS_DIV 64
+#define HUB_BITS_DIV 256
+#endif
+#ifndef HUB_BITS_TRIES
+#define HUB_BITS_TRIES 8
 #endif
 // 1: a merge loads the other list's next 32 entries before it tests the current ones
 // (merged windows take 2-4 rounds each on the 43M 4-cycle, and 1 took it from 221.7K to
@@ -561,7 +564,8 @@ struct Ctx {
     Done* done; u64* done_counts;
     int* slab_owner;
     u64* task_mark;   // CHECK=1: job seq of the last run of each task index
-    unsigned* hub_bits; u64 hub_words;  // warp w's hub bitmap: hub_words words at w * hub_words
+    unsigned* hub_bits; u64 hub_words;  // hub bitmap k: hub_words words at k * hub_words
+    int* hub_lock; u64 hub_slots;       // bitmap k is taken while hub_lock[k] is 1
 };
 
 // Sizes of the structures the host allocates or mirrors (checked by gpu/engine.py).

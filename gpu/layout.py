@@ -171,7 +171,7 @@ CTX_FIELDS = (
     "slab_free", "ver_free", "gcq", "gcq_cap", "upd", "upd_count", "items", "item_free",
     "item_stamp", "plans", "chunkmask", "chunkoff", "chunkseg", "batch", "st", "in_ring",
     "in_cap", "in_mirror", "hctl", "dstat", "out", "out_cap", "done", "done_counts", "slab_owner",
-    "task_mark", "hub_bits", "hub_words",
+    "task_mark", "hub_bits", "hub_words", "hub_lock", "hub_slots",
 )  # fmt: skip
 
 # int32 words of struct Item (a work item, 80 bytes).

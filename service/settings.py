@@ -177,6 +177,7 @@ class Settings:
     gpu_maxu: int = _gpu("maxu")
     gpu_tail_div: int = _gpu("tail_div")
     gpu_pool_compact: int = _gpu("pool_compact")
+    gpu_hub_bitmaps: int = _gpu("hub_bitmaps")
     max_engine_batch_updates: int = field(
         default=0,
         metadata=_doc(
@@ -416,6 +417,8 @@ class Settings:
             raise ConfigError(f"gpu_tail_div={self.gpu_tail_div}: must be >= 0")
         if self.gpu_pool_compact not in (0, 1):
             raise ConfigError(f"gpu_pool_compact={self.gpu_pool_compact}: choose 0 or 1")
+        if self.gpu_hub_bitmaps < -1:
+            raise ConfigError(f"gpu_hub_bitmaps={self.gpu_hub_bitmaps}: must be >= -1")
         if bool(self.tls_cert) != bool(self.tls_key):
             raise ConfigError("tls_cert and tls_key go together: give both or neither")
 

@@ -274,18 +274,20 @@ def test_gpu_settings_reach_the_engine(capsys, workload, monkeypatch) -> None:  
     monkeypatch.setattr(engine_pkg, "make_engine", cpu_engine)
     args = ["--graph", workload["graph"], "--query", workload["triangle"], "--json"]
     code, out, _ = run(capsys, "match", *args, "--gpu-pool-slabs", "4096", "--gpu-small-path", "2",
-                       "--gpu-tail-div", "0")  # fmt: skip
+                       "--gpu-tail-div", "0", "--gpu-hub-bitmaps", "0")  # fmt: skip
     assert code == 0 and json.loads(out)["queries"][0]["matches"] > 0
     assert seen == [{"pool_slabs": 4096, "max_versions": 0, "max_vertices": 1 << 22,
                      "batch_size": 64, "batch_timeout_us": 0.0, "batch_cap": 16384,
                      "small_path": 2, "maxu": 1 << 16, "tail_div": 0,
-                     "pool_compact": 0}]  # fmt: skip
+                     "pool_compact": 0, "hub_bitmaps": 0}]  # fmt: skip
     code, _, err = run(capsys, "match", *args, "--gpu-small-path", "3")
     assert code == 2 and "--gpu-small-path" in err
     code, _, err = run(capsys, "match", *args, "--gpu-maxu", "3000")
     assert code == 2 and "--gpu-maxu" in err and "power of two" in err
     code, _, err = run(capsys, "match", *args, "--gpu-tail-div", "-1")
     assert code == 2 and "--gpu-tail-div" in err and ">= 0" in err
+    code, _, err = run(capsys, "match", *args, "--gpu-hub-bitmaps", "-2")
+    assert code == 2 and "--gpu-hub-bitmaps" in err and ">= -1" in err
 
 
 @pytest.mark.parametrize("capacity", ["pool_slabs", "max_versions", "max_vertices"])

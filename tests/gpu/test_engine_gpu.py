@@ -213,7 +213,8 @@ def test_last_levels_merged_count_alike(defines: str, monkeypatch: pytest.Monkey
         assert looks[-1][1] > 0, looks[-1]  # the two hubs' long levels were handed on
 
 
-def test_hub_bitmaps_count_alike(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("bitmaps", [-1, 2])
+def test_hub_bitmaps_count_alike(bitmaps: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """Counting, a last level whose membership tests read a list fixed for the whole item
     (the square's and the house's far end) tests it by bits in the warp's hub bitmap
     (executor.cuh, hub_bits_for) instead of searching it. Here every such list qualifies
@@ -221,7 +222,8 @@ def test_hub_bitmaps_count_alike(monkeypatch: pytest.MonkeyPatch) -> None:
     leave several entries of one neighbour, and levels are offered to waiting warps at every
     step (donated items build bitmaps of their own). On a random graph, on a hub of 20,000
     leaves and on two hubs sharing 600 leaves, self-checks on (CHK_HUB_BITS: every bit test
-    against the list's search): counts equal the CPU engine's, and bitmaps were built."""
+    against the list's search): counts equal the CPU engine's, and bitmaps were built. With
+    two bitmaps for all the executors, most items find none free and search instead."""
     defines = "-DHUB_BITS_MIN=1 -DHUB_BITS_DIV=1000000 -DDONATE_EVERY=1"
     monkeypatch.setenv("DCSM_KERNEL_DEFINES", defines)
     profiles: list[dict[str, float]] = []
@@ -232,7 +234,7 @@ def test_hub_bitmaps_count_alike(monkeypatch: pytest.MonkeyPatch) -> None:
     rng = np.random.default_rng(47)
     for g, stream in [*_random_and_hub(41), _two_hubs(rng, 600, 500)]:
         want = cpu_run(g, stream, PATTERNS, True)
-        eng = GpuEngine(check=True, tail_div=1)
+        eng = GpuEngine(check=True, tail_div=1, hub_bitmaps=bitmaps)
         got = run(eng, g, stream, PATTERNS, True, 150, before_close=look)  # type: ignore[arg-type]
         assert_same(got, want)
         assert profiles[-1]["hub_bitmaps"] > 0, profiles[-1]
