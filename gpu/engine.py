@@ -837,6 +837,7 @@ class GpuEngine(Engine):
             "pool_looks": self._pool_looks,
             "max_versions": self._maxver,
             "max_vertices": self._maxv,
+            "hub_bitmaps": self._hub_slots,
         }
         return out
 
