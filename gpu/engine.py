@@ -94,12 +94,15 @@ _PIECE = 4096
 _PIECE_MAX = 16384
 _PIECES = 16
 _ROWS = 1 << 16  # match records decoded per read of the output ring
-# The executors' hub bitmaps (HUB_BITS_MIN in gpu/layout.cuh), sized at a launch: one bit
-# a vertex of the graph (rounded up to _HUB_BITS_ROUND vertices; the vertices past them are
-# searched for), as many as fit in _HUB_BITS_SHARE of the slab pool's bytes (the graph's
-# own memory) unless GpuEngine(hub_bitmaps=N) says, at most one an executor warp.
+# The executors' hub bitmaps (HUB_BITS_MIN in gpu/layout.cuh), sized at a launch while a
+# counting query of at least _HUB_BITS_VERTICES vertices is registered (a triangle's last
+# level has no list fixed for a whole item): one bit a vertex of the graph (rounded up to
+# _HUB_BITS_ROUND vertices; the vertices past them are searched for), one an executor warp
+# unless GpuEngine(hub_bitmaps=N) says, within a sixteenth of the device's memory. The 43M
+# 4-cycle at 978 bitmaps (a tenth of the slab pool's bytes) ran at 264K updates/s, at one an
+# executor warp (3,168, 1.9 GB) at 286K, and without them at 253K (session24 call 3).
 _HUB_BITS_ROUND = 1 << 16
-_HUB_BITS_SHARE = 0.1
+_HUB_BITS_VERTICES = 4
 # Between two pieces of an apply, read the completions once more than maxu / _READ_AHEAD
 # updates sent have not had theirs read: the kernel takes update tau only once the host has
 # read the completion of tau - maxu (slot_free), and an unpaced write pumps otherwise only
@@ -161,8 +164,9 @@ class GpuEngine(Engine):
             only where one fits: ``bench/results/static/beside-1127/``).
         hub_bitmaps: bitmaps of hub lists the executors share (counting: a last level's
             membership tests in a list fixed for a whole item are bit tests, HUB_BITS_MIN in
-            gpu/layout.cuh); -1 (the default): as many as fit in a tenth of the slab pool's
-            bytes, at most one an executor warp; 0: none.
+            gpu/layout.cuh), one bit a vertex each, allocated at a launch while a counting
+            query of four vertices or more is registered; -1 (the default): one an executor
+            warp (1.9 GB on a 4.8M-vertex graph on an H200); 0: none.
     """
 
     backend = "gpu"
@@ -733,17 +737,18 @@ class GpuEngine(Engine):
 
     def _hub_bits_in_reach(self) -> None:
         """Hub bitmaps (executor.cuh, hub_bits_for) for the graph as it is, while the kernel
-        is stopped: when the graph's vertices or the slab pool have outgrown them, they are
-        replaced by zeroed ones (``hub_bitmaps``; within a sixteenth of the device's
-        memory, else none)."""
+        is stopped and a query that can use them is registered: when there are none yet or
+        the graph's vertices have outgrown them, zeroed ones replace them (``hub_bitmaps``;
+        within a sixteenth of the device's memory, else none)."""
         cp = self._cp
+        q = self._slots
+        if not np.any((q.qid >= 0) & q.count_only & (q.nverts >= _HUB_BITS_VERTICES)):
+            return
         vertices = -(-max(1, int(self._meta[0])) // _HUB_BITS_ROUND) * _HUB_BITS_ROUND
         words = vertices // 32
         slots = self._blocks * THREADS // 32
         if self._hub_request >= 0:
             slots = min(slots, self._hub_request)
-        else:
-            slots = min(slots, int(_HUB_BITS_SHARE * self._d["entries"].nbytes) // (4 * words))
         if 4 * slots * words > cp.cuda.runtime.memGetInfo()[1] / 16:
             slots = 0
         if words <= self._hub_words and slots <= self._hub_slots:
