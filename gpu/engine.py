@@ -710,7 +710,10 @@ class GpuEngine(Engine):
         """``max_deltas``: the kernel has no cap, so every match is still materialised (on
         the device and on the host); ``apply`` then keeps at most ``max_deltas`` rows per
         update and counts the rest in ``BatchResult.overflow`` (``cap_deltas``, on the host
-        result). It bounds what the service ships, not the engine's work or memory."""
+        result). It bounds what the service ships, not the engine's work or memory.
+
+        A counting query that can use hub bitmaps (``hub_bitmaps``), registered while the
+        kernel runs without them, stops it: the next apply launches it with them."""
         self._slots.check_room()
         plan = self.queries.register(qid, pattern, from_seq, count_only, max_deltas)
         if plan.num_plans > self.cfg.pmax:
@@ -719,6 +722,9 @@ class GpuEngine(Engine):
                 f"pattern needs {plan.num_plans} plans (two per edge, one per edge orbit "
                 f"in count mode); the GPU engine takes at most {self.cfg.pmax}"
             )
+        if (self._running and count_only and pattern.num_vertices >= _HUB_BITS_VERTICES
+                and self._hub_request != 0 and not self._hub_words):  # fmt: skip
+            self.stop()  # every update sent is applied and read; _launch sizes the bitmaps
         slot = self._slots.take(qid, count_only, pattern.num_vertices)
         blob = L.plan_blob(plan).ravel()
         start = slot * self.cfg.pmax * L.PLAN_INTS
@@ -738,8 +744,8 @@ class GpuEngine(Engine):
     def _hub_bits_in_reach(self) -> None:
         """Hub bitmaps (executor.cuh, hub_bits_for) for the graph as it is, while the kernel
         is stopped and a query that can use them is registered: when there are none yet or
-        the graph's vertices have outgrown them, zeroed ones replace them (``hub_bitmaps``;
-        within a sixteenth of the device's memory, else none)."""
+        the graph's vertices have outgrown them, zeroed ones replace them (``hub_bitmaps``,
+        as many as fit in a sixteenth of the device's memory)."""
         cp = self._cp
         q = self._slots
         if not np.any((q.qid >= 0) & q.count_only & (q.nverts >= _HUB_BITS_VERTICES)):
@@ -749,8 +755,7 @@ class GpuEngine(Engine):
         slots = self._blocks * THREADS // 32
         if self._hub_request >= 0:
             slots = min(slots, self._hub_request)
-        if 4 * slots * words > cp.cuda.runtime.memGetInfo()[1] / 16:
-            slots = 0
+        slots = min(slots, int(cp.cuda.runtime.memGetInfo()[1] / 16) // (4 * words))
         if words <= self._hub_words and slots <= self._hub_slots:
             return
         del self._d["hub_bits"], self._d["hub_lock"]  # the old ones freed first

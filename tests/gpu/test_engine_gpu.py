@@ -240,6 +240,35 @@ def test_hub_bitmaps_count_alike(bitmaps: int, monkeypatch: pytest.MonkeyPatch) 
         assert profiles[-1]["hub_bitmaps"] > 0, profiles[-1]
 
 
+def test_hub_bitmaps_for_a_query_registered_mid_stream(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A counting triangle launches the kernel without hub bitmaps (no level of it can use
+    one); a counting square registered after that apply stops the kernel, and the next
+    apply launches it with them. Self-checks on: counts equal the CPU engine's, and the
+    square's items built bitmaps."""
+    monkeypatch.setenv("DCSM_KERNEL_DEFINES", "-DHUB_BITS_MIN=1 -DHUB_BITS_DIV=1000000")
+    g, stream = _two_hubs(np.random.default_rng(53), 600, 500)
+    seen: list[tuple[int, float]] = []
+
+    def look(e: GpuEngine) -> None:
+        seen.append((e.stats()["hub_bitmaps"], e.updater_profile()["hub_bitmaps"]))
+
+    def scenario(engine, gpu: bool):  # type: ignore[no-untyped-def]
+        engine.load_graph(g)
+        engine.register(0, TRIANGLE, from_seq=0, count_only=True)
+        out = [engine.apply(stream.slice(0, 250))]
+        if gpu:
+            look(engine)
+        engine.register(1, SQUARE, from_seq=250, count_only=True)
+        out.append(engine.apply(stream.slice(250, 500)))
+        if gpu:
+            look(engine)
+        engine.close()
+        return out
+
+    assert_same(scenario(GpuEngine(check=True), True), scenario(CpuEngine(), False))
+    assert seen[0] == (0, 0) and seen[1][0] > 0 and seen[1][1] > 0, seen
+
+
 @pytest.mark.parametrize("tail_div", [0, 8])
 def test_short_path_copies_a_hub(tail_div: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """The short path inserting into a hub's neighbour array of 50K entries (of 100K

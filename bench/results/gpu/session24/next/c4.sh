@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Session 24 call 4: the branch's final defaults (one hub bitmap an executor warp, none
 # while no query of 4+ vertices counts): the 43M 4-cycle and triangle (memory), the hub
-# bitmap tests.
+# bitmap tests (the mid-stream registration test among them, not yet run on a device).
 source .devrun/common-nowhl.sh
 rm -rf /tmp/b
 python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/b . >/dev/null 2>&1 || exit 1
