@@ -759,7 +759,13 @@ class GpuEngine(Engine):
         if words <= self._hub_words and slots <= self._hub_slots:
             return
         del self._d["hub_bits"], self._d["hub_lock"]  # the old ones freed first
-        self._d["hub_bits"] = cp.zeros(max(1, slots * words), np.uint32)
+        try:
+            self._d["hub_bits"] = cp.zeros(max(1, slots * words), np.uint32)
+        except cp.cuda.memory.OutOfMemoryError:
+            log.warning("no device memory for %d hub bitmaps of %d vertices: the executors "
+                        "search hub lists instead", slots, vertices)  # fmt: skip
+            slots = 0
+            self._d["hub_bits"] = cp.zeros(1, np.uint32)
         self._d["hub_lock"] = cp.zeros(max(1, slots), np.int32)
         self._hub_words, self._hub_slots = words, slots
         self._ctx = self._make_ctx(self._in.shape[0], self._out.shape[0])
