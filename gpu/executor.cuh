@@ -118,10 +118,13 @@ __device__ void hub_bits_release(const Ctx& C, int hb, const Adj& a, int lane) {
 // Is c in step j's list a (with label `want`, alive at tau): a bit test where j is the
 // step of the item's bitmap hb (the last level only: callers pass -1 elsewhere), else a
 // search.
-__device__ __forceinline__ bool in_list(const Ctx& C, int hb, int j, const Adj& a, int c, int tau, int want) {
-    if (j != hub_step(hb) || (u64)(c >> 5) >= C.hub_words) return has_edge<EXEC_SEARCH_WAYS>(C, a, c, tau, want);
+__device__ __forceinline__ bool in_list(const Ctx& C, int hb, int j, const Adj& a, int c, int tau,
+                                        int want) {
+    if (j != hub_step(hb) || (u64)(c >> 5) >= C.hub_words)
+        return has_edge<EXEC_SEARCH_WAYS>(C, a, c, tau, want);
     const bool bit = (__ldcg(hub_words_of(C, hb) + (c >> 5)) >> (c & 31)) & 1u;
-    if (CHECK && bit != has_edge<EXEC_SEARCH_WAYS>(C, a, c, tau, want)) check_fail(C, CHK_HUB_BITS, tau, c, j);
+    if (CHECK && bit != has_edge<EXEC_SEARCH_WAYS>(C, a, c, tau, want))
+        check_fail(C, CHK_HUB_BITS, tau, c, j);
     return bit;
 }
 
@@ -487,7 +490,8 @@ __device__ __noinline__ u64 run_item(const Ctx& C, const Item& it, volatile Bloc
         nx.a = madj[__ldcg(pl + PL_BNPOS + i * KMAX + nx.best)];
         nx.pos = 0; nx.end = nx.a.len;
         nx.other = merge_other(pl, n, i, nx, madj, emit, hb);
-        nx.mask = nx.other < 0 && nx.end > 0 ? eval_window(C, pl, i, nx, m, madj, tau, i == n - 1 ? hb : -1, lane) : 0u;
+        nx.mask = nx.other < 0 && nx.end > 0
+                      ? eval_window(C, pl, i, nx, m, madj, tau, i == n - 1 ? hb : -1, lane) : 0u;
         nx.paired = -1;
         if (nx.other >= 0) { mc.arun = -1; ++merges; }
     }

@@ -254,11 +254,11 @@
 // bitmap of that list instead of four-way searches (hub_bits_for, executor.cuh): the item
 // claims one of Ctx.hub_slots bitmaps of hub_words words (one bit a vertex; all zero while
 // free), sets it from the list's entries alive at tau with the wanted label, and clears and
-// frees it when it ends; with no free one in HUB_BITS_TRIES tries it searches. Only where that list has at least HUB_BITS_MIN entries
-// (a 27K-entry hub takes 7-8 dependent loads a search; building its bitmap is 27K
-// independent ones, once an item) and the item's range at least 1 / HUB_BITS_DIV as many
-// positions. 0: never (the host leaves the bitmaps out where they would not fit: Ctx.hub_words
-// 0).
+// frees it when it ends; with no free one in HUB_BITS_TRIES tries it searches. Only where
+// that list has at least HUB_BITS_MIN entries (a 27K-entry hub takes 7-8 dependent loads a
+// search; building its bitmap is 27K independent ones, once an item) and the item's range
+// at least 1 / HUB_BITS_DIV as many positions. 0: never (the host allocates none while no
+// counting query of four vertices or more is registered, or with hub_bitmaps 0: hub_slots 0).
 #ifndef HUB_BITS_MIN
 #define HUB_BITS_MIN 1024
 #endif
