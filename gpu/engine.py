@@ -96,12 +96,9 @@ _PIECES = 16
 _ROWS = 1 << 16  # match records decoded per read of the output ring
 # The executors' hub bitmaps (HUB_BITS_MIN in gpu/layout.cuh), sized at a launch while a
 # counting query of at least _HUB_BITS_VERTICES vertices is registered (a triangle's last
-# level has no list fixed for a whole item): one bit a vertex of the graph (rounded up to
-# _HUB_BITS_ROUND vertices; the vertices past them are searched for), one an executor warp
-# unless GpuEngine(hub_bitmaps=N) says, within a sixteenth of the device's memory. The 43M
-# 4-cycle at 978 bitmaps (a tenth of the slab pool's bytes) ran at 264K updates/s, at one an
-# executor warp (3,168, 1.9 GB) at 286K, and without them at 253K (session24 call 3).
-_HUB_BITS_ROUND = 1 << 16
+# level has no list fixed for a whole item; pools.hub_bitmaps). The 43M 4-cycle at 978
+# bitmaps (a tenth of the slab pool's bytes) ran at 264K updates/s, at one an executor warp
+# (3,168, 1.9 GB) at 286K, and without them at 253K (bench/results/gpu/session24, call 3).
 _HUB_BITS_VERTICES = 4
 # Between two pieces of an apply, read the completions once more than maxu / _READ_AHEAD
 # updates sent have not had theirs read: the kernel takes update tau only once the host has
@@ -750,12 +747,12 @@ class GpuEngine(Engine):
         q = self._slots
         if not np.any((q.qid >= 0) & q.count_only & (q.nverts >= _HUB_BITS_VERTICES)):
             return
-        vertices = -(-max(1, int(self._meta[0])) // _HUB_BITS_ROUND) * _HUB_BITS_ROUND
-        words = vertices // 32
-        slots = self._blocks * THREADS // 32
-        if self._hub_request >= 0:
-            slots = min(slots, self._hub_request)
-        slots = min(slots, int(cp.cuda.runtime.memGetInfo()[1] / 16) // (4 * words))
+        words, slots = pools.hub_bitmaps(
+            int(self._meta[0]),
+            self._blocks * THREADS // 32,
+            self._hub_request,
+            cp.cuda.runtime.memGetInfo()[1],
+        )
         if words <= self._hub_words and slots <= self._hub_slots:
             return
         del self._d["hub_bits"], self._d["hub_lock"]  # the old ones freed first
@@ -763,7 +760,7 @@ class GpuEngine(Engine):
             self._d["hub_bits"] = cp.zeros(max(1, slots * words), np.uint32)
         except cp.cuda.memory.OutOfMemoryError:
             log.warning("no device memory for %d hub bitmaps of %d vertices: the executors "
-                        "search hub lists instead", slots, vertices)  # fmt: skip
+                        "search hub lists instead", slots, 32 * words)  # fmt: skip
             slots = 0
             self._d["hub_bits"] = cp.zeros(1, np.uint32)
         self._d["hub_lock"] = cp.zeros(max(1, slots), np.int32)

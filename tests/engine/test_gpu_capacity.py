@@ -302,3 +302,16 @@ def test_an_apply_goes_in_pieces_within_the_bounds() -> None:
         assert pieces <= max(gpu_engine._PIECES + 1, -(-n // gpu_engine._PIECE_MAX)), (n, piece)
         if n <= gpu_engine._PIECE * gpu_engine._PIECES:
             assert piece == gpu_engine._PIECE
+
+
+def test_hub_bitmaps_are_sized_to_the_graph_and_the_device() -> None:
+    """One bit a vertex, rounded up to 65,536 vertices; one an executor warp unless fewer
+    are asked for; never more than fit in a sixteenth of the device's memory."""
+    words, count = pools.hub_bitmaps(4_800_000, 3168, -1, 141 << 30)
+    assert words == 4_849_664 // 32 and count == 3168  # 1.9 GB of bitmaps on an H200
+    assert pools.hub_bitmaps(0, 3168, -1, 80 << 30) == (2048, 3168)
+    assert pools.hub_bitmaps(100, 3168, 2, 80 << 30) == (2048, 2)
+    assert pools.hub_bitmaps(100, 3168, 0, 80 << 30)[1] == 0
+    assert pools.hub_bitmaps(100, 64, 100_000, 80 << 30)[1] == 64
+    words, count = pools.hub_bitmaps(100_000_000, 3168, -1, 24 << 30)
+    assert count * words * 4 <= (24 << 30) // 16 < (count + 1) * words * 4
