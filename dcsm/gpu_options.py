@@ -81,8 +81,9 @@ GPU_OPTIONS: dict[str, GpuOption] = {
                   "counting, a last level's membership tests in a list fixed for a whole "
                   "work item (a 4-cycle's far end) are one bit test each instead of a search "
                   "(the 43M-edge 4-cycle 253K -> 286K updates/s), one bit a vertex each "
-                  "(1.9 GB on a 4.8M-vertex graph), allocated while a counting query of four "
-                  "vertices or more is registered; -1: one an executor warp; 0: none",
+                  "(1.9 GB on a 4.8M-vertex graph), allocated while a counting query that "
+                  "can use them is registered (a 4-cycle, not a triangle); -1: one an "
+                  "executor warp; 0: none",
                   whole(-1)),
     )
 }  # fmt: skip

@@ -56,6 +56,7 @@ from dcsm.engine.bulk import intern_graph
 from dcsm.engine.idtable import IdTable
 from dcsm.engine.interface import NO_END, BatchResult, Engine, cap_deltas
 from dcsm.engine.intern import ADMITTED, admit, grown
+from dcsm.engine.plan import QueryPlan
 from dcsm.errors import EngineError, EngineStopped
 from dcsm.model import Graph, Pattern, UpdateBatch
 
@@ -95,16 +96,30 @@ _PIECE_MAX = 16384
 _PIECES = 16
 _ROWS = 1 << 16  # match records decoded per read of the output ring
 # The executors' hub bitmaps (HUB_BITS_MIN in gpu/layout.cuh), sized at a launch while a
-# counting query of at least _HUB_BITS_VERTICES vertices is registered (a triangle's last
-# level has no list fixed for a whole item; pools.hub_bitmaps). The 43M 4-cycle at 978
-# bitmaps (a tenth of the slab pool's bytes) ran at 264K updates/s, at one an executor warp
-# (3,168, 1.9 GB) at 286K, and without them at 253K (bench/results/gpu/session24, call 3).
-_HUB_BITS_VERTICES = 4
+# counting query whose plans can use them is registered (uses_hub_bits; pools.hub_bitmaps).
+# The 43M 4-cycle at 978 bitmaps (a tenth of the slab pool's bytes) ran at 264K updates/s,
+# at one an executor warp (3,168, 1.9 GB) at 286K, and without them at 253K
+# (bench/results/gpu/session24, call 3).
 # Between two pieces of an apply, read the completions once more than maxu / _READ_AHEAD
 # updates sent have not had theirs read: the kernel takes update tau only once the host has
 # read the completion of tau - maxu (slot_free), and an unpaced write pumps otherwise only
 # when the input ring is full. 0: never.
 _READ_AHEAD = 2
+
+
+def uses_hub_bits(plan: QueryPlan) -> bool:
+    """Whether some item of ``plan`` (counting) can test its last level by a hub bitmap
+    (executor.cuh, hub_bits_for): that level n - 1 has exactly two backward neighbours, one
+    matched before an item's level s (2 <= s < n - 1), the other at or after it. A 4-cycle
+    can; a triangle (no level between the update's ends and the last) and a 4-clique (three
+    backward neighbours) cannot."""
+    last = plan.num_vertices - 1
+    if last < 3:
+        return False
+    two = plan.bn_cnt[:, last] == 2
+    j = plan.bn_pos[:, last, :2]
+    lo, hi = j.min(axis=1), j.max(axis=1)
+    return bool(np.any(two & (np.maximum(2, lo + 1) <= np.minimum(hi, last - 1))))
 
 
 def piece_size(n: int) -> int:
@@ -162,7 +177,8 @@ class GpuEngine(Engine):
         hub_bitmaps: bitmaps of hub lists the executors share (counting: a last level's
             membership tests in a list fixed for a whole item are bit tests, HUB_BITS_MIN in
             gpu/layout.cuh), one bit a vertex each, allocated at a launch while a counting
-            query of four vertices or more is registered; -1 (the default): one an executor
+            query that can use them is registered (``uses_hub_bits``: a 4-cycle, not a
+            triangle or a 4-clique); -1 (the default): one an executor
             warp (1.9 GB on a 4.8M-vertex graph on an H200); 0: none.
     """
 
@@ -243,6 +259,7 @@ class GpuEngine(Engine):
         self._maxver = max_versions
         self._hub_words = self._hub_slots = 0  # the hub bitmaps: words each, how many
         self._hub_request = hub_bitmaps
+        self._hub_qids: set[int] = set()  # counting queries whose plans can use them
         z = cp.zeros
         self._d = {
             "vlab": z(max_vertices, np.int32),
@@ -448,6 +465,7 @@ class GpuEngine(Engine):
         if slabs > pools.MAX_SLABS:
             raise EngineError(_over_offsets(slabs))
         self.stop()
+        self._drop_hub_bits()
         if self._loaded:
             self._measure_hubs()
         cp = self._cp
@@ -554,6 +572,7 @@ class GpuEngine(Engine):
         with the kernel stopped; returns the new bump pointer. Short of device memory for
         the move's index arrays, the pool stays as it was (growth then decides)."""
         self.stop()
+        self._drop_hub_bits()
         st = self._get_state()
         before = int(st["slab_bump"][0])
         try:
@@ -719,9 +738,14 @@ class GpuEngine(Engine):
                 f"pattern needs {plan.num_plans} plans (two per edge, one per edge orbit "
                 f"in count mode); the GPU engine takes at most {self.cfg.pmax}"
             )
-        if (self._running and count_only and pattern.num_vertices >= _HUB_BITS_VERTICES
-                and self._hub_request != 0 and not self._hub_words):  # fmt: skip
-            self.stop()  # every update sent is applied and read; _launch sizes the bitmaps
+        if count_only and uses_hub_bits(plan):
+            if self._running and self._hub_request != 0 and not self._hub_words:
+                try:
+                    self.stop()  # every update sent is applied and read; _launch sizes them
+                except EngineError:
+                    self.queries.unregister(qid, from_seq)
+                    raise
+            self._hub_qids.add(qid)
         slot = self._slots.take(qid, count_only, pattern.num_vertices)
         blob = L.plan_blob(plan).ravel()
         start = slot * self.cfg.pmax * L.PLAN_INTS
@@ -734,24 +758,23 @@ class GpuEngine(Engine):
 
     def unregister(self, qid: int, *, from_seq: int) -> None:
         self.queries.unregister(qid, from_seq)
+        self._hub_qids.discard(qid)
         self._slots.queue_control(from_seq, L.REC_UNREGISTER, self._slots.release(qid), 0, 0)
 
     # -- running ---------------------------------------------------------------------------
 
     def _hub_bits_in_reach(self) -> None:
         """Hub bitmaps (executor.cuh, hub_bits_for) for the graph as it is, while the kernel
-        is stopped and a query that can use them is registered: when there are none yet or
-        the graph's vertices have outgrown them, zeroed ones replace them (``hub_bitmaps``,
-        as many as fit in a sixteenth of the device's memory)."""
+        is stopped and a query that can use them is registered (``_hub_qids``): when there
+        are none yet or the graph's vertices have outgrown them, zeroed ones replace them
+        (``hub_bitmaps``, within :func:`.pools.hub_bits_budget`)."""
         cp = self._cp
-        q = self._slots
-        if not np.any((q.qid >= 0) & q.count_only & (q.nverts >= _HUB_BITS_VERTICES)):
+        cp = self._cp
+        if not self._hub_qids or self._hub_request == 0:
             return
+        budget = pools.hub_bits_budget(*cp.cuda.runtime.memGetInfo())
         words, slots = pools.hub_bitmaps(
-            int(self._meta[0]),
-            self._blocks * THREADS // 32,
-            self._hub_request,
-            cp.cuda.runtime.memGetInfo()[1],
+            int(self._meta[0]), self._blocks * THREADS // 32, self._hub_request, budget
         )
         if words <= self._hub_words and slots <= self._hub_slots:
             return
@@ -760,13 +783,26 @@ class GpuEngine(Engine):
             self._d["hub_bits"] = cp.zeros(max(1, slots * words), np.uint32)
         except cp.cuda.memory.OutOfMemoryError:
             log.warning("no device memory for %d hub bitmaps of %d vertices: the executors "
-                        "search hub lists instead", slots, 32 * words)  # fmt: skip
-            slots = 0
+                        "search hub lists instead from now on", slots, 32 * words)  # fmt: skip
+            slots = self._hub_request = 0
             self._d["hub_bits"] = cp.zeros(1, np.uint32)
         self._d["hub_lock"] = cp.zeros(max(1, slots), np.int32)
         self._hub_words, self._hub_slots = words, slots
         self._ctx = self._make_ctx(self._in.shape[0], self._out.shape[0])
         cp.cuda.Stream.null.synchronize()  # zeroed and copied before the kernel runs
+
+    def _drop_hub_bits(self) -> None:
+        """Free the hub bitmaps (the kernel stopped), so that the graph's tables, growing or
+        compacted, have their memory; the next launch sizes them again."""
+        if not self._hub_words:
+            return
+        cp = self._cp
+        del self._d["hub_bits"], self._d["hub_lock"]
+        self._d["hub_bits"] = cp.zeros(1, np.uint32)
+        self._d["hub_lock"] = cp.zeros(1, np.int32)
+        self._hub_words = self._hub_slots = 0
+        self._ctx = self._make_ctx(self._in.shape[0], self._out.shape[0])
+        cp.cuda.Stream.null.synchronize()
 
     def _launch(self) -> None:
         if self._running:

@@ -258,7 +258,7 @@
 // that list has at least HUB_BITS_MIN entries (a 27K-entry hub takes 7-8 dependent loads a
 // search; building its bitmap is 27K independent ones, once an item) and the item's range
 // at least 1 / HUB_BITS_DIV as many positions. 0: never (the host allocates none while no
-// counting query of four vertices or more is registered, or with hub_bitmaps 0: hub_slots 0).
+// counting query that can use them is registered, or with hub_bitmaps 0: hub_slots 0).
 #ifndef HUB_BITS_MIN
 #define HUB_BITS_MIN 1024
 #endif

@@ -177,18 +177,23 @@ def warm_up(xp: Any, d: dict[str, Any], state: np.void, nclass: int) -> None:
 
 
 # Hub bitmaps (gpu/executor.cuh, hub_bits_for): one bit a vertex, for the graph's vertices
-# rounded up to HUB_BITS_ROUND; all of them within 1 / HUB_BITS_SHARE of the device's memory.
+# rounded up to HUB_BITS_ROUND; all of them within a sixteenth of the device's memory and a
+# quarter of what is free (the graph's tables may still grow).
 HUB_BITS_ROUND = 1 << 16
-HUB_BITS_SHARE = 16
 
 
-def hub_bitmaps(vertices: int, warps: int, request: int, device_bytes: int) -> tuple[int, int]:
+def hub_bits_budget(free: int, total: int) -> int:
+    """Bytes the hub bitmaps may take, given the device's free and total bytes."""
+    return min(total // 16, free // 4)
+
+
+def hub_bitmaps(vertices: int, warps: int, request: int, budget: int) -> tuple[int, int]:
     """(words each, how many) hub bitmaps for a graph of ``vertices``: ``request`` of them
     (-1: one for each of ``warps`` executor warps; never more), as many of those as fit in
-    a sixteenth of ``device_bytes``."""
+    ``budget`` bytes."""
     words = -(-max(1, vertices) // HUB_BITS_ROUND) * HUB_BITS_ROUND // 32
     count = warps if request < 0 else min(warps, request)
-    return words, min(count, device_bytes // HUB_BITS_SHARE // (4 * words))
+    return words, min(count, budget // (4 * words))
 
 
 def _rounded(n: float) -> int:

@@ -6,9 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from dcsm.engine.plan import orbit_plans, plan_query
 from dcsm.gpu import engine as gpu_engine
 from dcsm.gpu import pools
 from dcsm.gpu.mvg import V_CLS, V_KEPT, V_SLAB, VERSION_INTS
+from dcsm.model import Pattern
 
 NCLASS = 4
 
@@ -306,12 +308,39 @@ def test_an_apply_goes_in_pieces_within_the_bounds() -> None:
 
 def test_hub_bitmaps_are_sized_to_the_graph_and_the_device() -> None:
     """One bit a vertex, rounded up to 65,536 vertices; one an executor warp unless fewer
-    are asked for; never more than fit in a sixteenth of the device's memory."""
-    words, count = pools.hub_bitmaps(4_800_000, 3168, -1, 141 << 30)
+    are asked for; never more than fit in a sixteenth of the device's memory or a quarter
+    of what is free."""
+    h200 = pools.hub_bits_budget(120 << 30, 141 << 30)
+    words, count = pools.hub_bitmaps(4_800_000, 3168, -1, h200)
     assert words == 4_849_664 // 32 and count == 3168  # 1.9 GB of bitmaps on an H200
-    assert pools.hub_bitmaps(0, 3168, -1, 80 << 30) == (2048, 3168)
-    assert pools.hub_bitmaps(100, 3168, 2, 80 << 30) == (2048, 2)
-    assert pools.hub_bitmaps(100, 3168, 0, 80 << 30)[1] == 0
-    assert pools.hub_bitmaps(100, 64, 100_000, 80 << 30)[1] == 64
-    words, count = pools.hub_bitmaps(100_000_000, 3168, -1, 24 << 30)
-    assert count * words * 4 <= (24 << 30) // 16 < (count + 1) * words * 4
+    assert pools.hub_bitmaps(0, 3168, -1, h200) == (2048, 3168)
+    assert pools.hub_bitmaps(100, 3168, 2, h200) == (2048, 2)
+    assert pools.hub_bitmaps(100, 3168, 0, h200)[1] == 0
+    assert pools.hub_bitmaps(100, 64, 100_000, h200)[1] == 64
+    assert pools.hub_bits_budget(80 << 30, 80 << 30) == 5 << 30
+    assert pools.hub_bits_budget(4 << 30, 80 << 30) == 1 << 30  # the graph fills the rest
+    budget = pools.hub_bits_budget(20 << 30, 24 << 30)
+    words, count = pools.hub_bitmaps(100_000_000, 3168, -1, budget)
+    assert count * words * 4 <= budget < (count + 1) * words * 4
+
+
+def _ring(n: int) -> Pattern:
+    return Pattern.build(f"c{n}", [None] * n, [(i, (i + 1) % n, None) for i in range(n)])
+
+
+def _clique(n: int) -> Pattern:
+    edges = [(i, j, None) for i in range(n) for j in range(i + 1, n)]
+    return Pattern.build(f"k{n}", [None] * n, edges)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "can"),
+    [(_clique(3), False), (_ring(4), True), (_clique(4), False), (_ring(5), True),
+     (Pattern.build("p4", [None] * 4, [(0, 1, None), (1, 2, None), (2, 3, None)]), False)],
+)  # fmt: skip
+def test_which_queries_can_use_hub_bitmaps(pattern: Pattern, can: bool) -> None:
+    """A counting query gets hub bitmaps (and a running kernel without them is stopped for
+    them) only when an item of one of its plans can test its last level by one: two
+    backward neighbours there, one fixed before the item's level. Not a triangle (no level
+    between the update's ends and the last), a 4-clique (three) or a path (one)."""
+    assert gpu_engine.uses_hub_bits(orbit_plans(plan_query(pattern))) is can
