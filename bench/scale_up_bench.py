@@ -358,7 +358,7 @@ def pool_usage(eng: Any, when: str) -> dict[str, Any] | None:
         "versions_in_use": s["versions_in_use"], "max_versions": s["max_versions"],
         "used_bytes": s["slabs_in_use"] * SLAB_BYTES + s["versions_in_use"] * VERSION_BYTES,
         "engine_memory_bytes": eng.memory_bytes(),
-        "hub_bitmaps": s.get("hub_bitmaps"),  # how many the executors share (None: older)
+        "hub_slots": s.get("hub_slots"),  # hub bitmaps the executors share (None: older)
     }  # fmt: skip
 
 

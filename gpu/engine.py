@@ -95,11 +95,6 @@ _PIECE = 4096
 _PIECE_MAX = 16384
 _PIECES = 16
 _ROWS = 1 << 16  # match records decoded per read of the output ring
-# The executors' hub bitmaps (HUB_BITS_MIN in gpu/layout.cuh), sized at a launch while a
-# counting query whose plans can use them is registered (uses_hub_bits; pools.hub_bitmaps).
-# The 43M 4-cycle at 978 bitmaps (a tenth of the slab pool's bytes) ran at 264K updates/s,
-# at one an executor warp (3,168, 1.9 GB) at 286K, and without them at 253K
-# (bench/results/gpu/session24, call 3).
 # Between two pieces of an apply, read the completions once more than maxu / _READ_AHEAD
 # updates sent have not had theirs read: the kernel takes update tau only once the host has
 # read the completion of tau - maxu (slot_free), and an unpaced write pumps otherwise only
@@ -178,8 +173,10 @@ class GpuEngine(Engine):
             membership tests in a list fixed for a whole item are bit tests, HUB_BITS_MIN in
             gpu/layout.cuh), one bit a vertex each, allocated at a launch while a counting
             query that can use them is registered (``uses_hub_bits``: a 4-cycle, not a
-            triangle or a 4-clique); -1 (the default): one an executor
-            warp (1.9 GB on a 4.8M-vertex graph on an H200); 0: none.
+            triangle or a 4-clique); -1 (the default): one an executor warp (1.9 GB on a
+            4.8M-vertex graph on an H200, where the 43M-edge 4-cycle ran at 286K updates/s
+            against 253K without and 264K with 978: ``bench/results/gpu/session24``); 0:
+            none.
     """
 
     backend = "gpu"
@@ -768,16 +765,25 @@ class GpuEngine(Engine):
         is stopped and a query that can use them is registered (``_hub_qids``): when there
         are none yet or the graph's vertices have outgrown them, zeroed ones replace them
         (``hub_bitmaps``, within :func:`.pools.hub_bits_budget`)."""
-        cp = self._cp
-        cp = self._cp
         if not self._hub_qids or self._hub_request == 0:
             return
-        budget = pools.hub_bits_budget(*cp.cuda.runtime.memGetInfo())
+        budget = pools.hub_bits_budget(*self._cp.cuda.runtime.memGetInfo())
         words, slots = pools.hub_bitmaps(
             int(self._meta[0]), self._blocks * THREADS // 32, self._hub_request, budget
         )
-        if words <= self._hub_words and slots <= self._hub_slots:
-            return
+        if words > self._hub_words or slots > self._hub_slots:
+            self._set_hub_bits(words, slots)
+
+    def _drop_hub_bits(self) -> None:
+        """Free the hub bitmaps (the kernel stopped), so that the graph's tables, growing or
+        compacted, have their memory; the next launch sizes them again."""
+        if self._hub_words:
+            self._set_hub_bits(0, 0)
+
+    def _set_hub_bits(self, words: int, slots: int) -> None:
+        """Replace the hub bitmaps (the kernel stopped) by ``slots`` zeroed ones of
+        ``words`` words, and their locks; out of device memory, by none, for good."""
+        cp = self._cp
         del self._d["hub_bits"], self._d["hub_lock"]  # the old ones freed first
         try:
             self._d["hub_bits"] = cp.zeros(max(1, slots * words), np.uint32)
@@ -790,19 +796,6 @@ class GpuEngine(Engine):
         self._hub_words, self._hub_slots = words, slots
         self._ctx = self._make_ctx(self._in.shape[0], self._out.shape[0])
         cp.cuda.Stream.null.synchronize()  # zeroed and copied before the kernel runs
-
-    def _drop_hub_bits(self) -> None:
-        """Free the hub bitmaps (the kernel stopped), so that the graph's tables, growing or
-        compacted, have their memory; the next launch sizes them again."""
-        if not self._hub_words:
-            return
-        cp = self._cp
-        del self._d["hub_bits"], self._d["hub_lock"]
-        self._d["hub_bits"] = cp.zeros(1, np.uint32)
-        self._d["hub_lock"] = cp.zeros(1, np.int32)
-        self._hub_words = self._hub_slots = 0
-        self._ctx = self._make_ctx(self._in.shape[0], self._out.shape[0])
-        cp.cuda.Stream.null.synchronize()
 
     def _launch(self) -> None:
         if self._running:
@@ -886,7 +879,7 @@ class GpuEngine(Engine):
             "pool_looks": self._pool_looks,
             "max_versions": self._maxver,
             "max_vertices": self._maxv,
-            "hub_bitmaps": self._hub_slots,
+            "hub_slots": self._hub_slots,  # hub bitmaps the executors share
         }
         return out
 

@@ -250,7 +250,7 @@ def test_hub_bitmaps_for_a_query_registered_mid_stream(monkeypatch: pytest.Monke
     seen: list[tuple[int, float]] = []
 
     def look(e: GpuEngine) -> None:
-        seen.append((e.stats()["hub_bitmaps"], e.updater_profile()["hub_bitmaps"]))
+        seen.append((e.stats()["hub_slots"], e.updater_profile()["hub_bitmaps"]))
 
     def scenario(engine, gpu: bool):  # type: ignore[no-untyped-def]
         engine.load_graph(g)

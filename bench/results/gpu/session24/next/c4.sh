@@ -15,7 +15,7 @@ for run in "b 4cycle 3" "b triangle 2"; do
   PYTHONPATH=/tmp/b timeout -k 5 80 python3 -P bench/scale_up_bench.py --backend gpu --graph /tmp/g43.npz --patterns $2 \
       --batch-size 1048576 --static-cache /tmp/static43.json --out $R/$1-$2-$3.json > $R/$1-$2-$3.log 2>&1
   echo "$1 $2 $3 rc $? at $(el) s: $(tail -1 $R/$1-$2-$3.log)" | tee -a $R/time.txt
-  python3 -c "import json; r=json.load(open('$R/$1-$2-$3.json'))['rows'][0]; u=r['updater']; p=r['pools'][-1]; print('   load', r['load_s'], 'slots', u.get('step_input_slots_s'), 'batches', u.get('batches'), 'merged', u.get('merged_levels'), 'bitmaps', u.get('hub_bitmaps'), 'of', p.get('hub_bitmaps'), 'mem', p['engine_memory_bytes'], 'used', p['used_bytes'])" 2>&1 | tee -a $R/time.txt
+  python3 -c "import json; r=json.load(open('$R/$1-$2-$3.json'))['rows'][0]; u=r['updater']; p=r['pools'][-1]; print('   load', r['load_s'], 'slots', u.get('step_input_slots_s'), 'batches', u.get('batches'), 'merged', u.get('merged_levels'), 'bitmaps', u.get('hub_bitmaps'), 'of', p.get('hub_slots'), 'mem', p['engine_memory_bytes'], 'used', p['used_bytes'])" 2>&1 | tee -a $R/time.txt
 done
 PYTHONPATH=/tmp/b DCSM_SUITE_SECONDS=$(( 225 - $(el) )) DCSM_RESULTS=$R/tests bash scripts/gpu-suite.sh --tests \
     tests/gpu/test_engine_gpu.py -k "hub_bitmaps or merged_count_alike" > $R/tests.log 2>&1
