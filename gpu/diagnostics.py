@@ -40,8 +40,8 @@ def updater_profile(st: Any) -> dict[str, float]:
     and its mean us per step and short batch; and the new versions by kind, both paths
     (``appends``: a tail in the vertex's run; ``new_runs``: a merge into a new run); and the
     last levels the executors counted by merging two lists (``merged_levels``, MERGE_LAST)
-    and the items whose last level tested a hub's list by bits (``hub_bitmaps``,
-    HUB_BITS_MIN)."""
+    and the hub bitmaps built, each shared by the items that test its list by bits
+    (``hub_bitmaps``, HUB_BITS_MIN)."""
     n = max(1, int(st["batches"]))
     out = {
         f"{name}_us": float(st["phase_ns"][k]) / n / 1e3 for k, name in enumerate(L.UPDATER_PHASES)

@@ -171,12 +171,13 @@ class GpuEngine(Engine):
             only where one fits: ``bench/results/static/beside-1127/``).
         hub_bitmaps: bitmaps of hub lists the executors share (counting: a last level's
             membership tests in a list fixed for a whole item are bit tests, HUB_BITS_MIN in
-            gpu/layout.cuh), one bit a vertex each, allocated at a launch while a counting
-            query that can use them is registered (``uses_hub_bits``: a 4-cycle, not a
-            triangle or a 4-clique); -1 (the default): one an executor warp (1.9 GB on a
-            4.8M-vertex graph on an H200, where the 43M-edge 4-cycle ran at 286K updates/s
-            against 253K without and 264K with 978: ``bench/results/gpu/session24``); 0:
-            none.
+            gpu/layout.cuh; the items testing one list at one tau share its bitmap), one bit
+            a vertex each, carved at a launch from the slab pool's free top
+            (:func:`.pools.hub_room`: no memory of their own, and given back when the pool
+            fills) while a counting query that can use them is registered
+            (``uses_hub_bits``: a 4-cycle, not a triangle or a 4-clique); -1 (the default):
+            one an executor warp, as many as the room holds; 0: none. Measured in
+            ``bench/results/gpu/session25``.
     """
 
     backend = "gpu"
@@ -254,7 +255,8 @@ class GpuEngine(Engine):
         self._nslabs = pool_slabs
         self._maxv = max_vertices
         self._maxver = max_versions
-        self._hub_words = self._hub_slots = 0  # the hub bitmaps: words each, how many
+        # the hub bitmaps: words each, how many, the pool's top slabs they take (_set_hub_bits)
+        self._hub_words = self._hub_slots = self._hub_carved = 0
         self._hub_request = hub_bitmaps
         self._hub_qids: set[int] = set()  # counting queries whose plans can use them
         z = cp.zeros
@@ -282,8 +284,8 @@ class GpuEngine(Engine):
             "in_mirror": z(in_cap * L.IN_REC.itemsize, np.uint8),
             "slab_owner": cp.full(pool_slabs, -1, np.int32),
             "task_mark": z(cfg.maxchunk if cfg.check else 1, np.uint64),
-            "hub_bits": z(1, np.uint32),  # sized at launch (_hub_bits_in_reach)
-            "hub_lock": z(1, np.int32),
+            "hub_state": z(1, np.uint64),  # sized at launch (_hub_bits_in_reach)
+            "hub_key": z(2, np.uint64),
         }
         self._d["st"] = z(self._state_dtype.itemsize, np.uint8)
         self._pinned: dict[str, object] = {}
@@ -400,6 +402,8 @@ class GpuEngine(Engine):
         ptr.update(
             maxv=self._maxv, nslabs=self._nslabs, maxver=self._maxver,
             gcq_cap=d["gcq"].shape[0], in_cap=in_cap, out_cap=out_cap,
+            bump_cap=self._nslabs - self._hub_carved,
+            hub_bits=ptr["entries"] + (self._nslabs - self._hub_carved) * pools.SLAB_ENTRY_BYTES,
             hub_words=self._hub_words, hub_slots=self._hub_slots,
         )  # fmt: skip
         words = np.array([ptr[name] for name in L.CTX_FIELDS], np.uint64)
@@ -537,8 +541,10 @@ class GpuEngine(Engine):
         s = self._dstat[0]
         rv, rs = self._reserves()
         slabs_seen = max(int(s["slabs_in_use"]), int(s["slab_bump"]))
+        bump_cap = self._nslabs - self._hub_carved
         if not (
-            (self._auto_slabs and pools.worth_a_look(slabs_seen, self._nslabs, rs))
+            ((self._auto_slabs or self._hub_carved)
+             and pools.worth_a_look(slabs_seen, bump_cap, rs))
             or (self._auto_versions
                 and pools.worth_a_look(int(s["versions_in_use"]), self._maxver, rv))
         ):  # fmt: skip
@@ -546,6 +552,9 @@ class GpuEngine(Engine):
         self._pool_looks += 1
         self._settle(col)
         now = self.wait_collected()
+        if self._hub_carved:  # the hub bitmaps give the pool's top back first
+            self.stop()
+            self._drop_hub_bits()
         rv, rs = self._reserves()
         slabs, versions = now["slabs_in_use"], now["versions_in_use"]
         if self._auto_slabs and pools.compact_first(
@@ -760,48 +769,47 @@ class GpuEngine(Engine):
 
     # -- running ---------------------------------------------------------------------------
 
-    def _hub_bits_in_reach(self) -> None:
+    def _hub_bits_in_reach(self, slab_bump: int) -> None:
         """Hub bitmaps (executor.cuh, hub_bits_for) for the graph as it is, while the kernel
         is stopped and a query that can use them is registered (``_hub_qids``): when there
         are none yet or the graph's vertices have outgrown them, zeroed ones replace them
-        (``hub_bitmaps``, within :func:`.pools.hub_bits_budget`)."""
+        (``hub_bitmaps``), in the slab pool's top, within the free room
+        :func:`.pools.hub_room` leaves above the pool's bump pointer ``slab_bump``."""
         if not self._hub_qids or self._hub_request == 0:
             return
-        budget = pools.hub_bits_budget(*self._cp.cuda.runtime.memGetInfo())
+        room = pools.hub_room(self._nslabs - self._hub_carved, slab_bump, self._reserves()[1])
         words, slots = pools.hub_bitmaps(
-            int(self._meta[0]), self._blocks * THREADS // 32, self._hub_request, budget
-        )
+            int(self._meta[0]), self._blocks * THREADS // 32, self._hub_request,
+            (room + self._hub_carved) * pools.SLAB_ENTRY_BYTES,
+        )  # fmt: skip
         if words > self._hub_words or slots > self._hub_slots:
             self._set_hub_bits(words, slots)
 
     def _drop_hub_bits(self) -> None:
-        """Free the hub bitmaps (the kernel stopped), so that the graph's tables, growing or
-        compacted, have their memory; the next launch sizes them again."""
-        if self._hub_words:
+        """Give the hub bitmaps' slabs back to the pool (the kernel stopped), so that the
+        graph's runs, growing or compacted, have them; the next launch carves them again."""
+        if self._hub_carved:
             self._set_hub_bits(0, 0)
 
     def _set_hub_bits(self, words: int, slots: int) -> None:
         """Replace the hub bitmaps (the kernel stopped) by ``slots`` zeroed ones of
-        ``words`` words, and their locks; out of device memory, by none, for good."""
+        ``words`` words, carved from the slab pool's top: the kernel's bump region then ends
+        below them (Ctx.bump_cap)."""
         cp = self._cp
-        del self._d["hub_bits"], self._d["hub_lock"]  # the old ones freed first
-        try:
-            self._d["hub_bits"] = cp.zeros(max(1, slots * words), np.uint32)
-        except cp.cuda.memory.OutOfMemoryError:
-            log.warning("no device memory for %d hub bitmaps of %d vertices: the executors "
-                        "search hub lists instead from now on", slots, 32 * words)  # fmt: skip
-            slots = self._hub_request = 0
-            self._d["hub_bits"] = cp.zeros(1, np.uint32)
-        self._d["hub_lock"] = cp.zeros(max(1, slots), np.int32)
-        self._hub_words, self._hub_slots = words, slots
+        carved = -(-slots * words * 4 // pools.SLAB_ENTRY_BYTES)
+        top = (self._nslabs - carved) * 32
+        self._d["entries"][top : self._nslabs * 32] = 0
+        self._d["hub_state"] = cp.zeros(max(1, slots), np.uint64)
+        self._d["hub_key"] = cp.zeros(2 * max(1, slots), np.uint64)
+        self._hub_words, self._hub_slots, self._hub_carved = words, slots, carved
         self._ctx = self._make_ctx(self._in.shape[0], self._out.shape[0])
         cp.cuda.Stream.null.synchronize()  # zeroed and copied before the kernel runs
 
     def _launch(self) -> None:
         if self._running:
             return
-        self._hub_bits_in_reach()
         st = self._get_state()
+        self._hub_bits_in_reach(int(st["slab_bump"][0]))
         st["stop"] = 0
         st["item_ticket"] = st["item_reserve"]  # tickets of warps left waiting at the stop
         self._put_state(st)
@@ -880,6 +888,7 @@ class GpuEngine(Engine):
             "max_versions": self._maxver,
             "max_vertices": self._maxv,
             "hub_slots": self._hub_slots,  # hub bitmaps the executors share
+            "hub_carved_slabs": self._hub_carved,  # the pool's top slabs they take
         }
         return out
 

@@ -2,7 +2,9 @@
 // (donating the untouched rest of a large level to waiting warps), write them to the out
 // ring, finish updates. Buffers: items/item_stamp/item_free (read; donations write),
 // upd (pending, done), upd_count (atomicAdd), out ring (body, then stamp), done and
-// done_counts (the finishing warp); reads the graph through mvg_read.cuh.
+// done_counts (the finishing warp), hub_bits/hub_state/hub_key (the hub bitmaps in the
+// slab pool's top: the items that share one set, test and clear it); reads the graph
+// through mvg_read.cuh.
 
 // ---------------------------------------------------------------------------------------
 // Executor
@@ -26,7 +28,20 @@ struct MergeCursor { int k[2], v[2]; int arun; };
 // An item's hub bitmap, hb: -1 none, else 32 x its slot + the step whose list it holds.
 // Slot k is Ctx.hub_words words at hub_bits + k * hub_words, one bit for each of the first
 // 32 * hub_words vertices (the host sizes them by the graph; a neighbour past them is
-// searched for as without a bitmap), all zero while hub_lock[k] is 0 (free).
+// searched for as without a bitmap), all zero while the slot is free.
+//
+// Slot k's state word hub_state[k]: a generation (bits 63-32, one more at each claim),
+// HUB_KEYED once hub_key[2k..2k+1] names its list (tau; vertex << 32 | wanted label),
+// HUB_READY once its bits are set, HUB_ZEROING while the last item to leave clears it, and
+// how many items use it (bits 28-0). Free: the low 32 bits 0. An item joins a slot whose
+// key is its own while it is keyed (a CAS on the word it read: the generation, and with it
+// the key, unchanged), and waits for HUB_READY; the last to leave clears the bits and
+// frees the slot, so every bitmap is all zero whenever its slot is free.
+#define HUB_READY (1ULL << 31)
+#define HUB_KEYED (1ULL << 30)
+#define HUB_ZEROING (1ULL << 29)
+#define HUB_USERS ((1ULL << 29) - 1)
+#define HUB_GEN (~0ULL << 32)
 __device__ __forceinline__ int hub_step(int hb) { return hb < 0 ? -1 : hb & 31; }
 __device__ __forceinline__ unsigned* hub_words_of(const Ctx& C, int hb) {
     return C.hub_bits + (size_t)(hb >> 5) * C.hub_words;
@@ -70,16 +85,53 @@ __device__ void hub_bits_walk(const Ctx& C, unsigned* w, const Adj& a, int tau, 
     warp_join();
 }
 
+// Lane 0: the slot of the bitmap of (tau, vertex v, label want), joined or claimed within
+// HUB_BITS_TRIES slots from the key's hash, else -1; *build: claimed, so this item sets its
+// bits (the slot keyed, not ready).
+__device__ int hub_slot(const Ctx& C, u64 tau, int v, int want, bool* build) {
+    const u64 k1 = (u64)(unsigned)v << 32 | (unsigned)want;
+    const u64 h = (tau * 0x9E3779B97F4A7C15ULL) ^ (k1 * 0xC2B2AE3D27D4EB4FULL);
+    for (int t = 0; t < HUB_BITS_TRIES; ++t) {
+        const int q = (int)(((h >> 32) + t) % C.hub_slots);
+        u64* sw = C.hub_state + q;
+        const u64 w = __ldcg(sw);
+        if ((w & ~HUB_GEN) == 0) {  // free: claim it
+            if (atomicCAS(sw, w, (w & HUB_GEN) + (1ULL << 32) + 1) != w) continue;
+            C.hub_key[2 * q] = tau;
+            C.hub_key[2 * q + 1] = k1;
+            __threadfence();  // the key before HUB_KEYED
+            atomicOr(sw, HUB_KEYED);
+            *build = true;
+            return q;
+        }
+        if (!(w & HUB_KEYED) || (w & HUB_ZEROING)) continue;
+        __threadfence();  // the key read after the HUB_KEYED that published it
+        if (__ldcg(C.hub_key + 2 * q) != tau || __ldcg(C.hub_key + 2 * q + 1) != k1) continue;
+        bool joined = false;
+        for (u64 x = w;;) {  // one more user, while the generation (and with it the key) holds
+            const u64 was = atomicCAS(sw, x, x + 1);
+            if (was == x) { joined = true; break; }
+            if ((was ^ w) & HUB_GEN || (was & HUB_ZEROING) || !(was & HUB_USERS)) break;
+            x = was;
+        }
+        if (!joined) continue;
+        while (!(__ldcg(sw) & HUB_READY)) __nanosleep(64);
+        __threadfence();  // the bits read after the HUB_READY that published them
+        *build = false;
+        return q;
+    }
+    return -1;
+}
+
 // Counting, an item whose last level n - 1 tests membership in a list fixed for the whole
 // item: of that level's two backward neighbours, exactly one matched before the item's
 // level s (the 4-cycle's far end, for its level-2 items), with at least HUB_BITS_MIN
 // entries, and the item's range (lv, level s) at least 1 / HUB_BITS_DIV as many positions
 // (each position's last level tests a list's worth of neighbours: building the bitmap
-// must not cost more than the searches it saves), and a free bitmap slot found within
-// HUB_BITS_TRIES tries. Claims the slot, sets its bits from that list and returns the
-// item's hb, else -1.
+// must not cost more than the searches it saves). Joins the bitmap of that list at tau,
+// or claims a free slot and sets its bits (hub_slot); returns the item's hb, else -1.
 __device__ int hub_bits_for(const Ctx& C, const int* pl, int n, int s, const Level& lv, const Adj* madj,
-                            int tau, bool emit, int lane) {
+                            const int* m, int tau, bool emit, int lane) {
     const int L = n - 1;
     if (!HUB_BITS_MIN || !C.hub_slots || emit || s >= L || __ldcg(pl + PL_BNCNT + L) != 2)
         return -1;
@@ -88,29 +140,45 @@ __device__ int hub_bits_for(const Ctx& C, const int* pl, int n, int s, const Lev
     if (k < 0) return -1;
     const int j = k ? j1 : j0;
     if (madj[j].len < HUB_BITS_MIN || (i64)(lv.end - lv.pos) * HUB_BITS_DIV < madj[j].len) return -1;
+    const int want = __ldcg(pl + PL_BNELAB + L * KMAX + k);
     int slot = -1;
-    if (lane == 0) {
-        const u64 w = (u64)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
-        for (int t = 0; t < HUB_BITS_TRIES && slot < 0; ++t) {
-            const int q = (int)((w + t) % C.hub_slots);
-            if (__ldcg(C.hub_lock + q) == 0 && atomicCAS(C.hub_lock + q, 0, 1) == 0) slot = q;
-        }
-    }
+    bool build = false;
+    if (lane == 0) slot = hub_slot(C, (u64)tau, m[j], want, &build);
     slot = __shfl_sync(0xffffffffu, slot, 0);
     if (slot < 0) return -1;
-    __threadfence();  // every lane after the claim: the last owner's zeroing came before its release
     const int hb = slot << 5 | j;
-    hub_bits_walk(C, hub_words_of(C, hb), madj[j], tau, __ldcg(pl + PL_BNELAB + L * KMAX + k), true, lane);
+    if (__shfl_sync(0xffffffffu, (int)build, 0)) {
+        hub_bits_walk(C, hub_words_of(C, hb), madj[j], tau, want, true, lane);
+        if (lane == 0) {
+            __threadfence();  // the bits before HUB_READY
+            atomicOr(C.hub_state + slot, HUB_READY);
+            atomicAdd(&C.st->hub_bitmaps, 1ULL);
+        }
+    }
+    warp_join();
     return hb;
 }
 
-// Zero the item's bitmap and free its slot (hub_bits_for).
+// Leave the item's bitmap; the last item to leave zeroes it and frees its slot.
 __device__ void hub_bits_release(const Ctx& C, int hb, const Adj& a, int lane) {
-    hub_bits_walk(C, hub_words_of(C, hb), a, 0, ANY, false, lane);
+    u64* sw = C.hub_state + (hb >> 5);
+    int last = 0;
     if (lane == 0) {
-        __threadfence();  // the zeroing before the release
-        atomicExch(C.hub_lock + (hb >> 5), 0);
-        atomicAdd(&C.st->hub_bitmaps, 1ULL);
+        u64 w = __ldcg(sw);
+        while (true) {
+            const bool one = (w & HUB_USERS) == 1;
+            const u64 next = one ? (w & HUB_GEN) | HUB_ZEROING : w - 1;
+            const u64 was = atomicCAS(sw, w, next);
+            if (was == w) { last = one; break; }
+            w = was;
+        }
+    }
+    if (__shfl_sync(0xffffffffu, last, 0)) {
+        hub_bits_walk(C, hub_words_of(C, hb), a, 0, ANY, false, lane);
+        if (lane == 0) {
+            __threadfence();  // the zeroing before the release
+            atomicExch(sw, __ldcg(sw) & HUB_GEN);
+        }
     }
     warp_join();
 }
@@ -429,7 +497,7 @@ __device__ __noinline__ u64 run_item(const Ctx& C, const Item& it, volatile Bloc
         lv.a = madj[__ldcg(pl + PL_BNPOS + s * KMAX + lv.best)];
         lv.pos = it.pos;
         lv.end = it.end < 0 ? min(lv.a.len, it.pos + CHUNK) : min(lv.a.len, it.end);
-        hb = hub_bits_for(C, pl, n, s, lv, madj, tau, emit, lane);
+        hb = hub_bits_for(C, pl, n, s, lv, madj, m, tau, emit, lane);
         lv.other = merge_other(pl, n, s, lv, madj, emit, hb);
         lv.mask = lv.other < 0 && lv.pos < lv.end ? eval_window(C, pl, s, lv, m, madj, tau, -1, lane) : 0u;
         lv.paired = -1;

@@ -251,14 +251,18 @@
 #endif
 // Counting, the last level's membership tests in a list fixed for a whole item (a backward
 // neighbour matched before the item's level: the 4-cycle's far end) are bit tests in a
-// bitmap of that list instead of four-way searches (hub_bits_for, executor.cuh): the item
-// claims one of Ctx.hub_slots bitmaps of hub_words words (one bit a vertex; all zero while
-// free), sets it from the list's entries alive at tau with the wanted label, and clears and
-// frees it when it ends; with no free one in HUB_BITS_TRIES tries it searches. Only where
+// bitmap of that list instead of four-way searches (hub_bits_for, executor.cuh). Items that
+// test the same list at the same tau (the chunks of one update's level, its other plans)
+// share one bitmap: an item joins the bitmap of its list if one is built or being built,
+// else claims one of Ctx.hub_slots free ones (one bit a vertex; all zero while free), sets
+// it from the list's entries alive at tau with the wanted label, and the last item to
+// leave clears and frees it; with neither in HUB_BITS_TRIES tries it searches. Only where
 // that list has at least HUB_BITS_MIN entries (a 27K-entry hub takes 7-8 dependent loads a
-// search; building its bitmap is 27K independent ones, once an item) and the item's range
-// at least 1 / HUB_BITS_DIV as many positions. 0: never (the host allocates none while no
-// counting query that can use them is registered, or with hub_bitmaps 0: hub_slots 0).
+// search; building its bitmap is 27K independent ones) and the item's range at least
+// 1 / HUB_BITS_DIV as many positions. The bitmaps live in the slab pool's top, above
+// Ctx.bump_cap (the host carves them from the pool's free room). 0: never (the host carves
+// none while no counting query that can use them is registered, or with hub_bitmaps 0:
+// hub_slots 0).
 #ifndef HUB_BITS_MIN
 #define HUB_BITS_MIN 1024
 #endif
@@ -460,7 +464,7 @@ struct State {
     u64 donated;          // executors: items handed to waiting warps
     u64 clock_ping;       // w0: the last HostCtl.clock_ping answered
     u64 merged;           // executors: last levels counted by a merge (MERGE_LAST)
-    u64 hub_bitmaps;      // executors: items whose last level tested a hub's list by bits
+    u64 hub_bitmaps;      // executors: hub bitmaps built (each shared by the items of its list)
     // The job words, each alone on a 128-byte line (job_word at byte 256): every idle warp's
     // view polls job_word and job_cursor, and every task claim and finish is an atomic on
     // job_cursor or job_done, so none of them shares a line with the others or with the
@@ -549,6 +553,7 @@ struct Ctx {
     int* vlab; i64* ext; int* head; u64 maxv;
     int* vmark; int* vseg;
     Entry* entries; u64 nslabs;
+    u64 bump_cap;     // the bump region ends here; [bump_cap, nslabs) holds the hub bitmaps
     Version* vers; u64 maxver;
     int* slab_free; int* ver_free;
     int* gcq; u64 gcq_cap;
@@ -565,7 +570,8 @@ struct Ctx {
     int* slab_owner;
     u64* task_mark;   // CHECK=1: job seq of the last run of each task index
     unsigned* hub_bits; u64 hub_words;  // hub bitmap k: hub_words words at k * hub_words
-    int* hub_lock; u64 hub_slots;       // bitmap k is taken while hub_lock[k] is 1
+    u64* hub_state; u64 hub_slots;      // bitmap k's state word (executor.cuh, HUB_*)
+    u64* hub_key;                       // bitmap k's list: hub_key[2k] tau, [2k+1] vertex, label
 };
 
 // Sizes of the structures the host allocates or mirrors (checked by gpu/engine.py).

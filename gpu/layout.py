@@ -167,11 +167,11 @@ UPDATER_STEPS = (
 
 # Field order of struct Ctx (every field 8 bytes: a device pointer or a size).
 CTX_FIELDS = (
-    "vlab", "ext", "head", "maxv", "vmark", "vseg", "entries", "nslabs", "vers", "maxver",
-    "slab_free", "ver_free", "gcq", "gcq_cap", "upd", "upd_count", "items", "item_free",
-    "item_stamp", "plans", "chunkmask", "chunkoff", "chunkseg", "batch", "st", "in_ring",
-    "in_cap", "in_mirror", "hctl", "dstat", "out", "out_cap", "done", "done_counts", "slab_owner",
-    "task_mark", "hub_bits", "hub_words", "hub_lock", "hub_slots",
+    "vlab", "ext", "head", "maxv", "vmark", "vseg", "entries", "nslabs", "bump_cap", "vers",
+    "maxver", "slab_free", "ver_free", "gcq", "gcq_cap", "upd", "upd_count", "items",
+    "item_free", "item_stamp", "plans", "chunkmask", "chunkoff", "chunkseg", "batch", "st",
+    "in_ring", "in_cap", "in_mirror", "hctl", "dstat", "out", "out_cap", "done", "done_counts",
+    "slab_owner", "task_mark", "hub_bits", "hub_words", "hub_state", "hub_slots", "hub_key",
 )  # fmt: skip
 
 # int32 words of struct Item (a work item, 80 bytes).

@@ -34,6 +34,7 @@ same code the device runs.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -177,20 +178,29 @@ def warm_up(xp: Any, d: dict[str, Any], state: np.void, nclass: int) -> None:
 
 
 # Hub bitmaps (gpu/executor.cuh, hub_bits_for): one bit a vertex, for the graph's vertices
-# rounded up to HUB_BITS_ROUND; all of them within a sixteenth of the device's memory and a
-# quarter of what is free (the graph's tables may still grow).
+# rounded up to HUB_BITS_ROUND. They take no memory of their own: the engine carves them
+# from the slab pool's top (the kernel's bump region then ends below them), out of
+# HUB_ROOM_SHARE of the room between the pool's look threshold (HIGH_WATER of what the
+# graph may use, the reserves counted) and its capacity. The rest of that room is what the
+# stream may take before the engine looks at the pool; a look gives the bitmaps' slabs back
+# first (the pool's capacity is the graph's again), and the next launch carves what is then
+# free.
 HUB_BITS_ROUND = 1 << 16
+HUB_ROOM_SHARE = 2 / 3
+SLAB_ENTRY_BYTES = 32 * 16  # a slab's entries, where the bitmaps lie
 
 
-def hub_bits_budget(free: int, total: int) -> int:
-    """Bytes the hub bitmaps may take, given the device's free and total bytes."""
-    return min(total // 16, free // 4)
+def hub_room(cap: int, bump: int, reserve: int) -> int:
+    """Slabs the hub bitmaps may take from the top of a pool of ``cap`` slabs whose bump
+    pointer is at ``bump``, ``reserve`` slabs kept free (GpuEngine._reserves)."""
+    free_above_look = cap - math.ceil((bump + reserve) / HIGH_WATER)
+    return max(0, int(free_above_look * HUB_ROOM_SHARE))
 
 
 def hub_bitmaps(vertices: int, warps: int, request: int, budget: int) -> tuple[int, int]:
     """(words each, how many) hub bitmaps for a graph of ``vertices``: ``request`` of them
     (-1: one for each of ``warps`` executor warps; never more), as many of those as fit in
-    ``budget`` bytes."""
+    ``budget`` bytes (the carved room, :func:`hub_room`)."""
     words = -(-max(1, vertices) // HUB_BITS_ROUND) * HUB_BITS_ROUND // 32
     count = warps if request < 0 else min(warps, request)
     return words, min(count, budget // (4 * words))

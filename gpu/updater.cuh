@@ -39,7 +39,7 @@ __device__ bool allocate(const Ctx& C) {
     for (int c = 0; c < NCLASS; ++c) {
         int k = vload(&K.class_cnt[c]);
         if (k == 0) continue;
-        if (!pop_units(C, k, &C.st->free_head[c], &C.st->free_tail[c], &C.st->slab_bump, C.nslabs,
+        if (!pop_units(C, k, &C.st->free_head[c], &C.st->free_tail[c], &C.st->slab_bump, C.bump_cap,
                        1ULL << c, K.ring_h[c], K.ring_n[c], K.bump0[c])) {
             vstore(&C.dstat->error, (u64)ERR_POOL_EXHAUSTED);
             return false;

@@ -165,7 +165,7 @@ __device__ bool take_runs(const Ctx& C, SmallShared& S) {
     atomicAdd(&st->versions_in_use, (u64)S.nver);
     for (int c = 0; c < NCLASS; ++c) {
         if (S.cnt[c] == 0) continue;
-        if (!pop_units(C, S.cnt[c], &st->free_head[c], &st->free_tail[c], &st->slab_bump, C.nslabs,
+        if (!pop_units(C, S.cnt[c], &st->free_head[c], &st->free_tail[c], &st->slab_bump, C.bump_cap,
                        1ULL << c, S.ring_h[c], S.ring_n[c], S.bump0[c])) {
             vstore(&C.dstat->error, (u64)ERR_POOL_EXHAUSTED);
             return false;

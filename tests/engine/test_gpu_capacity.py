@@ -306,22 +306,25 @@ def test_an_apply_goes_in_pieces_within_the_bounds() -> None:
             assert piece == gpu_engine._PIECE
 
 
-def test_hub_bitmaps_are_sized_to_the_graph_and_the_device() -> None:
+def test_hub_bitmaps_are_sized_to_the_graph_and_the_pools_free_room() -> None:
     """One bit a vertex, rounded up to 65,536 vertices; one an executor warp unless fewer
-    are asked for; never more than fit in a sixteenth of the device's memory or a quarter
-    of what is free."""
-    h200 = pools.hub_bits_budget(120 << 30, 141 << 30)
-    words, count = pools.hub_bitmaps(4_800_000, 3168, -1, h200)
-    assert words == 4_849_664 // 32 and count == 3168  # 1.9 GB of bitmaps on an H200
-    assert pools.hub_bitmaps(0, 3168, -1, h200) == (2048, 3168)
-    assert pools.hub_bitmaps(100, 3168, 2, h200) == (2048, 2)
-    assert pools.hub_bitmaps(100, 3168, 0, h200)[1] == 0
-    assert pools.hub_bitmaps(100, 64, 100_000, h200)[1] == 64
-    assert pools.hub_bits_budget(80 << 30, 80 << 30) == 5 << 30
-    assert pools.hub_bits_budget(4 << 30, 80 << 30) == 1 << 30  # the graph fills the rest
-    budget = pools.hub_bits_budget(20 << 30, 24 << 30)
-    words, count = pools.hub_bitmaps(100_000_000, 3168, -1, budget)
-    assert count * words * 4 <= budget < (count + 1) * words * 4
+    are asked for; carved from two thirds of the slab pool's room above its look threshold,
+    so that the stream has the rest before the engine looks, and none when the graph's runs
+    (and the reserves) leave no room."""
+    cap, bump, reserve = 11_586_560, 6_270_946, 1_453_427  # the 43M graph, loaded
+    room = pools.hub_room(cap, bump, reserve)
+    look = -(-(bump + reserve) * 100 // 85)
+    assert room == (cap - look) * 2 // 3
+    words, count = pools.hub_bitmaps(4_800_000, 3168, -1, room * pools.SLAB_ENTRY_BYTES)
+    assert words == 4_849_664 // 32 and count == 1407  # 853 MB of the pool's 6.1 GB
+    carved = -(-count * words * 4 // pools.SLAB_ENTRY_BYTES)
+    assert carved <= room and not pools.worth_a_look(bump, cap - carved, reserve)
+    assert pools.hub_room(cap, 9_500_000, reserve) == 0
+    assert pools.hub_bitmaps(0, 3168, -1, 1 << 40) == (2048, 3168)
+    assert pools.hub_bitmaps(100, 3168, 2, 1 << 40) == (2048, 2)
+    assert pools.hub_bitmaps(100, 3168, 0, 1 << 40)[1] == 0
+    assert pools.hub_bitmaps(100, 64, 100_000, 1 << 40)[1] == 64
+    assert pools.hub_bitmaps(100, 64, -1, 8192 * 3 - 1)[1] == 2
 
 
 def _ring(n: int) -> Pattern:

@@ -6,8 +6,10 @@ installed) and every field's offsetof is compared with the numpy dtype's."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -51,3 +53,13 @@ def test_mirrors_match_the_structs_compiled_by_nvcc(tmp_path, cfg: KernelConfig)
     got = tuple(int(x) for x in subprocess.run([str(exe)], capture_output=True, text=True,
                                                check=True).stdout.split())  # fmt: skip
     L.check_offsets(m, got)
+
+
+def test_ctx_fields_follow_the_struct() -> None:
+    """The host fills struct Ctx as a uint64 array in CTX_FIELDS order: every name there is
+    the struct's field at that position in gpu/layout.cuh."""
+    src = (Path(L.__file__).parent / "layout.cuh").read_text()
+    body = src[src.index("struct Ctx {") + len("struct Ctx {") :]
+    body = re.sub(r"//[^\n]*", "", body[: body.index("};")])
+    names = [d.split()[-1].lstrip("*") for d in body.split(";") if d.strip()]
+    assert tuple(names) == L.CTX_FIELDS

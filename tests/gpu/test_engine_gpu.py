@@ -478,6 +478,30 @@ def test_self_sized_pools_grow_with_the_stream(monkeypatch: pytest.MonkeyPatch) 
     assert s["slabs_in_use"] > 1024 and s["versions_in_use"] > 1024, s  # past the floors
 
 
+def test_hub_bitmaps_give_the_pool_back_as_it_grows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hub bitmaps are carved from the top of a self-sized slab pool (pools.hub_room) while
+    a counting square is registered; as the stream outgrows the pool, each look gives their
+    slabs back before it decides on growth, and the next launch carves again from what is
+    then free. Self-checks on (CHK_HUB_BITS): counts equal the CPU engine's, the pool grew,
+    and bitmaps were built."""
+    monkeypatch.setenv("DCSM_KERNEL_DEFINES", "-DHUB_BITS_MIN=1 -DHUB_BITS_DIV=1000000")
+    monkeypatch.setattr(pools, "MIN_SLABS", 1024)
+    monkeypatch.setattr(pools, "MIN_VERSIONS", 1024)
+    monkeypatch.setattr(gpu_engine, "_PIECE", 256)
+    monkeypatch.setattr(gpu_engine, "_PIECE_MAX", 256)
+    g, stream = growing_workload(seed=21)
+    want = cpu_run(g, stream, [TRIANGLE, SQUARE], True)
+    eng = GpuEngine(batch_cap=64, maxu=128, in_cap=256, max_vertices=1 << 12, out_cap=1 << 20,
+                    check=True)  # fmt: skip
+    seen: list[tuple[dict[str, int], dict[str, float]]] = []
+    got = run(eng, g, stream, [TRIANGLE, SQUARE], True, 2000,
+              before_close=lambda e: seen.append((e.stats(), e.updater_profile())))  # fmt: skip
+    assert_same(got, want)
+    stats, profile = seen[0]
+    assert stats["pool_looks"] > 0 and stats["pool_slabs"] > 1024, stats
+    assert profile["hub_bitmaps"] > 0, profile
+
+
 def test_compacting_at_every_look_keeps_every_delta(monkeypatch: pytest.MonkeyPatch) -> None:
     """The slab pool compacted whenever the engine looks at its pools (COMPACT_SHARE 0):
     owned runs move to the front while a stream grows arrays and retires versions, with
