@@ -359,6 +359,7 @@ def pool_usage(eng: Any, when: str) -> dict[str, Any] | None:
         "used_bytes": s["slabs_in_use"] * SLAB_BYTES + s["versions_in_use"] * VERSION_BYTES,
         "engine_memory_bytes": eng.memory_bytes(),
         "hub_slots": s.get("hub_slots"),  # hub bitmaps the executors share (None: older)
+        "hub_carved_slabs": s.get("hub_carved_slabs"),  # the pool's top slabs they take
     }  # fmt: skip
 
 
