@@ -777,10 +777,10 @@ class GpuEngine(Engine):
         :func:`.pools.hub_room` leaves above the pool's bump pointer ``slab_bump``."""
         if not self._hub_qids or self._hub_request == 0:
             return
-        room = pools.hub_room(self._nslabs - self._hub_carved, slab_bump, self._reserves()[1])
+        room = pools.hub_room(self._nslabs, slab_bump, self._reserves()[1])
         words, slots = pools.hub_bitmaps(
             int(self._meta[0]), self._blocks * THREADS // 32, self._hub_request,
-            (room + self._hub_carved) * pools.SLAB_ENTRY_BYTES,
+            room * pools.SLAB_ENTRY_BYTES,
         )  # fmt: skip
         if words > self._hub_words or slots > self._hub_slots:
             self._set_hub_bits(words, slots)
