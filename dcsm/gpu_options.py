@@ -80,10 +80,12 @@ GPU_OPTIONS: dict[str, GpuOption] = {
         GpuOption("hub_bitmaps", -1, "bitmaps of hub neighbour lists the executors share: "
                   "counting, a last level's membership tests in a list fixed for a whole "
                   "work item (a 4-cycle's far end) are one bit test each instead of a search "
-                  "(the 43M-edge 4-cycle 253K -> 286K updates/s), one bit a vertex each "
-                  "(1.9 GB on a 4.8M-vertex graph), allocated while a counting query that "
-                  "can use them is registered (a 4-cycle, not a triangle); -1: one an "
-                  "executor warp; 0: none",
+                  "(the 43M-edge 4-cycle 253K -> 287K updates/s), one bit a vertex each, "
+                  "shared by the work items that test one list, carved from a self-sized "
+                  "slab pool's free top (no memory of their own; none with gpu_pool_slabs "
+                  "given) while a counting query that can use them is registered (a "
+                  "4-cycle, not a triangle); -1: one an executor warp, as many as the room "
+                  "holds; 0: none",
                   whole(-1)),
     )
 }  # fmt: skip

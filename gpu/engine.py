@@ -172,9 +172,10 @@ class GpuEngine(Engine):
         hub_bitmaps: bitmaps of hub lists the executors share (counting: a last level's
             membership tests in a list fixed for a whole item are bit tests, HUB_BITS_MIN in
             gpu/layout.cuh; the items testing one list at one tau share its bitmap), one bit
-            a vertex each, carved at a launch from the slab pool's free top
+            a vertex each, carved at a launch from a self-sized slab pool's free top
             (:func:`.pools.hub_room`: no memory of their own, and given back when the pool
-            fills) while a counting query that can use them is registered
+            fills; a pool of a given size has none) while a counting query that can use
+            them is registered
             (``uses_hub_bits``: a 4-cycle, not a triangle or a 4-clique); -1 (the default):
             one an executor warp, as many as the room holds; 0: none. Measured in
             ``bench/results/gpu/session25``.
@@ -543,8 +544,7 @@ class GpuEngine(Engine):
         slabs_seen = max(int(s["slabs_in_use"]), int(s["slab_bump"]))
         bump_cap = self._nslabs - self._hub_carved
         if not (
-            ((self._auto_slabs or self._hub_carved)
-             and pools.worth_a_look(slabs_seen, bump_cap, rs))
+            (self._auto_slabs and pools.worth_a_look(slabs_seen, bump_cap, rs))
             or (self._auto_versions
                 and pools.worth_a_look(int(s["versions_in_use"]), self._maxver, rv))
         ):  # fmt: skip
@@ -774,8 +774,10 @@ class GpuEngine(Engine):
         is stopped and a query that can use them is registered (``_hub_qids``): when there
         are none yet or the graph's vertices have outgrown them, zeroed ones replace them
         (``hub_bitmaps``), in the slab pool's top, within the free room
-        :func:`.pools.hub_room` leaves above the pool's bump pointer ``slab_bump``."""
-        if not self._hub_qids or self._hub_request == 0:
+        :func:`.pools.hub_room` leaves above the pool's bump pointer ``slab_bump``. Only a
+        self-sized pool has them: a look gives them back before the graph needs their slabs,
+        and a pool of a given size never looks."""
+        if not self._hub_qids or self._hub_request == 0 or not self._auto_slabs:
             return
         room = pools.hub_room(self._nslabs, slab_bump, self._reserves()[1])
         words, slots = pools.hub_bitmaps(
@@ -928,8 +930,9 @@ class GpuEngine(Engine):
             s = self._dstat[0]
             raise EngineStopped(
                 f"GPU engine stopped: {L.ERRORS.get(err, f'error {err}')} ({s['slabs_in_use']} "
-                f"of {self._nslabs} slabs and {s['versions_in_use']} of {self._maxver} "
-                "versions in use)"
+                f"of {self._nslabs - self._hub_carved} slabs"
+                + (f" ({self._hub_carved} more held hub bitmaps)" if self._hub_carved else "")
+                + f" and {s['versions_in_use']} of {self._maxver} versions in use)"
             )
 
     def _raise_check_failures(self) -> None:

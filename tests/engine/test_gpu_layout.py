@@ -61,5 +61,7 @@ def test_ctx_fields_follow_the_struct() -> None:
     src = (Path(L.__file__).parent / "layout.cuh").read_text()
     body = src[src.index("struct Ctx {") + len("struct Ctx {") :]
     body = re.sub(r"//[^\n]*", "", body[: body.index("};")])
-    names = [d.split()[-1].lstrip("*") for d in body.split(";") if d.strip()]
-    assert tuple(names) == L.CTX_FIELDS
+    decls = [d.split() for d in body.split(";") if d.strip()]
+    assert all(len(d) == 2 and "," not in d[1] for d in decls), decls  # one field each
+    assert all(t.endswith("*") or t in ("u64", "i64") for t, _ in decls), decls  # 8 bytes
+    assert tuple(name for _, name in decls) == L.CTX_FIELDS

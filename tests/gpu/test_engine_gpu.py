@@ -223,7 +223,8 @@ def test_hub_bitmaps_count_alike(bitmaps: int, monkeypatch: pytest.MonkeyPatch) 
     step (donated items build bitmaps of their own). On a random graph, on a hub of 20,000
     leaves and on two hubs sharing 600 leaves, self-checks on (CHK_HUB_BITS: every bit test
     against the list's search): counts equal the CPU engine's, and bitmaps were built. With
-    two bitmaps for all the executors, most items find none free and search instead."""
+    two bitmaps for all the executors, items share one built for their list or, finding
+    neither it nor a free one, search instead."""
     defines = "-DHUB_BITS_MIN=1 -DHUB_BITS_DIV=1000000 -DDONATE_EVERY=1"
     monkeypatch.setenv("DCSM_KERNEL_DEFINES", defines)
     profiles: list[dict[str, float]] = []
@@ -480,10 +481,11 @@ def test_self_sized_pools_grow_with_the_stream(monkeypatch: pytest.MonkeyPatch) 
 
 def test_hub_bitmaps_give_the_pool_back_as_it_grows(monkeypatch: pytest.MonkeyPatch) -> None:
     """Hub bitmaps are carved from the top of a self-sized slab pool (pools.hub_room) while
-    a counting square is registered; as the stream outgrows the pool, each look gives their
+    a counting square is registered; as the stream outgrows the pool, a look gives their
     slabs back before it decides on growth, and the next launch carves again from what is
-    then free. Self-checks on (CHK_HUB_BITS): counts equal the CPU engine's, the pool grew,
-    and bitmaps were built."""
+    then free. Self-checks on (CHK_HUB_BITS): counts equal the CPU engine's, bitmaps were
+    carved and built, a look gave carved slabs back, and the pool grew past its size at
+    the load."""
     monkeypatch.setenv("DCSM_KERNEL_DEFINES", "-DHUB_BITS_MIN=1 -DHUB_BITS_DIV=1000000")
     monkeypatch.setattr(pools, "MIN_SLABS", 1024)
     monkeypatch.setattr(pools, "MIN_VERSIONS", 1024)
@@ -493,12 +495,33 @@ def test_hub_bitmaps_give_the_pool_back_as_it_grows(monkeypatch: pytest.MonkeyPa
     want = cpu_run(g, stream, [TRIANGLE, SQUARE], True)
     eng = GpuEngine(batch_cap=64, maxu=128, in_cap=256, max_vertices=1 << 12, out_cap=1 << 20,
                     check=True)  # fmt: skip
+    loaded: list[int] = []
+    carves: list[int] = []  # slabs carved at each carve
+    given_back: list[int] = []  # slabs carved when a drop gave them back
+    load, carve, drop = eng.load_graph, eng._set_hub_bits, eng._drop_hub_bits
+
+    def load_and_look(graph: Graph) -> None:
+        load(graph)
+        loaded.append(eng.stats()["pool_slabs"])
+
+    def carve_and_look(words: int, slots: int) -> None:
+        carve(words, slots)
+        carves.append(eng._hub_carved)
+
+    def drop_and_look() -> None:
+        given_back.append(eng._hub_carved)
+        drop()
+
+    eng.load_graph = load_and_look  # type: ignore[method-assign]
+    eng._set_hub_bits = carve_and_look  # type: ignore[method-assign]
+    eng._drop_hub_bits = drop_and_look  # type: ignore[method-assign]
     seen: list[tuple[dict[str, int], dict[str, float]]] = []
     got = run(eng, g, stream, [TRIANGLE, SQUARE], True, 2000,
               before_close=lambda e: seen.append((e.stats(), e.updater_profile())))  # fmt: skip
     assert_same(got, want)
     stats, profile = seen[0]
-    assert stats["pool_looks"] > 0 and stats["pool_slabs"] > 1024, stats
+    assert max(carves) > 0 and max(given_back) > 0, (carves, given_back)
+    assert stats["pool_slabs"] > loaded[0], (loaded, stats)
     assert profile["hub_bitmaps"] > 0, profile
 
 
