@@ -11,7 +11,7 @@
 source .devrun/common-nowhl.sh
 cp bench/results/gpu/session25/next/c1.sh $R/; nvidia-smi -L > $R/device.txt; md5sum gpu/*.cu gpu/*.cuh gpu/*.py > $R/files.md5
 DCSM_SUITE_SECONDS=150 DCSM_RESULTS=$R/tests bash scripts/gpu-suite.sh --tests tests/gpu/test_engine_gpu.py \
-    -k "tails_appended or update_slots_wait or larger_than_pool" > $R/tests.log 2>&1
+    -k "tails_appended or update_slots_wait or larger_than_pool or give_the_pool_back or hub_bitmaps" > $R/tests.log 2>&1
 echo "the engine tests call 4 did not reach: rc $? at $(el) s: $(tail -1 $R/tests/gpu-tests.log)" | tee -a $R/time.txt
 rm -rf /tmp/m; python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/m . >/dev/null 2>&1 || exit 1
 export PYTHONPATH=/tmp/m
