@@ -175,10 +175,9 @@ class GpuEngine(Engine):
             a vertex each, carved at a launch from a self-sized slab pool's free top
             (:func:`.pools.hub_room`: no memory of their own, and given back when the pool
             fills; a pool of a given size has none) while a counting query that can use
-            them is registered
-            (``uses_hub_bits``: a 4-cycle, not a triangle or a 4-clique); -1 (the default):
-            one an executor warp, as many as the room holds; 0: none. Measured in
-            ``bench/results/gpu/session25``.
+            them is registered (``uses_hub_bits``: a 4-cycle, not a triangle or a
+            4-clique); -1 (the default): one an executor warp, as many as the room holds;
+            0: none. Measured in ``bench/results/gpu/session25``.
     """
 
     backend = "gpu"
