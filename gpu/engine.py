@@ -402,8 +402,8 @@ class GpuEngine(Engine):
         ptr.update(
             maxv=self._maxv, nslabs=self._nslabs, maxver=self._maxver,
             gcq_cap=d["gcq"].shape[0], in_cap=in_cap, out_cap=out_cap,
-            bump_cap=self._nslabs - self._hub_carved,
-            hub_bits=ptr["entries"] + (self._nslabs - self._hub_carved) * pools.SLAB_ENTRY_BYTES,
+            bump_cap=self._bump_cap,
+            hub_bits=ptr["entries"] + self._bump_cap * pools.SLAB_ENTRY_BYTES,
             hub_words=self._hub_words, hub_slots=self._hub_slots,
         )  # fmt: skip
         words = np.array([ptr[name] for name in L.CTX_FIELDS], np.uint64)
@@ -541,9 +541,8 @@ class GpuEngine(Engine):
         s = self._dstat[0]
         rv, rs = self._reserves()
         slabs_seen = max(int(s["slabs_in_use"]), int(s["slab_bump"]))
-        bump_cap = self._nslabs - self._hub_carved
         if not (
-            (self._auto_slabs and pools.worth_a_look(slabs_seen, bump_cap, rs))
+            (self._auto_slabs and pools.worth_a_look(slabs_seen, self._bump_cap, rs))
             or (self._auto_versions
                 and pools.worth_a_look(int(s["versions_in_use"]), self._maxver, rv))
         ):  # fmt: skip
@@ -744,7 +743,7 @@ class GpuEngine(Engine):
                 f"in count mode); the GPU engine takes at most {self.cfg.pmax}"
             )
         if count_only and uses_hub_bits(plan):
-            if self._running and self._hub_request != 0 and not self._hub_words:
+            if self._running and self._hub_bits_allowed and not self._hub_words:
                 try:
                     self.stop()  # every update sent is applied and read; _launch sizes them
                 except EngineError:
@@ -768,15 +767,27 @@ class GpuEngine(Engine):
 
     # -- running ---------------------------------------------------------------------------
 
+    @property
+    def _bump_cap(self) -> int:
+        """Where the kernel's bump region ends: the slab pool less the hub bitmaps' top."""
+        return self._nslabs - self._hub_carved
+
+    @property
+    def _hub_bits_allowed(self) -> bool:
+        """Whether the engine carves hub bitmaps at all: asked for (``hub_bitmaps`` not 0)
+        and a self-sized slab pool (one of a given size never looks, so it could not give
+        them back)."""
+        return self._hub_request != 0 and self._auto_slabs
+
     def _hub_bits_in_reach(self, slab_bump: int) -> None:
         """Hub bitmaps (executor.cuh, hub_bits_for) for the graph as it is, while the kernel
         is stopped and a query that can use them is registered (``_hub_qids``): when there
         are none yet or the graph's vertices have outgrown them, zeroed ones replace them
         (``hub_bitmaps``), in the slab pool's top, within the free room
-        :func:`.pools.hub_room` leaves above the pool's bump pointer ``slab_bump``. Only a
-        self-sized pool has them: a look gives them back before the graph needs their slabs,
-        and a pool of a given size never looks."""
-        if not self._hub_qids or self._hub_request == 0 or not self._auto_slabs:
+        :func:`.pools.hub_room` leaves above the pool's bump pointer ``slab_bump``
+        (``_hub_bits_allowed``: a look gives them back before the graph needs their
+        slabs)."""
+        if not self._hub_qids or not self._hub_bits_allowed:
             return
         room = pools.hub_room(self._nslabs, slab_bump, self._reserves()[1])
         words, slots = pools.hub_bitmaps(
@@ -929,7 +940,7 @@ class GpuEngine(Engine):
             s = self._dstat[0]
             raise EngineStopped(
                 f"GPU engine stopped: {L.ERRORS.get(err, f'error {err}')} ({s['slabs_in_use']} "
-                f"of {self._nslabs - self._hub_carved} slabs"
+                f"of {self._bump_cap} slabs"
                 + (f" ({self._hub_carved} more held hub bitmaps)" if self._hub_carved else "")
                 + f" and {s['versions_in_use']} of {self._maxver} versions in use)"
             )
