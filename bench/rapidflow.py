@@ -4,11 +4,14 @@ with a time limit, and read back its search time and count. A run stopped by its
 partial counts ("Time out"): it is reported as timed out, never as a result.
 
 A row can be run several times (``repeat``), as the GPU side's row is the median of several
-applies: its time is then the median of the runs' search times. Its search time on one host
-moves from call to call by up to ~1.8x for a light row (the 22 oracle-github runs took
-0.51-0.91 s in total in sessions 22-26), so one run against a GPU median is not like with
-like. Runs stop repeating once one takes ``REPEAT_BELOW_S`` or more (a heavy row's noise is
-small beside its time, and its limit would multiply), times out or fails.
+applies: its time is then the median of the runs' search times. A light row's runs in one
+call differ by up to 2x (oracle-github deletion10 Q_1: 0.60-1.22 ms in five runs on the
+development host, ``bench/results/rapidflow-runs/``), so one run against a GPU median is not
+like with like.
+Runs stop repeating once one takes ``REPEAT_BELOW_S`` or more (a heavy row's noise is small
+beside its time, and its limit would multiply), times out or fails. Between calls, on
+different machines, the total moves more (the 22 oracle-github rows took 0.51-0.91 s in
+sessions 22-26): only a run in the same call compares.
 
 Used by bench/gpu_bench.py and bench/scale_up_bench.py.
 """
