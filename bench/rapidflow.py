@@ -7,11 +7,10 @@ A row can be run several times (``repeat``), as the GPU side's row is the median
 applies: its time is then the median of the runs' search times. A light row's runs in one
 call differ by up to 2x (oracle-github deletion10 Q_1: 0.60-1.22 ms in five runs on the
 development host, ``bench/results/rapidflow-runs/``), so one run against a GPU median is not
-like with like.
-Runs stop repeating once one takes ``REPEAT_BELOW_S`` or more (a heavy row's noise is small
-beside its time, and its limit would multiply), times out or fails. Between calls, on
-different machines, the total moves more (the 22 oracle-github rows took 0.51-0.91 s in
-sessions 22-26): only a run in the same call compares.
+like with like. Runs stop repeating once one takes ``REPEAT_BELOW_S`` or more (a heavy row's
+noise is small beside its time, and its limit would multiply), times out or fails. Between
+calls, on different machines, the total moves more (the 22 oracle-github rows took
+0.51-0.91 s in sessions 22-26): only a run in the same call compares.
 
 Used by bench/gpu_bench.py and bench/scale_up_bench.py.
 """
