@@ -1,7 +1,9 @@
 """Run RapidFlow (the published CPU CSM system; its binary built by you from its public source,
 github shixuansun/RapidFlow, outside every commit) on one (graph, query, stream) in CSM files,
 with a time limit, and read back its search time and count. A run stopped by its limit prints
-partial counts ("Time out"): it is reported as timed out, never as a result.
+partial counts ("Time out"): it is reported as timed out, never as a result. The limit is on
+its search only (its ``execute_within_time_limit``): reading and indexing the graph come
+first, unbounded (2-3 minutes for a 38.7M-edge graph on the H200 machine's host).
 
 A row can be run several times (``repeat``), as the GPU side's row is the median of several
 applies: its time is then the median of the runs' search times. A light row's runs in one

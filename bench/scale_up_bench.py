@@ -525,7 +525,11 @@ def main() -> int:
     ap.add_argument("--rapidflow", type=Path, default=os.environ.get("DCSM_RAPIDFLOW") or None,
                     help="RapidFlow.out to run beside every row on the same files "
                          "(default: $DCSM_RAPIDFLOW)")  # fmt: skip
-    ap.add_argument("--rapidflow-limit", type=int, default=120, help="its time limit a row (s)")
+    ap.add_argument(
+        "--rapidflow-limit", type=int, default=120,
+        help="its time limit a row (s), on its search only: RapidFlow reads and indexes the "
+        "graph first (2-3 min at 43M edges)",
+    )  # fmt: skip
     add_engine_flag(ap, "batch_cap=16384")
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
