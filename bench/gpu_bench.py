@@ -59,6 +59,8 @@ sys.path.insert(0, str(Path(__file__).parent))  # bench/ (the script runs with p
 from rapidflow import REPEAT_BELOW_S, RapidFlow  # noqa: E402
 
 ORACLE = [f"Q_{i}" for i in range(11)]
+# oracle-github's streams and the graph each starts from
+ORACLE_STREAMS = {"insertion10": "initial90.graph", "deletion10": "full.graph"}
 ENRON = ["Q1_triangle", "Q2_4cycle", "Q3_tailed_triangle", "Q4_diamond", "Q5_4clique",
          "Q6_5cycle", "Q7_house", "Q8_bowtie", "Q9_5clique"]  # fmt: skip
 
@@ -353,8 +355,7 @@ def search_part(
     workloads = [("oracle-github", stream, og / graph, og / f"{stream}.stream", og / "queries",
                   ORACLE, peer(og / "peer_timings.tsv"), ("count",) if oracle_count_only
                   else ("count", "embedding"))
-                 for stream, graph in (("insertion10", "initial90.graph"),
-                                       ("deletion10", "full.graph"))]  # fmt: skip
+                 for stream, graph in ORACLE_STREAMS.items()]  # fmt: skip
     for ds in (
         () if oracle_count_only else ("labeled5", "unlabeled") if unlabeled else ("labeled5",)
     ):

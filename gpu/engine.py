@@ -808,7 +808,7 @@ class GpuEngine(Engine):
         ``words`` words, carved from the slab pool's top: the kernel's bump region then ends
         below them (Ctx.bump_cap)."""
         cp = self._cp
-        carved = -(-slots * words * 4 // pools.SLAB_ENTRY_BYTES)
+        carved = pools.hub_slabs(words, slots)
         top = (self._nslabs - carved) * 32
         self._d["entries"][top : self._nslabs * 32] = 0
         self._d["hub_state"] = cp.zeros(max(1, slots), np.uint64)

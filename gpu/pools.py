@@ -197,6 +197,11 @@ def hub_room(cap: int, bump: int, reserve: int) -> int:
     return max(0, int(free_above_look * HUB_ROOM_SHARE))
 
 
+def hub_slabs(words: int, slots: int) -> int:
+    """Slabs that ``slots`` hub bitmaps of ``words`` words each take from the pool's top."""
+    return -(-slots * words * 4 // SLAB_ENTRY_BYTES)
+
+
 def hub_bitmaps(vertices: int, warps: int, request: int, budget: int) -> tuple[int, int]:
     """(words each, how many) hub bitmaps for a graph of ``vertices``: ``request`` of them
     (-1: one for each of ``warps`` executor warps; never more), as many of those as fit in

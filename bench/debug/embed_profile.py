@@ -17,18 +17,18 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from gpu_bench import Runner  # noqa: E402
+from gpu_bench import ORACLE_STREAMS, Runner  # noqa: E402
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--query", default="Q_9")
-    ap.add_argument("--stream", default="insertion10")
+    ap.add_argument("--stream", default="insertion10", choices=list(ORACLE_STREAMS))
     ap.add_argument("--batch-cap", type=int, nargs="+", default=[16384])
     ap.add_argument("--rounds", type=int, default=1)
     args = ap.parse_args()
     data = Path(os.environ.get("DCSM_SHARED_DATA", "../shared/data")) / "oracle-github"
-    graph = "initial90.graph" if args.stream == "insertion10" else "full.graph"
+    graph = ORACLE_STREAMS[args.stream]
     query = data / "queries" / args.query
     profile = len(args.batch_cap) == 1 and args.rounds == 1
     for r in range(args.rounds):

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from gpu_bench import ORACLE  # noqa: E402
+from gpu_bench import ORACLE, ORACLE_STREAMS  # noqa: E402
 from rapidflow import RapidFlow  # noqa: E402
 
 
@@ -31,7 +31,7 @@ def main() -> None:
     og = args.data / "oracle-github"
     rf = RapidFlow(args.rapidflow, 15, repeat=args.runs)
     first = median = 0.0
-    for stream, graph in (("insertion10", "initial90.graph"), ("deletion10", "full.graph")):
+    for stream, graph in ORACLE_STREAMS.items():
         for q in ORACLE:
             r = rf.run(og / graph, og / "queries" / q, og / f"{stream}.stream")
             each = r["seconds_each"]

@@ -317,7 +317,8 @@ def test_hub_bitmaps_are_sized_to_the_graph_and_the_pools_free_room() -> None:
     assert room == (cap - look) * 2 // 3
     words, count = pools.hub_bitmaps(4_800_000, 3168, -1, room * pools.SLAB_ENTRY_BYTES)
     assert words == 4_849_664 // 32 and count == 1407  # 853 MB of the pool's 6.1 GB
-    carved = -(-count * words * 4 // pools.SLAB_ENTRY_BYTES)
+    carved = pools.hub_slabs(words, count)
+    assert carved == -(-count * words * 4 // (32 * 16))  # whole slabs of 32 16-byte entries
     assert carved <= room and not pools.worth_a_look(bump, cap - carved, reserve)
     assert pools.hub_room(cap, 9_500_000, reserve) == 0
     assert pools.hub_bitmaps(0, 3168, -1, 1 << 40) == (2048, 3168)
