@@ -105,7 +105,9 @@ class Fanout:
         self._metrics = metrics
         self._output = output
         self._task: asyncio.Task | None = None
-        self.processed_seq = sequencer.next_seq - 1  # last seq whose output is emitted
+        # The last seq fanned out: its rows are emitted, but those of a query backfilling
+        # beside the stream (state "backfilling") wait for the backfill to end.
+        self.processed_seq = sequencer.next_seq - 1
         self._backfilling = 0  # queries whose backfill runs beside the stream
         self._idle = asyncio.Event()
         self._idle.set()

@@ -92,7 +92,8 @@ def as_delta(frame: dict[str, Any]) -> Delta:
 
 
 async def wait_processed(client: Any, seq: int, timeout_s: float = 60.0) -> dict[str, Any]:
-    """Poll /api/v1/status until every update up to ``seq`` is fanned out."""
+    """Poll /api/v1/status until every update up to ``seq`` is fanned out (the rows of a
+    query still backfilling beside the stream follow its backfill)."""
     deadline = time.monotonic() + timeout_s
     status: dict[str, Any] = {}
     while time.monotonic() < deadline:

@@ -69,14 +69,50 @@ async def listing(svc: ServiceProcess) -> list[dict[str, Any]]:
     return [{k: v for k, v in it.items() if k != "state"} for it in items]
 
 
+async def settled(svcs: list[ServiceProcess], timeout_s: float = 120) -> list[dict[str, Any]]:
+    """Wait until no replica holds rows back: no query backfilling beside the stream (its
+    live rows wait for the backfill, past ``processed_seq``) and no frame buffered for the
+    matches topic. Each replica's queries and output status, for a failure's message."""
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while True:
+        seen = []
+        for svc in svcs:
+            async with http_client(svc.base_url) as c:
+                out = (await c.get("/api/v1/status")).json()["kafka"]["output"]
+                items = (await c.get("/api/v1/queries")).json()["items"]
+            held = {q["name"]: q["backfill_progress"] for q in items
+                    if q["state"] == "backfilling"}  # fmt: skip
+            seen.append({"replica": svc.base_url, "output": out, "backfilling": held})
+        if all(not s["backfilling"] and not s["output"]["buffered_frames"] for s in seen):
+            return seen
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"rows still held after {timeout_s:.0f}s: {seen}")
+        await asyncio.sleep(0.1)
+
+
+def difference(got: list[tuple[str, Row]], want: list[tuple[str, Row]]) -> str:
+    """Rows missing from ``got`` and extra in it, counted by (query, kind, seq parity), with
+    a few of each: what a failure says instead of a dict diff of thousands of rows."""
+    g, w = dict(got), dict(want)
+    missing = [w[i] for i in w.keys() - g.keys()]
+    extra = [g[i] for i in g.keys() - w.keys()]
+    changed = [(w[i], g[i]) for i in w.keys() & g.keys() if w[i] != g[i]]
+
+    def tally(rs: list[Row]) -> dict:
+        return dict(Counter((r[0], r[1], r[2] % 2) for r in rs))
+
+    return (f"missing {len(missing)} {tally(missing)} e.g. {sorted(missing)[:3]}; "
+            f"extra {len(extra)} {tally(extra)} e.g. {sorted(extra)[:3]}; "
+            f"changed {len(changed)} e.g. {changed[:3]}")  # fmt: skip
+
+
 async def published(broker, topics, svcs: list[ServiceProcess], want: list) -> list:
     """The replicas' matches topic once it holds as many distinct delta ids as ``want`` (or
-    60 s passed), then 1 s idle (extras are caught). Every replica reports no failed
-    delivery: a missing row is then a lost one, not a slow producer."""
-    for svc in svcs:
-        async with http_client(svc.base_url) as c:
-            out = (await c.get("/api/v1/status")).json()["kafka"]["output"]
-        assert out["delivery_failures"] == 0, (svc.base_url, out)
+    60 s passed), then 1 s idle (extras are caught); read once no replica holds rows back
+    (:func:`settled`). Every replica reports no failed delivery: a missing row is then a
+    lost one, not a slow producer."""
+    for s in await settled(svcs):
+        assert s["output"]["delivery_failures"] == 0, s
     n = len({i for i, _ in want})
     msgs = await consume_topic(broker.bootstrap, topics.matches, 1, 60,
                                enough=lambda m: len({i for i, _ in rows(m)}) >= n)  # fmt: skip
@@ -91,6 +127,7 @@ async def reference(broker, topics, make_service, tmp_path, last_seq: int) -> li
         state_dir=tmp_path / "ref",
     )  # fmt: skip
     await wait_all([one], last_seq)
+    await settled([one])
     return rows(await consume_topic(broker.bootstrap, ref_topic, 1, 60))
 
 
@@ -169,7 +206,7 @@ async def test_replicas_emit_exactly_what_one_service_does(
     want = await reference(broker, topics, make_service, tmp_path, last)
     got = await published(broker, topics, svcs, want)
     assert len(want) > 1000
-    assert Counter(r for _, r in got) == Counter(r for _, r in want)
+    assert Counter(r for _, r in got) == Counter(r for _, r in want), difference(got, want)
     assert Counter(i for i, _ in got) == Counter(i for i, _ in want), "no delta twice"
     owners = {q["name"]: q["replica"] for q in first}
     if shard == "updates":  # every replica matches every query
@@ -202,9 +239,8 @@ async def test_a_replica_killed_mid_stream_catches_up(
         ready = (await c.get("/readyz")).json()
     assert ready["ready"] and ready["replica"] == {"index": 1, "replicas": 2, "shard": shard}
     want = await reference(broker, topics, make_service, tmp_path, last)
-    got = dict(await published(broker, topics, svcs, want))
-    want = dict(want)
-    assert got == want, "the exact rows once deduplicated by id"
+    got = await published(broker, topics, svcs, want)
+    assert dict(got) == dict(want), difference(got, want)  # the exact rows, deduplicated by id
 
 
 async def test_replica_indexes_own_their_inputs_apart(broker, topics, make_service, tmp_path):
@@ -346,7 +382,6 @@ async def test_queries_are_placed_by_load_or_pin_and_keep_their_replica(
         assert plus[owner] > 0 and sum(plus) == plus[owner], (name, plus)
 
     want = await reference(broker, topics, make_service, tmp_path, 2999)
-    got = dict(await published(broker, topics, svcs, want))
-    want = dict(want)
+    got = await published(broker, topics, svcs, want)
     assert len(want) > 1000
-    assert got == want, "exactly one service's rows once deduplicated by id"
+    assert dict(got) == dict(want), difference(got, want)  # one service's rows, deduplicated
