@@ -116,6 +116,8 @@ async def published(broker, topics, svcs: list[ServiceProcess], want: list) -> l
     n = len({i for i, _ in want})
     msgs = await consume_topic(broker.bootstrap, topics.matches, 1, 60,
                                enough=lambda m: len({i for i, _ in rows(m)}) >= n)  # fmt: skip
+    for s in await settled(svcs):  # nor while it was read (a broker slower than its timeout)
+        assert s["output"]["delivery_failures"] == 0, s
     return rows(msgs)
 
 
