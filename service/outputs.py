@@ -4,10 +4,12 @@ in an ``id`` header too) and rejected input to ``dcsm.dead-letter``.
 
 One producer for both. The fan-out never waits on the broker: :meth:`send_frames` appends to
 a per-query buffer and returns; one pump task turns whatever has accumulated into record
-batches (``create_batch``/``send_batch``, on the partition the default partitioner picks for
-the query name, computed once per name). aiokafka keeps one batch in flight per partition,
-so while one is on the wire the next grows: the batch size follows the load, and there is
-no per-frame ``send`` call, partitioner run or metadata lookup. The buffer is bounded
+batches (``create_batch``/``send_batch``), one a partition: the frames of every query the
+default partitioner puts on that partition (its name's partition is computed once), each
+query's in order. aiokafka keeps one batch in flight per partition, so while one is on the
+wire the next grows: the batch size follows the load, a round of the pump waits one round
+trip a partition however many queries it carries, and there is no per-frame ``send`` call,
+partitioner run or metadata lookup. The buffer is bounded
 (``max_buffered_frames``): when the broker falls that far behind, ``send_frames`` waits, and
 the backpressure reaches the fan-out and from there the engine. :meth:`flush` returns once
 everything handed over so far is acknowledged, which is what offset commits wait for.
@@ -134,31 +136,55 @@ class KafkaOutput:
             self._wake.clear()
             while self._pending:
                 pending, self._pending = self._pending, {}
+                by_partition: dict[int, list[tuple[str, list[tuple[str, str | None]]]]] = {}
                 for key, frames in pending.items():
                     try:
-                        await self._send(key, frames)
+                        part = await self._partition_of(key)
+                    except Exception as exc:  # no metadata: lost (module docstring)
+                        self._sent(len(frames), exc)
+                        continue
+                    by_partition.setdefault(part, []).append((key, frames))
+                for part, queries in by_partition.items():
+                    n = sum(len(frames) for _, frames in queries)
+                    try:
+                        await self._send(part, queries)
                     except Exception as exc:  # lost: the service stops (module docstring)
-                        self._lose(len(frames), exc)
-                    self._buffered -= len(frames)
-                    self._room.set()
+                        self._sent(n, exc)
+                        continue
+                    self._sent(n)
             self._idle.set()
 
-    async def _send(self, key: str, frames: list[tuple[str, str | None]]) -> None:
+    def _sent(self, frames: int, error: BaseException | None = None) -> None:
+        """``frames`` left the buffer: handed to the producer, or lost with ``error``."""
+        if error is not None:
+            self._lose(frames, error)
+        self._buffered -= frames
+        self._room.set()
+
+    async def _partition_of(self, key: str) -> int:
         part = self._partition.get(key)
         if part is None:
             from aiokafka.partitioner import DefaultPartitioner
 
             parts = sorted(await self._producer.partitions_for(self.matches_topic))
             part = self._partition[key] = DefaultPartitioner()(key.encode(), parts, parts)
-        k = key.encode()
+        return part
+
+    async def _send(
+        self, part: int, queries: list[tuple[str, list[tuple[str, str | None]]]]
+    ) -> None:
+        """The frames of ``queries`` ((key, frames) in turn) as record batches on ``part``:
+        as few as the batch size allows (a first record always fits)."""
         batch = self._producer.create_batch()
-        for text, fid in frames:
-            value = text.encode()
-            headers = [("id", fid.encode())] if fid is not None else []
-            if batch.append(key=k, value=value, timestamp=None, headers=headers) is None:
-                await self._send_batch(batch, part)  # the batch is full
-                batch = self._producer.create_batch()
-                batch.append(key=k, value=value, timestamp=None, headers=headers)
+        for key, frames in queries:
+            k = key.encode()
+            for text, fid in frames:
+                value = text.encode()
+                headers = [("id", fid.encode())] if fid is not None else []
+                if batch.append(key=k, value=value, timestamp=None, headers=headers) is None:
+                    await self._send_batch(batch, part)  # the batch is full
+                    batch = self._producer.create_batch()
+                    batch.append(key=k, value=value, timestamp=None, headers=headers)
         await self._send_batch(batch, part)
 
     async def _send_batch(self, batch: Any, partition: int) -> None:
