@@ -710,7 +710,9 @@ class Service:
         mode, max_deltas = body["mode"], body.get("max_deltas")
         pin = pin_of(body, "replica")
         owner = self.sharding.place(self.catalog.owners(), pin)
-        st = self.catalog.reserve(spec, mode, body["encoding"], self.on_drop, max_deltas)
+        st = self.catalog.reserve(
+            spec, mode, body["encoding"], self.on_drop, max_deltas, replace_closing=True
+        )
         st.replica, st.pin = owner, pin
         st.created_at = float(body["created_at"])  # the same on every replica
         slot = self.sequencer.reserve()

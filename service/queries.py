@@ -169,18 +169,24 @@ class QueryCatalog:
         encoding: Encoding,
         on_drop: Any = None,
         max_deltas: int | None = None,
+        replace_closing: bool = False,
     ) -> QueryState:
         """A new query (not live until the engine has registered it); 409 if the name is
-        taken."""
-        self.check_free(spec.name)
+        taken (``replace_closing``: by a query not being deleted, see :meth:`check_free`)."""
+        self.check_free(spec.name, replace_closing)
         st = QueryState(spec.name, self._next_qid, spec, mode, encoding, max_deltas=max_deltas)
         st.pending = Subscriber(self._pending_frames, on_drop, encoding)
         self._add(st)
         return st
 
-    def check_free(self, name: str) -> None:
-        """409 if ``name`` is taken (the early answer; replicas check again in order)."""
-        if name in self._by_name:
+    def check_free(self, name: str, replace_closing: bool = False) -> None:
+        """409 if ``name`` is taken (the early answer; replicas check again in order).
+        ``replace_closing``: a query being deleted leaves its name free. A control record
+        applied in order checks so: a deleted query stays in the catalog until the fan-out
+        has its engine's answer, which each replica reaches at its own pace, while its
+        deletion was applied at the same seq on every replica."""
+        old = self._by_name.get(name)
+        if old is not None and not (replace_closing and old.closing):
             raise QueryExists(
                 f"a query named {name!r} already exists",
                 [{"field": "name", "reason": "already exists; DELETE it first or pick another"}],
@@ -197,7 +203,8 @@ class QueryCatalog:
         self._add(st)
 
     def remove(self, st: QueryState) -> None:
-        self._by_name.pop(st.name, None)
+        if self._by_name.get(st.name) is st:  # not a new query of that name
+            del self._by_name[st.name]
         self._by_qid.pop(st.qid, None)
 
     def get(self, name: str) -> QueryState:
@@ -219,10 +226,12 @@ class QueryCatalog:
         return [st.replica for st in self._by_name.values() if not st.closing]
 
     def live(self) -> list[QueryState]:
-        return [st for st in self._by_name.values() if st.live]
+        return [st for st in self.states() if st.live]
 
     def states(self) -> list[QueryState]:
-        return list(self._by_name.values())
+        """Every query in qid order, one being deleted included while its name is taken
+        again (``get`` and ``find`` by name give the newest)."""
+        return sorted(self._by_qid.values(), key=lambda st: st.qid)
 
     def page(self, size: int, token: str | None) -> tuple[list[QueryState], str | None]:
         """Queries sorted by name after the one ``token`` encodes; the next token or None."""

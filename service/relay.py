@@ -91,7 +91,12 @@ class MatchesRelay:
         if not key or not value:
             return
         st = self._catalog.find(key.decode(errors="replace"))
-        if st is None or st.closing or not self._foreign(st, value):
+        if st is None or st.closing:
+            return
+        seq = _first_seq(value)
+        if seq is not None and seq < st.from_seq:  # a deleted query's of the same name
+            return
+        if not self._foreign(st, seq):
             return
         subs = st.subscribers if st.mode == "embeddings" else st.count_subscribers
         targets = [s for s in subs if s.encoding == st.encoding]
@@ -102,15 +107,21 @@ class MatchesRelay:
             sub.offer_many([text])
         self.relayed += 1
 
-    def _foreign(self, st: QueryState, value: bytes) -> bool:
-        """Whether another replica emitted this frame of ``st``."""
+    def _foreign(self, st: QueryState, seq: int | None) -> bool:
+        """Whether another replica emitted this frame of ``st`` (its first ``seq``)."""
         sh = self._sharding
         if sh.mode == "queries":
             return not sh.owns_query(st.replica)
-        try:
-            seq = orjson.loads(value).get("seq")
-        except orjson.JSONDecodeError:
-            return False
-        if isinstance(seq, list):
-            seq = seq[0] if seq else None
-        return isinstance(seq, int) and not sh.owns_seq(seq)
+        return seq is not None and not sh.owns_seq(seq)
+
+
+def _first_seq(value: bytes) -> int | None:
+    """The seq of a frame (of its first row, for a batch frame); None if it has none."""
+    try:
+        body = orjson.loads(value)
+    except orjson.JSONDecodeError:
+        return None
+    seq = body.get("seq") if isinstance(body, dict) else None
+    if isinstance(seq, list):
+        seq = seq[0] if seq else None
+    return seq if isinstance(seq, int) and not isinstance(seq, bool) else None

@@ -21,6 +21,7 @@ from helpers import (
     TRI,
     consume_topic,
     http_client,
+    oracle_deltas,
     read_frames,
     spec,
     wait_processed,
@@ -387,3 +388,48 @@ async def test_queries_are_placed_by_load_or_pin_and_keep_their_replica(
     got = await published(broker, topics, svcs, want)
     assert len(want) > 1000
     assert dict(got) == dict(want), difference(got, want)  # one service's rows, deduplicated
+
+
+async def test_a_name_deleted_and_taken_again_at_once(
+    broker, topics, make_service, tmp_path
+) -> None:
+    """A deletion's control record and a registration of the same name right behind it, read
+    in one poll: the ingest applies the second before the fan-out has removed the first (as
+    a replica may, whichever replica's API took them). The name is taken again at that seq:
+    the two queries' deltas together are every triangle delta of the stream."""
+    from aiokafka import AIOKafkaProducer
+
+    from dcsm.service.replicas import CONTROL_HEADER, register_record, unregister_record
+
+    svcs = [
+        make_service(*FAST, *replica_flags(2, i, "updates"), state_dir=tmp_path / f"r{i}")
+        for i in range(2)
+    ]
+    async with http_client(svcs[0].base_url) as c:
+        assert (await c.post("/api/v1/queries", json=spec(TRI))).status_code == 201
+    stream = powerlaw_stream(200, 1500, seed=7)
+    taken_again = register_record(spec(TRI), "embeddings", "json", False, None, 1.0)
+    control = [(CONTROL_HEADER, b"1")]
+    p = AIOKafkaProducer(bootstrap_servers=broker.bootstrap)
+    await p.start()
+    try:  # one partition, in this order, all at once
+        values = [(v, []) for v in records(stream.slice(0, 700))]
+        values += [(unregister_record("tri"), control), (taken_again, control)]
+        values += [(v, []) for v in records(stream.slice(700, 1500))]
+        sent = [await p.send(topics.updates, v, headers=h) for v, h in values]
+        await asyncio.gather(*sent)
+    finally:
+        await p.stop()
+    await wait_all(svcs, len(stream) - 1)
+    for svc in svcs:
+        async with http_client(svc.base_url) as c:
+            r = await c.get("/api/v1/queries/tri")
+        assert r.status_code == 200, (svc.base_url, r.text)
+        assert r.json()["from_seq"] == 700
+    want = {(s, q, m) for _, s, q, m in oracle_deltas(stream, [(TRI, 0)])}
+    n = len(want)
+    msgs = await consume_topic(broker.bootstrap, topics.matches, 1, 60,
+                               enough=lambda m: len(rows(m)) >= n)  # fmt: skip
+    got = [(r[3], r[2], r[4]) for _, r in rows(msgs) if r[0] == "tri"]
+    assert any(q >= 700 for _, q, _ in got), "the query taken again matches"
+    assert len(got) == len(set(got)) and set(got) == want, "every delta once, none more"

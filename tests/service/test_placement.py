@@ -137,6 +137,25 @@ def test_queries_being_deleted_do_not_count() -> None:
     assert choose_owner(catalog.owners(), 2) == 0
 
 
+def test_a_name_being_deleted_is_free_to_a_control_record() -> None:
+    """Every replica applies a deletion at the same seq, but removes the query only once its
+    own fan-out has the engine's answer: a registration of that name right behind it must
+    not depend on which came first."""
+    catalog = QueryCatalog(16)
+    body = QuerySpec.from_pattern(TRI)
+    old = catalog.reserve(body, "embeddings", "json")
+    with pytest.raises(ServiceError, match="already exists"):
+        catalog.reserve(body, "embeddings", "json", replace_closing=True)
+    old.closing = True
+    with pytest.raises(ServiceError, match="already exists"):  # the HTTP early answer
+        catalog.check_free("tri")
+    new = catalog.reserve(body, "count", "json", replace_closing=True)
+    assert catalog.get("tri") is new and catalog.by_qid(old.qid) is old
+    assert catalog.states() == [old, new], "both, in qid order, until the old one is removed"
+    catalog.remove(old)
+    assert catalog.get("tri") is new and catalog.states() == [new] and len(catalog) == 1
+
+
 def test_the_owner_travels_through_a_checkpoint_file(tmp_path) -> None:
     st = _state("heavy", 4, 1)
     st.pin = 1
