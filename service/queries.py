@@ -229,9 +229,9 @@ class QueryCatalog:
         return [st for st in self.states() if st.live]
 
     def states(self) -> list[QueryState]:
-        """Every query in qid order, one being deleted included while its name is taken
-        again (``get`` and ``find`` by name give the newest)."""
-        return sorted(self._by_qid.values(), key=lambda st: st.qid)
+        """Every query in the order added, one being deleted included while its name is
+        taken again (``get`` and ``find`` by name give the newest)."""
+        return list(self._by_qid.values())
 
     def page(self, size: int, token: str | None) -> tuple[list[QueryState], str | None]:
         """Queries sorted by name after the one ``token`` encodes; the next token or None."""

@@ -151,7 +151,7 @@ def test_a_name_being_deleted_is_free_to_a_control_record() -> None:
         catalog.check_free("tri")
     new = catalog.reserve(body, "count", "json", replace_closing=True)
     assert catalog.get("tri") is new and catalog.by_qid(old.qid) is old
-    assert catalog.states() == [old, new], "both, in qid order, until the old one is removed"
+    assert catalog.states() == [old, new], "both, until the old one is removed"
     catalog.remove(old)
     assert catalog.get("tri") is new and catalog.states() == [new] and len(catalog) == 1
 
