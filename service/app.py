@@ -366,6 +366,7 @@ class Service:
             await self.output.start()
             self._tasks.append(asyncio.create_task(self._watch_output(), name="dcsm-output-watch"))
         await self.fanout.start()
+        self._tasks.append(asyncio.create_task(self._watch_fanout(), name="dcsm-fanout-watch"))
         if self.relay is not None:
             await self.relay.start()
         await self._replay_update_log()
@@ -458,6 +459,16 @@ class Service:
             f"kafka output lost {self.output.failures} record(s) "
             f"({self.output.lost_reason}); stopping without a checkpoint so that a restart "
             "sends them again"
+        )
+
+    async def _watch_fanout(self) -> None:
+        """An event raised in the fan-out (a bug, or an origin that could not be settled:
+        the idempotency store, a dead letter): exit the same way, so that no checkpoint
+        passes the frames it may not have sent."""
+        await self.fanout.failed.wait()
+        await self._halt(
+            f"{self.fanout.failure}; stopping without a checkpoint so that a restart "
+            "replays from the last one"
         )
 
     async def _halt(self, reason: str) -> None:

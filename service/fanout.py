@@ -111,6 +111,8 @@ class Fanout:
         self._backfilling = 0  # queries whose backfill runs beside the stream
         self._idle = asyncio.Event()
         self._idle.set()
+        self.failed = asyncio.Event()  # set when an event raised: no later one is handled
+        self.failure = ""
 
     async def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name="dcsm-fanout")
@@ -131,8 +133,14 @@ class Fanout:
                 await self.handle(event)
             except asyncio.CancelledError:
                 raise
-            except Exception:
-                log.exception("fan-out failed on %s; continuing", type(event).__name__)
+            except Exception as exc:
+                # Its frames may be half out and its origins unsettled: going on would let a
+                # checkpoint pass them. Stop here; the service halts (``failed``) and its
+                # restart replays from the last checkpoint, under the same ids.
+                log.exception("fan-out failed on %s; it stops", type(event).__name__)
+                self.failure = f"fan-out failed on {type(event).__name__}: {exc!r}"
+                self.failed.set()
+                return
             finally:
                 if self._event_done is not None:
                     self._event_done()

@@ -92,3 +92,34 @@ async def test_ids_are_the_same_when_the_same_update_is_replayed() -> None:
         frames = [json.loads(await sub.next() or "") for _ in range(3)]
         ids.append([(f["id"], f["arrival_ts"]) for f in frames])
     assert ids[0] == ids[1]
+
+
+class FailingOrigin(Origin):
+    async def settle(self, seq: np.ndarray, outcome: np.ndarray) -> None:
+        raise OSError("no space left on device")  # e.g. the idempotency store's write
+
+
+async def test_an_event_that_raises_stops_the_fanout() -> None:
+    """Going on past a half-handled event would let a checkpoint pass rows never sent: the
+    fan-out stops there and says why (the service halts on ``failed``), handling nothing
+    after it."""
+    catalog = QueryCatalog(100)
+    st = catalog.reserve(SPEC, "embeddings", "json")
+    st.live, st.from_seq = True, 0
+    sub = Subscriber(100)
+    st.subscribers.add(sub)
+    seq = Sequencer(lambda cmd: None, 10, 100)
+    events: asyncio.Queue[Event] = asyncio.Queue()
+    done: list[int] = []
+    fanout = Fanout(events, catalog, seq, Metrics(), None, event_done=lambda: done.append(1))
+    batch, res = batch_result(4)
+    log: list[str] = []
+    events.put_nowait(Applied(batch, res, [Slice(0, 4, FailingOrigin(log, "a", sub))], np.ones(4)))
+    events.put_nowait(Applied(batch, res, [Slice(0, 4, Origin(log, "b", sub))], np.ones(4)))
+    await fanout.start()
+    await asyncio.wait_for(fanout.failed.wait(), 5)
+    await asyncio.sleep(0.05)
+    assert fanout.failure == "fan-out failed on Applied: OSError('no space left on device')"
+    assert log == [] and events.qsize() == 1, "the next event is left alone"
+    assert done == [1] and fanout.processed_seq == 9
+    await fanout.stop()
