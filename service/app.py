@@ -57,7 +57,7 @@ from .codec import decode_record, encode_binary
 from .durable import QueryLog, RecordLog
 from .engine_worker import CPU_BATCH_UPDATES, EngineWorker
 from .errors import NotReady, QueryNotFound
-from .fanout import Fanout
+from .fanout import Fanout, FanoutFailed
 from .frames import Encoding
 from .idempotency import RECORD_HEADER as IDEMPOTENCY_HEADER
 from .idempotency import IdempotencyStore, updates_answer
@@ -370,6 +370,8 @@ class Service:
         if self.relay is not None:
             await self.relay.start()
         await self._replay_update_log()
+        if self.fatal is not None:  # halted while replaying (the fan-out failed)
+            return
         self.accepting = True
         if self.ingest is not None:
             await self.ingest.start()
@@ -517,10 +519,18 @@ class Service:
             raise NotReady(self.fatal or ("draining" if self.ready else "the engine is starting"))
 
     async def barrier(self) -> None:
-        """Wait until everything submitted so far is fanned out."""
+        """Wait until everything submitted so far is fanned out; :class:`FanoutFailed` if
+        the fan-out stopped on a failure meanwhile (it never gets there)."""
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.sequencer.submit_barrier(fut)
-        await fut
+        failed: asyncio.Future[Any] = asyncio.ensure_future(self.fanout.failed.wait())
+        try:
+            await asyncio.wait([fut, failed], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            failed.cancel()
+        if not fut.done():
+            raise FanoutFailed(self.fanout.failure)
+        fut.result()
 
     async def drain(self) -> None:
         """Idempotent: stop consuming, refuse new HTTP input, finish everything admitted,
@@ -544,7 +554,8 @@ class Service:
                 "drain timed out after %.0fs; no final checkpoint (the last one stands)", limit
             )
             return
-        except OutputLost as exc:
+        except (OutputLost, FanoutFailed) as exc:
+            self.fatal = str(exc)
             log.error("drain: %s; no final checkpoint (the last one stands)", exc)
             return
         deadline = time.time() + WEBSOCKET_FLUSH_S

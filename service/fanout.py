@@ -9,7 +9,9 @@ poll dead-letters its rejected updates and marks its offsets done. Only then is 
 room in the sequencer released, so the admission bound covers the whole pipeline.
 
 The fan-out is the single consumer of the events queue, so per-query order holds end to end.
-A failure while handling one event is logged and does not stop the loop.
+A failure while handling one event stops it there (:attr:`Fanout.failed`; the events after
+it are taken off the queue unhandled, so the engine thread is not left waiting for room) and
+the service halts without a checkpoint: going on would let one pass rows never sent.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from dcsm.errors import DcsmError
 from dcsm.model import OP_INSERT, OUTCOME_NAMES, UpdateBatch
 
 from .frames import (
@@ -44,6 +47,7 @@ from .messages import (
     BarrierReached,
     ControlFailed,
     Event,
+    Export,
     Exported,
     Register,
     Registered,
@@ -60,6 +64,10 @@ log = logging.getLogger("dcsm.service.fanout")
 
 PUBLISH_CHUNK_FRAMES = 1024
 Encoder = Callable[[Encoding], tuple[list[str], list[str] | None]]
+
+
+class FanoutFailed(DcsmError):
+    """The fan-out stopped on an event that raised (:attr:`Fanout.failure` says which)."""
 
 
 def _resolve(fut: asyncio.Future | None, value: Any = None) -> None:
@@ -140,7 +148,7 @@ class Fanout:
                 log.exception("fan-out failed on %s; it stops", type(event).__name__)
                 self.failure = f"fan-out failed on {type(event).__name__}: {exc!r}"
                 self.failed.set()
-                return
+                break
             finally:
                 if self._event_done is not None:
                     self._event_done()
@@ -148,6 +156,10 @@ class Fanout:
             # of events would hold the loop, starving ingest (the engine then idles) and the
             # HTTP API alike.
             await asyncio.sleep(0)
+        while True:  # failed: nothing more is handled, but the engine gets its room back
+            await self._events.get()
+            if self._event_done is not None:
+                self._event_done()
 
     async def handle(self, event: Event) -> None:
         """One event, completely (frames out, origins settled, replies resolved)."""
@@ -177,11 +189,15 @@ class Fanout:
                     await part.origin.fail(event.error)
             self._sequencer.release(sum(len(p.batch) for p in event.parts))
         elif isinstance(event, ControlFailed):
-            if isinstance(event.cmd, Register):
-                st = self._catalog.by_qid(event.cmd.qid)
-                if st is not None:
-                    self._catalog.remove(st)
-            _reject(event.cmd.reply, event.error)
+            cmd = event.cmd
+            st = self._catalog.by_qid(cmd.qid) if not isinstance(cmd, Export) else None
+            if st is not None and isinstance(cmd, Register):
+                self._catalog.remove(st)
+            elif st is not None:
+                # A deletion: done all the same (its name may be taken again already), and
+                # whatever the engine still matches for it has no query to go to.
+                self._forget(st)
+            _reject(cmd.reply, event.error)
 
     # -- applied batches -----------------------------------------------------------------
 
@@ -487,8 +503,12 @@ class Fanout:
             _resolve(cmd.reply, {})
             return
         final = st.stats.as_dict()
+        self._forget(st)
+        _resolve(cmd.reply, final)
+
+    def _forget(self, st: QueryState) -> None:
+        """A deleted query out of the catalog, its subscribers told, its metrics gone."""
         for sub in st.all_subscribers():
             sub.close(end_frame("query deleted"))
         self._catalog.remove(st)
         self._metrics.forget_query(st.name)
-        _resolve(cmd.reply, final)

@@ -145,13 +145,8 @@ class KafkaOutput:
                         continue
                     by_partition.setdefault(part, []).append((key, frames))
                 for part, queries in by_partition.items():
-                    n = sum(len(frames) for _, frames in queries)
-                    try:
-                        await self._send(part, queries)
-                    except Exception as exc:  # lost: the service stops (module docstring)
-                        self._sent(n, exc)
-                        continue
-                    self._sent(n)
+                    await self._send(part, queries)
+                    self._sent(sum(len(frames) for _, frames in queries))
             self._idle.set()
 
     def _sent(self, frames: int, error: BaseException | None = None) -> None:
@@ -174,18 +169,24 @@ class KafkaOutput:
         self, part: int, queries: list[tuple[str, list[tuple[str, str | None]]]]
     ) -> None:
         """The frames of ``queries`` ((key, frames) in turn) as record batches on ``part``:
-        as few as the batch size allows (a first record always fits)."""
-        batch = self._producer.create_batch()
-        for key, frames in queries:
-            k = key.encode()
-            for text, fid in frames:
-                value = text.encode()
-                headers = [("id", fid.encode())] if fid is not None else []
-                if batch.append(key=k, value=value, timestamp=None, headers=headers) is None:
-                    await self._send_batch(batch, part)  # the batch is full
-                    batch = self._producer.create_batch()
-                    batch.append(key=k, value=value, timestamp=None, headers=headers)
-        await self._send_batch(batch, part)
+        as few as the batch size allows (a first record always fits). Those the producer
+        did not take count as lost (module docstring); those it took are its to deliver."""
+        handed = 0
+        try:
+            batch = self._producer.create_batch()
+            for key, frames in queries:
+                k = key.encode()
+                for text, fid in frames:
+                    value = text.encode()
+                    headers = [("id", fid.encode())] if fid is not None else []
+                    if batch.append(key=k, value=value, timestamp=None, headers=headers) is None:
+                        await self._send_batch(batch, part)  # the batch is full
+                        handed += batch.record_count()
+                        batch = self._producer.create_batch()
+                        batch.append(key=k, value=value, timestamp=None, headers=headers)
+            await self._send_batch(batch, part)
+        except Exception as exc:
+            self._lose(sum(len(frames) for _, frames in queries) - handed, exc)
 
     async def _send_batch(self, batch: Any, partition: int) -> None:
         fut = await self._producer.send_batch(batch, self.matches_topic, partition=partition)

@@ -160,7 +160,7 @@ class QueryCatalog:
         self._next_qid = 0
 
     def __len__(self) -> int:
-        return len(self._by_name)
+        return len(self._by_qid)
 
     def reserve(
         self,

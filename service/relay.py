@@ -7,7 +7,8 @@ replica owns (its stored owner, ``QueryState.replica``); in shard mode ``updates
 frame whose (first) seq is not in its share (a frame holds the rows of one replica's seqs
 only, backfill included). It offers them to the query's own-kind subscribers (and the
 pending queue of the first one) whose encoding is the query's topic encoding: a relayed
-frame exists in that encoding only.
+frame exists in that encoding only. A frame whose seq is below the query's ``from_seq`` is an
+earlier query's of the same name (deleted, its name taken again) and is not relayed.
 
 The consumer reads from the topic's end at start, with no group (nothing to commit): like
 the fan-out's own frames, relayed frames are live, not replayed.
@@ -91,12 +92,7 @@ class MatchesRelay:
         if not key or not value:
             return
         st = self._catalog.find(key.decode(errors="replace"))
-        if st is None or st.closing:
-            return
-        seq = _first_seq(value)
-        if seq is not None and seq < st.from_seq:  # a deleted query's of the same name
-            return
-        if not self._foreign(st, seq):
+        if st is None or st.closing or not self._foreign(st, value):
             return
         subs = st.subscribers if st.mode == "embeddings" else st.count_subscribers
         targets = [s for s in subs if s.encoding == st.encoding]
@@ -107,12 +103,16 @@ class MatchesRelay:
             sub.offer_many([text])
         self.relayed += 1
 
-    def _foreign(self, st: QueryState, seq: int | None) -> bool:
-        """Whether another replica emitted this frame of ``st`` (its first ``seq``)."""
+    def _foreign(self, st: QueryState, value: bytes) -> bool:
+        """Whether another replica emitted this frame of ``st`` (not one of an earlier,
+        deleted query of that name: its seq is below ``st.from_seq``)."""
         sh = self._sharding
-        if sh.mode == "queries":
-            return not sh.owns_query(st.replica)
-        return seq is not None and not sh.owns_seq(seq)
+        if sh.mode == "queries" and sh.owns_query(st.replica):
+            return False  # parsed only when it may be another's
+        seq = _first_seq(value)
+        if seq is None:
+            return sh.mode == "queries"
+        return seq >= st.from_seq and (sh.mode == "queries" or not sh.owns_seq(seq))
 
 
 def _first_seq(value: bytes) -> int | None:

@@ -58,3 +58,40 @@ async def test_many_queries_go_out_in_one_batch_a_partition(broker, topics, part
     assert len(used) == min(partitions, 40)
     # 5 rounds of 40 queries: a batch a partition a round at most (a batch a query: 200).
     assert set(batches) == used and len(batches) <= 5 * len(used), batches
+
+
+async def test_a_batch_the_producer_refuses_is_counted_lost_and_no_more(broker, topics):
+    """The producer refuses one partition's batch (as aiokafka does when a partition's queue
+    stays full past the request timeout): exactly that batch's frames count as lost, the
+    buffer empties, ``flush`` raises, and the other partition's frames arrive."""
+    from aiokafka.errors import KafkaTimeoutError
+
+    from dcsm.service.outputs import OutputLost
+
+    await ensure_topics(broker.bootstrap, [topics.matches], 2)
+    out = KafkaOutput(broker.bootstrap, topics.matches, topics.dead_letter, acks="1")
+    await out.start()
+    send_batch = out._producer.send_batch
+    refused: list[int] = []
+
+    async def refuse_partition_1(batch, topic, *, partition):
+        if partition == 1:
+            refused.append(batch.record_count())
+            raise KafkaTimeoutError()
+        return await send_batch(batch, topic, partition=partition)
+
+    out._producer.send_batch = refuse_partition_1
+    names = [f"q{q}" for q in range(8)]
+    try:
+        for name in names:
+            await out.send_frames(name, [json.dumps({"query": name, "id": str(j)}) for j in
+                                         range(25)], [str(j) for j in range(25)])  # fmt: skip
+        with pytest.raises(OutputLost, match="record"):
+            await out.flush()
+        assert out.lost.is_set() and out.buffered == 0
+    finally:
+        await out.stop()
+    msgs = await consume_topic(broker.bootstrap, topics.matches, 1, 30)
+    on_0 = {json.loads(m.value)["query"] for m in msgs}
+    assert refused and out.failures == sum(refused) == 25 * (len(names) - len(on_0))
+    assert len(msgs) == 25 * len(on_0) and {m.partition for m in msgs} == {0}

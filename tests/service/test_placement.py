@@ -5,6 +5,8 @@ functions, a checkpoint file, and one HTTP-only service for the API's answers.""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from helpers import TRI, http_client, spec
@@ -15,6 +17,7 @@ from dcsm.schemas import QuerySpec
 from dcsm.service.checkpoint import Checkpoint
 from dcsm.service.errors import ServiceError
 from dcsm.service.queries import QueryCatalog, QueryState
+from dcsm.service.relay import MatchesRelay
 from dcsm.service.replicas import (
     Sharding,
     choose_owner,
@@ -22,6 +25,7 @@ from dcsm.service.replicas import (
     place_in_order,
     register_record,
 )
+from dcsm.service.subscribers import Subscriber
 
 
 def test_least_loaded_lowest_index_on_ties() -> None:
@@ -199,3 +203,23 @@ async def test_a_single_service_takes_pin_0_only(service: ServiceProcess) -> Non
         assert r.json()["replica"] == 0 and r.json()["pinned"] is False
         items = (await c.get("/api/v1/queries")).json()["items"]
     assert [(q["name"], q["replica"]) for q in items] == [("free", 0), ("here", 0)]
+
+
+@pytest.mark.parametrize("mode", ["queries", "updates"])
+async def test_the_relay_offers_a_name_taken_again_only_its_own_frames(mode: str) -> None:
+    """Frames of a deleted query still on the topic (seq below the new one's from_seq) are
+    not offered to the subscribers of the query that took its name."""
+    catalog = QueryCatalog(16)
+    body = QuerySpec.from_pattern(TRI)
+    old = catalog.reserve(body, "embeddings", "json")
+    old.closing = True
+    new = catalog.reserve(body, "embeddings", "json", replace_closing=True)
+    new.live, new.from_seq, new.replica = True, 100, 1  # another replica's (mode queries)
+    sub = Subscriber(16)
+    new.subscribers.add(sub)
+    relay = MatchesRelay("127.0.0.1:9", "matches", catalog, Sharding(2, 0, mode))
+    for seq in (97, 99, 101, 103):  # odd: replica 1's share in mode updates
+        relay._offer(b"tri", json.dumps({"query": "tri", "seq": seq, "id": str(seq)}).encode())
+    relay._offer(b"tri", json.dumps({"type": "deltas", "seq": [105, 107]}).encode())
+    got = [json.loads(await sub.next() or "")["seq"] for _ in range(len(sub))]
+    assert got == [101, 103, [105, 107]] and relay.relayed == 3
