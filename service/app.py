@@ -48,7 +48,7 @@ import numpy as np
 from dcsm.errors import DcsmError
 from dcsm.gpu_options import engine_options
 from dcsm.graphio import read_graph
-from dcsm.model import Graph, UpdateBatch
+from dcsm.model import Graph, Pattern, UpdateBatch
 from dcsm.schemas import QuerySpec
 
 from .checkpoint import Checkpoint, CheckpointError, reset_state
@@ -704,31 +704,39 @@ class Service:
         finally:
             self._control_waiters.pop(request, None)
 
-    def _apply_control(self, value: bytes, request: str | None) -> None:
+    def _apply_control(self, value: bytes, request: str | None) -> str | None:
         """The ingest read a control record: apply it at the next seq (synchronously, so
         it falls exactly between the updates of the records around it). A record every
-        replica refuses alike (a taken name, an unknown one) changes nothing."""
+        replica refuses alike (a taken name, an unknown one) changes nothing. Returns why
+        the record is malformed (not one this service writes: a dead letter), else None."""
         waiter = self._control_waiters.get(request) if request else None
         reply = asyncio.get_running_loop().create_future() if waiter is not None else None
         try:
             body = parse_control(value)
-            if body["op"] == "register":
-                st = self._register_now(body, reply)
-            else:
-                st = self._unregister_now(str(body["name"]), reply)
+            spec = QuerySpec.model_validate(body["spec"]) if body["op"] == "register" else None
+            pattern = spec.to_pattern() if spec is not None else None
         except Exception as exc:
-            if waiter is not None and not waiter.done():
-                waiter.set_exception(exc)
+            error = ValueError(f"malformed control record: {exc}")
+            _refuse_control(waiter, error)
+            return str(error)
+        try:
+            if spec is not None and pattern is not None:
+                st = self._register_now(body, spec, pattern, reply)
             else:
-                log.warning("control record not applied: %s", exc)
-            return
+                st = self._unregister_now(body["name"], reply)
+        except Exception as exc:
+            _refuse_control(waiter, exc)
+            return None
         if waiter is not None and not waiter.done():
             waiter.set_result((st, reply))
+        return None
 
-    def _register_now(self, body: dict[str, Any], reply: asyncio.Future | None) -> QueryState:
-        """Apply a registration's control record; its owner is decided here, from the
-        catalog every replica holds alike at this point (service/replicas.py)."""
-        spec = QuerySpec.model_validate(body["spec"])
+    def _register_now(
+        self, body: dict[str, Any], spec: QuerySpec, pattern: Pattern, reply: asyncio.Future | None
+    ) -> QueryState:
+        """Apply a registration's control record (``body``, checked by ``parse_control``,
+        its ``spec`` and ``pattern``); its owner is decided here, from the catalog every
+        replica holds alike at this point (service/replicas.py)."""
         mode, max_deltas = body["mode"], body.get("max_deltas")
         pin = pin_of(body, "replica")
         owner = self.sharding.place(self.catalog.owners(), pin)
@@ -740,7 +748,7 @@ class Service:
         slot = self.sequencer.reserve()
         st.from_seq = slot.seq
         cmd = Register(
-            st.qid, spec.to_pattern(), st.from_seq, mode == "count", bool(body["backfill"]),
+            st.qid, pattern, st.from_seq, mode == "count", body["backfill"],
             reply, max_deltas=max_deltas, remote=not self.sharding.owns_query(st.replica),
             logged=False,
         )  # fmt: skip
@@ -856,6 +864,15 @@ async def ensure_topics(
                 pass
     finally:
         await admin.close()
+
+
+def _refuse_control(waiter: asyncio.Future | None, error: BaseException) -> None:
+    """A control record not applied: the error to the request waiting for it, if this
+    replica took that request, else a log line (the replica that did answers it)."""
+    if waiter is not None and not waiter.done():
+        waiter.set_exception(error)
+    else:
+        log.warning("control record not applied: %s", error)
 
 
 async def _bounded(what: str, step: Awaitable[None]) -> None:

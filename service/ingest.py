@@ -143,7 +143,7 @@ class KafkaIngest:
         on_caught_up: Callable[[], None] | None = None,
         on_offset_reset: str = "stop",
         on_input_error: Callable[[str], None] | None = None,
-        on_control: Callable[[bytes, str | None], None] | None = None,
+        on_control: Callable[[bytes, str | None], str | None] | None = None,
         publish_dead_letters: bool = True,
     ) -> None:
         """``client_options``: security arguments of the consumer (service/kafka_security.py).
@@ -153,7 +153,9 @@ class KafkaIngest:
         ``on_input_error(reason)``: called once the ``stop`` policy stopped consuming.
         ``on_control(value, request)``: applies a control record (header ``dcsm-control``: a
         registration or deletion, service/replicas.py) at the current seq, after the updates
-        of the records before it; without it, control records are dead letters.
+        of the records before it, and returns why it is malformed (it becomes a dead letter,
+        reason ``malformed_control``) or None; without it, control records are dead
+        letters.
         ``publish_dead_letters``: False on all replicas but one (they would publish the same
         dead letters N times); they are counted all the same."""
         self._bootstrap = bootstrap
@@ -404,7 +406,11 @@ class KafkaIngest:
                         control = True
                 if control and self._on_control is not None:
                     flush()
-                    self._on_control(msg.value or b"", request)
+                    bad = self._on_control(msg.value or b"", request)
+                    if bad is not None:
+                        rec = _Record(tp.partition, msg.offset, msg.value or b"",
+                                      np.empty(0, np.int32), pos, pos, request)  # fmt: skip
+                        await self.dead_letter(rec, "malformed_control", bad, None)
                     self._sequencer.advance(self.source, tp.partition, msg.offset + 1)
                     continue
                 dec = decode_record(msg.value, self._max_record_updates)

@@ -203,8 +203,27 @@ def unregister_record(name: str) -> bytes:
 
 
 def parse_control(value: bytes) -> dict[str, Any]:
-    """A control record's body; ValueError if it is not a JSON object with a known op."""
+    """A control record's body; ValueError unless it is a JSON object with a known op and
+    the fields :func:`register_record` or :func:`unregister_record` write, of their types
+    (the query spec itself is the caller's to validate)."""
     body = json.loads(value)
     if not isinstance(body, dict) or body.get("op") not in ("register", "unregister"):
         raise ValueError("a control record is a JSON object with op register or unregister")
+    if body["op"] == "unregister":
+        if not isinstance(body.get("name"), str):
+            raise ValueError("a deletion's control record names the query (a string)")
+        return body
+    checks = {
+        "spec": isinstance(body.get("spec"), dict),
+        "mode": body.get("mode") in ("embeddings", "count"),
+        "encoding": body.get("encoding") in ("json", "batch"),
+        "backfill": isinstance(body.get("backfill"), bool),
+        "created_at": isinstance(body.get("created_at"), int | float)
+        and not isinstance(body.get("created_at"), bool),
+        "max_deltas": body.get("max_deltas") is None
+        or (type(body.get("max_deltas")) is int and body["max_deltas"] > 0),
+    }
+    bad = [k for k, ok in checks.items() if not ok]
+    if bad:
+        raise ValueError(f"a registration's control record with invalid {', '.join(bad)}")
     return body

@@ -224,3 +224,47 @@ async def test_http_and_kafka_share_one_sequence(broker, topics, make_service) -
     expected = oracle_deltas(merged, [(TRI, 0)])
     records = await consume_topic(broker.bootstrap, topics.matches, len(expected), 30)
     assert topic_deltas(records)[0] == expected
+
+
+async def test_malformed_control_records_are_dead_letters(broker, topics, make_service) -> None:
+    """Records with the control header that this service never writes (not JSON, an unknown
+    op, a registration with a bad field or an invalid spec, a deletion without a name) go to
+    the dead letters (reason malformed_control) and change nothing; a well-formed one
+    between them registers its query, and the stream flows on."""
+    from dcsm.service.replicas import CONTROL_HEADER, register_record
+
+    good = register_record(spec(TRI), "count", "json", False, None, 1.0)
+    bad = [
+        b"\x00not json",
+        json.dumps({"op": "drop", "name": "tri"}).encode(),
+        json.dumps({"op": "unregister"}).encode(),
+        register_record(spec(TRI), "bogus", "json", False, None, 1.0),
+        register_record(spec(TRI), "count", "json", "yes", None, 1.0),  # type: ignore[arg-type]
+        register_record(
+            {"name": "x", "vertices": [], "edges": []}, "count", "json", False, None, 1.0
+        ),  # fmt: skip
+    ]
+    stream = powerlaw_stream(60, 400, seed=5)
+    svc = make_service()
+    p = AIOKafkaProducer(bootstrap_servers=broker.bootstrap)
+    await p.start()
+    try:
+        control = [(CONTROL_HEADER, b"1")]
+        sent = [await p.send(topics.updates, v, headers=control) for v in [*bad[:3], good]]
+        sent += [await p.send(topics.updates, v, headers=control) for v in bad[3:]]
+        sent.append(await p.send(topics.updates, encode_binary(stream)))
+        await asyncio.gather(*sent)
+    finally:
+        await p.stop()
+    async with http_client(svc.base_url) as c:
+        await wait_processed(c, len(stream) - 1, 60)
+        listed = [q["name"] for q in (await c.get("/api/v1/queries")).json()["items"]]
+        metrics = (await c.get("/metrics")).text
+        assert (await c.get("/readyz")).status_code == 200
+    assert listed == ["tri"]
+    letters = await consume_topic(broker.bootstrap, topics.dead_letter, len(bad), 30)
+    assert sorted(r.value for r in letters) == sorted(bad)
+    for r in letters:
+        h = dict(r.headers)
+        assert h["reason"] == b"malformed_control" and b"malformed control record" in h["error"]
+    assert metric_value(metrics, "dcsm_dead_letters_total", reason="malformed_control") == 6
