@@ -189,7 +189,24 @@ class KafkaOutput:
             self._lose(sum(len(frames) for _, frames in queries) - handed, exc)
 
     async def _send_batch(self, batch: Any, partition: int) -> None:
-        fut = await self._producer.send_batch(batch, self.matches_topic, partition=partition)
+        """Hand ``batch`` to the producer, waiting up to ``request_timeout_ms`` for room on
+        the partition. aiokafka's own wait (``add_batch``) subtracts the time since it began
+        once per turn, so under broker retries it gives up well before its timeout; it
+        raises before queuing anything, so asking again is safe."""
+        from aiokafka.errors import KafkaTimeoutError
+
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._request_timeout_ms / 1000
+        while True:
+            try:
+                fut = await self._producer.send_batch(
+                    batch, self.matches_topic, partition=partition
+                )
+                break
+            except KafkaTimeoutError:
+                if loop.time() >= deadline:
+                    raise
+                await asyncio.sleep(0.01)
         fut.add_done_callback(self._check)
 
     async def dead_letter(
