@@ -714,14 +714,14 @@ class Service:
         try:
             body = parse_control(value)
             spec = QuerySpec.model_validate(body["spec"]) if body["op"] == "register" else None
-            pattern = spec.to_pattern() if spec is not None else None
+            registers = (spec, spec.to_pattern()) if spec is not None else None
         except Exception as exc:
             error = ValueError(f"malformed control record: {exc}")
             _refuse_control(waiter, error)
             return str(error)
         try:
-            if spec is not None and pattern is not None:
-                st = self._register_now(body, spec, pattern, reply)
+            if registers is not None:
+                st = self._register_now(body, *registers, reply)
             else:
                 st = self._unregister_now(body["name"], reply)
         except Exception as exc:

@@ -190,7 +190,7 @@ class Fanout:
             self._sequencer.release(sum(len(p.batch) for p in event.parts))
         elif isinstance(event, ControlFailed):
             cmd = event.cmd
-            st = self._catalog.by_qid(cmd.qid) if not isinstance(cmd, Export) else None
+            st = None if isinstance(cmd, Export) else self._catalog.by_qid(cmd.qid)
             if st is not None and isinstance(cmd, Register):
                 self._catalog.remove(st)
             elif st is not None:

@@ -141,7 +141,8 @@ class KafkaOutput:
                     try:
                         part = await self._partition_of(key)
                     except Exception as exc:  # no metadata: lost (module docstring)
-                        self._sent(len(frames), exc)
+                        self._lose(len(frames), exc)
+                        self._sent(len(frames))
                         continue
                     by_partition.setdefault(part, []).append((key, frames))
                 for part, queries in by_partition.items():
@@ -149,10 +150,8 @@ class KafkaOutput:
                     self._sent(sum(len(frames) for _, frames in queries))
             self._idle.set()
 
-    def _sent(self, frames: int, error: BaseException | None = None) -> None:
-        """``frames`` left the buffer: handed to the producer, or lost with ``error``."""
-        if error is not None:
-            self._lose(frames, error)
+    def _sent(self, frames: int) -> None:
+        """``frames`` left the buffer (handed to the producer, or counted lost)."""
         self._buffered -= frames
         self._room.set()
 

@@ -34,6 +34,7 @@ import numpy as np
 from dcsm.engine import BatchResult
 
 from .errors import ServiceError
+from .frames import ENCODINGS
 
 CONTROL_HEADER = "dcsm-control"
 
@@ -216,7 +217,7 @@ def parse_control(value: bytes) -> dict[str, Any]:
     checks = {
         "spec": isinstance(body.get("spec"), dict),
         "mode": body.get("mode") in ("embeddings", "count"),
-        "encoding": body.get("encoding") in ("json", "batch"),
+        "encoding": body.get("encoding") in ENCODINGS,
         "backfill": isinstance(body.get("backfill"), bool),
         "created_at": isinstance(body.get("created_at"), int | float)
         and not isinstance(body.get("created_at"), bool),
