@@ -579,9 +579,17 @@ def main() -> None:
         "--repeat", type=int, default=5,
         help="search time: a row's seconds are the median of this many timed applies",
     )  # fmt: skip
+    ap.add_argument(
+        "--piece", type=int, default=0,
+        help="updates the host sends at a time (0: the engine's rule, gpu.engine.piece_size)",
+    )  # fmt: skip
     add_engine_flag(ap, "n_updaters=7")
     args = ap.parse_args()
     ENGINE_OPTIONS.update(args.engine)
+    if args.piece:
+        import dcsm.gpu.engine as ge
+
+        ge._PIECE = ge._PIECE_MAX = args.piece
     args.out.mkdir(parents=True, exist_ok=True)
     rf_repeat = args.repeat if args.rapidflow_repeat is None else args.rapidflow_repeat
     report = Report(args.out, args.rapidflow_limit, rf_repeat)

@@ -1019,11 +1019,11 @@ class GpuEngine(Engine):
             self._ring.flush()
             whole = admitted == hi - lo
             room = None
-            if whole and not paced and not self._slots.pending:
+            if whole and not paced and not self._slots.due_by(int(batch.seq[hi - 1])):
                 room = self._ring.room(hi - lo)
             if room is not None:
                 # The piece's records are written into the ring itself (no array between,
-                # no copy): a whole piece, no control record to merge, not paced.
+                # no copy): a whole piece, no control record due within it, not paced.
                 first, rest = room
                 self._encode(first, batch, slice(lo, lo + len(first)), a, b, known)
                 if len(rest):
@@ -1038,7 +1038,7 @@ class GpuEngine(Engine):
                 tau0 = self._next_tau
                 self._next_tau += admitted
                 col.add_sent(sent)
-                if self._slots.pending:
+                if self._slots.due_by(int(batch.seq[hi - 1])):
                     recs = self._slots.with_controls(recs, batch.seq[sent], tau0)
                 # Control records carry arrival 0 and are due at once.
                 due = np.maximum.accumulate(recs["arrival_ns"]) if paced else None

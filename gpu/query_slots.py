@@ -74,6 +74,12 @@ class QuerySlots:
         """Whether control records wait for the update they go before."""
         return bool(self._pending)
 
+    def due_by(self, seq: int) -> bool:
+        """Whether a waiting control record goes before an update of ``seq`` or less (a
+        piece of updates up to ``seq`` must then carry it; one dated later, such as the
+        unregistration of a query registered for one apply, waits for a later piece)."""
+        return bool(self._pending) and self._pending[0][0] <= seq
+
     def with_controls(self, recs: np.ndarray, seqs: np.ndarray, tau0: int) -> np.ndarray:
         """``recs`` (input records of updates with ``seqs``, taking taus from ``tau0``) with
         the pending control records inserted before the first update they affect."""

@@ -46,12 +46,16 @@ def test_controls_wait_for_their_update_and_keep_their_order() -> None:
     s.queue_control(50, L.REC_REGISTER, b, 0, 6)
     s.queue_control(10, L.REC_REGISTER, a, 1, 6)
     s.queue_control(50, L.REC_UNREGISTER, s.release(1), 0, 0)  # after query 2's register
+    # A piece of updates up to seq 9 carries none of them (the engine then writes it
+    # straight into the ring); one that reaches seq 10 carries the first.
+    assert not s.due_by(9) and s.due_by(10)
     seqs = np.array([5, 10, 11])
     recs = s.with_controls(updates([5, 10, 11]), seqs, tau0=1)
     assert recs["kind"].tolist() == [L.REC_INSERT, L.REC_REGISTER, L.REC_INSERT, L.REC_INSERT]
     assert int(recs["a"][1]) == a  # the slot rides in the record's first field
     # Nothing for seq 50 yet: a piece without it leaves both controls waiting.
     assert len(s.with_controls(updates([20]), np.array([20]), tau0=4)) == 1
+    assert s.pending and not s.due_by(49) and s.due_by(50)
     recs = s.with_controls(updates([60, 61]), np.array([60, 61]), tau0=5)
     assert recs["kind"].tolist() == [L.REC_REGISTER, L.REC_UNREGISTER, L.REC_INSERT, L.REC_INSERT]
     assert recs["a"][:2].tolist() == [b, a]

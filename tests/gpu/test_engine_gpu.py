@@ -310,6 +310,31 @@ def test_register_and_unregister_at_exact_seq() -> None:
     assert seqs[seqs[:, 1] == 0, 0].max() < 411
 
 
+def test_controls_dated_past_an_apply_wait_for_a_later_one() -> None:
+    """A registration and an unregistration dated past the next apply wait while that
+    apply's pieces go straight into the ring (none is due within them), then go in before
+    their updates in the apply after: every delta equals the CPU engine's."""
+    rng = np.random.default_rng(5)
+    g = random_graph(rng, nv=60, ne=300)
+    stream = random_stream(rng, g, 900)
+
+    def scenario(engine):  # type: ignore[no-untyped-def]
+        engine.load_graph(g)
+        engine.register(0, TRIANGLE, from_seq=0)
+        engine.register(1, SQUARE, from_seq=0)
+        out = [engine.apply(stream.slice(0, 300))]
+        engine.unregister(1, from_seq=650)
+        engine.register(2, TRIANGLE, from_seq=700)
+        out += [engine.apply(stream.slice(300, 600)), engine.apply(stream.slice(600, 900))]
+        engine.close()
+        return out
+
+    got = scenario(GpuEngine(check=True, **SMALL))
+    assert_same(got, scenario(CpuEngine()))
+    seqs = canonical(got)["deltas"]
+    assert seqs[seqs[:, 1] == 1, 0].max() < 650 and seqs[seqs[:, 1] == 2, 0].min() >= 700
+
+
 @pytest.mark.parametrize("defines", ["", "-DBULK_MIN=32"])
 def test_long_runs_read_by_the_updater_warps(defines: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """A run of at least BULK_MIN waiting records goes into the batch read by all the updater
