@@ -1017,6 +1017,14 @@ class GpuEngine(Engine):
             # The last piece's copy into in_mirror has had this admission's time to finish:
             # publish its tail now rather than after this piece is written.
             self._ring.flush()
+            if not paced and self._slots.due_by(int(batch.seq[lo])):
+                # Control records that go before the piece's first update (a query
+                # registered from it): written ahead, so that the piece itself may still go
+                # straight into the ring.
+                lead = self._slots.with_controls(
+                    np.empty(0, L.IN_REC), batch.seq[lo : lo + 1], self._next_tau
+                )
+                self._ring.write(lead, self._waiter(col))
             whole = admitted == hi - lo
             room = None
             if whole and not paced and not self._slots.due_by(int(batch.seq[hi - 1])):

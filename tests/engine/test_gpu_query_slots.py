@@ -59,3 +59,21 @@ def test_controls_wait_for_their_update_and_keep_their_order() -> None:
     recs = s.with_controls(updates([60, 61]), np.array([60, 61]), tau0=5)
     assert recs["kind"].tolist() == [L.REC_REGISTER, L.REC_UNREGISTER, L.REC_INSERT, L.REC_INSERT]
     assert recs["a"][:2].tolist() == [b, a]
+
+
+def test_controls_before_a_piece_come_out_alone() -> None:
+    """The engine writes the controls due by a piece's first update ahead of the piece
+    (with_controls of no records, the first seq alone): they come out in order, an
+    unregistered slot is freed from the piece's first tau on, later ones wait."""
+    s = QuerySlots(4)
+    a, b = s.take(1, False, 3), s.take(2, False, 3)
+    s.queue_control(10, L.REC_REGISTER, a, 1, 6)
+    s.queue_control(12, L.REC_UNREGISTER, s.release(2), 0, 0)
+    s.queue_control(50, L.REC_REGISTER, s.take(3, False, 3), 0, 6)
+    lead = s.with_controls(np.zeros(0, L.IN_REC), np.array([12]), tau0=7)
+    assert lead["kind"].tolist() == [L.REC_REGISTER, L.REC_UNREGISTER]
+    assert s.due_by(50) and not s.due_by(49)
+    s.free_finished(5)
+    assert s.qid[b] == 2
+    s.free_finished(6)  # tau 6 was the last before the piece
+    assert s.qid[b] == -1
