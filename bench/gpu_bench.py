@@ -365,29 +365,35 @@ def search_part(
                           root / "stream.updates", root / "queries", ENRON, pub,
                           ("count", "embedding") if ds == "labeled5" else ("count",)))  # fmt: skip
     for dataset, stream, graph, updates, qdir, queries, pub, modes in workloads:
+        # A workload's GPU rows first, its engine closed, then RapidFlow's runs of the same
+        # rows: neither is timed right after the other (a GPU row timed right after
+        # RapidFlow's runs took ~7 % longer, bench/results/gpu/session28/README.md).
+        rows: list[tuple[dict, Path, int]] = []  # (row, query file, our matches)
         run = Runner(graph, updates, batch_cap)
         run.time_once(qdir / queries[0], True)  # warm-up (numba, first launch)
         try:
             for mode in modes:
                 for q in queries:
                     s, each, pos, neg, events = run.time_query(qdir / q, mode == "count", repeat)
-                    report.add(dataset=dataset, query=q, stream=stream, mode=mode,
-                               matches=pos + neg, seconds=s, seconds_each=each,
-                               pool_events=events,
-                               rapidflow_published_s=pub[(q, stream)][0],
-                               peer_matches=pub[(q, stream)][1],
-                               **rapidflow.fields(graph, qdir / q, updates, pos + neg))  # fmt: skip
+                    rows.append((dict(dataset=dataset, query=q, stream=stream, mode=mode,
+                                      matches=pos + neg, seconds=s, seconds_each=each,
+                                      pool_events=events,
+                                      rapidflow_published_s=pub[(q, stream)][0],
+                                      peer_matches=pub[(q, stream)][1]),
+                                 qdir / q, pos + neg))  # fmt: skip
             s, total = run.time_all([qdir / q for q in queries])
-            theirs = [rapidflow.run(graph, qdir / q, updates)["seconds"] for q in queries]
-            report.add(dataset=dataset, query=ALL_AT_ONCE, stream=stream, mode="count",
-                       matches=total, seconds=s,
-                       peer_matches=sum(pub[(q, stream)][1] for q in queries),
-                       rapidflow_published_s=sum(pub[(q, stream)][0] for q in queries),
-                       rapidflow_same_host_s=None if None in theirs else sum(theirs))  # fmt: skip
             report.profiles.append({"stream": f"{dataset} {stream}",
                                     **run.engine.updater_profile()})  # fmt: skip
         finally:
             run.close()
+        for row, query, ours in rows:
+            report.add(**row, **rapidflow.fields(graph, query, updates, ours))
+        theirs = [rapidflow.run(graph, qdir / q, updates)["seconds"] for q in queries]
+        report.add(dataset=dataset, query=ALL_AT_ONCE, stream=stream, mode="count",
+                   matches=total, seconds=s,
+                   peer_matches=sum(pub[(q, stream)][1] for q in queries),
+                   rapidflow_published_s=sum(pub[(q, stream)][0] for q in queries),
+                   rapidflow_same_host_s=None if None in theirs else sum(theirs))  # fmt: skip
 
 
 def insert_delete_cycle(stream: UpdateBatch, n: int) -> UpdateBatch:
