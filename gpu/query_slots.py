@@ -69,11 +69,6 @@ class QuerySlots:
         self._order += 1
         self._pending.sort()
 
-    @property
-    def pending(self) -> bool:
-        """Whether control records wait for the update they go before."""
-        return bool(self._pending)
-
     def due_by(self, seq: int) -> bool:
         """Whether a waiting control record goes before an update of ``seq`` or less (a
         piece of updates up to ``seq`` must then carry it; one dated later, such as the

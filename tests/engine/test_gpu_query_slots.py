@@ -55,7 +55,7 @@ def test_controls_wait_for_their_update_and_keep_their_order() -> None:
     assert int(recs["a"][1]) == a  # the slot rides in the record's first field
     # Nothing for seq 50 yet: a piece without it leaves both controls waiting.
     assert len(s.with_controls(updates([20]), np.array([20]), tau0=4)) == 1
-    assert s.pending and not s.due_by(49) and s.due_by(50)
+    assert not s.due_by(49) and s.due_by(50)
     recs = s.with_controls(updates([60, 61]), np.array([60, 61]), tau0=5)
     assert recs["kind"].tolist() == [L.REC_REGISTER, L.REC_UNREGISTER, L.REC_INSERT, L.REC_INSERT]
     assert recs["a"][:2].tolist() == [b, a]
