@@ -92,10 +92,11 @@ def run(vertices: int, updates: int, piece: int) -> dict[str, float]:
                          batch.v_label[lo:hi], ids.slots, ext, vlab, meta, outcome[lo:hi],
                          a[lo:hi], b[lo:hi])  # fmt: skip
         c1 = clock()
-        # As GpuEngine._apply_stream sends a whole piece with no control record pending:
-        # straight into the ring's slots (the kernel here has read everything).
+        # As GpuEngine._apply_stream sends a whole piece with no control record due within
+        # it: straight into the ring's slots (the kernel here has read everything).
         ring._dstat["in_consumed"] = ring.tail
-        room = ring.room(hi - lo) if admitted == hi - lo and not slots.pending else None
+        due = slots.due_by(int(batch.seq[hi - 1]))
+        room = ring.room(hi - lo) if admitted == hi - lo and not due else None
         assert room is not None
         c2 = clock()
         first, rest = room
