@@ -22,7 +22,6 @@ from __future__ import annotations
 import numba
 import numpy as np
 from numba import njit, prange
-from numba.typed import List
 
 STAMP_MOD = 0x7FFFFFFF
 
@@ -150,61 +149,30 @@ def drain_done(tau, outcome, nonzero, t_taken, t_start, t_finish, counts, first,
     return m, expect, row_i[:k], row_col[:k], row_n[:k]
 
 
-@njit(parallel=True, cache=True)
-def _count(ups, slots, rank, nrank, cuts, counts):  # type: ignore[no-untyped-def]
-    """counts[t, b]: the rows of range t (rows cuts[t] .. cuts[t + 1] of the chunks taken
-    one after another, every chunk but the last full) in bucket b = update * nrank + rank
-    of its query."""
-    rows = ups[0].shape[0]
-    for t in prange(counts.shape[0]):
-        r = cuts[t]
-        while r < cuts[t + 1]:
-            c = r // rows
-            u, s = ups[c], slots[c]
-            for k in range(r - c * rows, min(cuts[t + 1], (c + 1) * rows) - c * rows):
-                counts[t, u[k] * nrank + rank[s[k]]] += 1
-            r = min(cuts[t + 1], (c + 1) * rows)
-
-
 @njit(cache=True)
-def _starts(counts):  # type: ignore[no-untyped-def]
-    """counts[t, b] becomes where range t's first row of bucket b goes: buckets in order,
-    and within a bucket the ranges in order, so the sort is stable."""
-    at = 0
-    for b in range(counts.shape[1]):
-        for t in range(counts.shape[0]):
-            n = counts[t, b]
-            counts[t, b] = at
-            at += n
+def _count(upd, slot, rank, nrank, count):  # type: ignore[no-untyped-def]
+    for r in range(upd.shape[0]):
+        count[upd[r] * nrank + rank[slot[r]] + 1] += 1
 
 
 @njit(parallel=True, cache=True)
-def _place(ups, slots, matches, rank, nrank, cuts, start, sent, op, seq, slot_qid, q, sign, s, m):  # type: ignore[no-untyped-def]
-    # Range t's rows, in arrival order, each at its bucket's next place for range t.
-    rows = ups[0].shape[0]
-    for t in prange(start.shape[0]):
-        r = cuts[t]
-        while r < cuts[t + 1]:
-            c = r // rows
-            u, sl, mm = ups[c], slots[c], matches[c]
-            for k in range(r - c * rows, min(cuts[t + 1], (c + 1) * rows) - c * rows):
-                b = u[k] * nrank + rank[sl[k]]
-                at = start[t, b]
-                start[t, b] = at + 1
-                i = sent[u[k]]
-                q[at] = slot_qid[sl[k]]
-                sign[at] = op[i]
-                s[at] = seq[i]
-                for x in range(m.shape[1]):
-                    m[at, x] = mm[k, x]
-            r = min(cuts[t + 1], (c + 1) * rows)
-
-
-# The ordering's per-range bucket counts hold at most this many entries (8 bytes each), and
-# a range at least this many rows: an apply of many updates and queries, or of few rows,
-# splits its rows into fewer ranges.
-_COUNTS_MAX = 1 << 24
-_RANGE_MIN_ROWS = 1 << 16
+def _place(upd, slot, match, rank, nrank, start, bounds, sent, op, seq, slot_qid, q, sign, s, m):  # type: ignore[no-untyped-def]
+    # Thread t owns buckets [bounds[t], bounds[t+1]): it alone moves their cursors in start,
+    # and it takes its rows in arrival order, so the order within a bucket is kept.
+    for t in prange(bounds.shape[0] - 1):
+        lo, hi = bounds[t], bounds[t + 1]
+        for r in range(upd.shape[0]):
+            b = upd[r] * nrank + rank[slot[r]]
+            if b < lo or b >= hi:
+                continue
+            at = start[b]
+            start[b] = at + 1
+            i = sent[upd[r]]
+            q[at] = slot_qid[slot[r]]
+            sign[at] = op[i]
+            s[at] = seq[i]
+            for x in range(m.shape[1]):
+                m[at, x] = match[r, x]
 
 
 class MatchRows:
@@ -247,35 +215,30 @@ class MatchRows:
         self.fill = self.n = 0
 
     def ordered(
-        self, sent: np.ndarray, op: np.ndarray, seq: np.ndarray, slot_qid: np.ndarray,
-        ranges: int | None = None,
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+        self, sent: np.ndarray, op: np.ndarray, seq: np.ndarray, slot_qid: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(query, sign, seq, match) of every row, ordered by update, then query id (stable).
         Row r belongs to update ``sent[upd[r]]`` of the batch whose ``op`` and ``seq`` are
-        given, and to the query ``slot_qid[slot[r]]``. A counting sort over ``ranges``
-        consecutive ranges of the rows at once (default: numba's threads), each counted and
-        placed by one thread: every row is read twice, whatever the number of threads (the
-        sort it replaces read every row once a thread)."""
+        given, and to the query ``slot_qid[slot[r]]``."""
         live = np.nonzero(slot_qid >= 0)[0]
         rank = np.zeros(len(slot_qid), np.int64)
         rank[live[np.argsort(slot_qid[live], kind="stable")]] = np.arange(len(live))
         nrank = max(1, len(live))
-        buckets = len(sent) * nrank
-        if ranges is None:
-            ranges = max(1, min(numba.get_num_threads(), _COUNTS_MAX // max(1, buckets),
-                                self.n // _RANGE_MIN_ROWS))  # fmt: skip
-        cuts = (np.arange(ranges + 1, dtype=np.int64) * self.n) // ranges
-        ups, slots, matches = (List([c[f] for c in self.chunks]) for f in range(3))
-        start = np.zeros((ranges, buckets), np.int64)
+        start = np.zeros(len(sent) * nrank + 1, np.int64)
+        parts = list(self._filled())
+        for u, s, _ in parts:
+            _count(u, s, rank, nrank, start)
+        start = np.cumsum(start)
+        # Buckets split among threads so that each places about as many rows.
+        threads = numba.get_num_threads()
+        cuts = np.searchsorted(start, np.arange(1, threads) * self.n / threads, side="right") - 1
+        bounds = np.concatenate([[0], cuts, [len(start) - 1]]).astype(np.int64)
         q = np.empty(self.n, np.int32)
         sign = np.empty(self.n, np.int8)
         sq = np.empty(self.n, np.int64)
         m = np.empty((self.n, self.width), np.int64)
-        if self.n:
-            _count(ups, slots, rank, nrank, cuts, start)
-            _starts(start)
-            _place(ups, slots, matches, rank, nrank, cuts, start, sent, op, seq, slot_qid, q,
-                   sign, sq, m)  # fmt: skip
+        for u, s, mm in parts:
+            _place(u, s, mm, rank, nrank, start, bounds, sent, op, seq, slot_qid, q, sign, sq, m)
         return q, sign, sq, m
 
     def _filled(self):  # type: ignore[no-untyped-def]

@@ -148,7 +148,7 @@ def test_read_records_fills_only_the_buffer_it_is_given() -> None:
 
 def test_ordering_equals_a_stable_sort_by_update_then_query() -> None:
     """Many records of three queries over many chunks, against numpy's stable lexsort (the
-    ordering pass splits the rows into ranges, counted and placed at once)."""
+    ordering pass splits the updates among threads)."""
     rng = np.random.default_rng(5)
     nverts = np.array([2, 2, 2, 0], np.int32)
     slot_qid = np.array([9, 4, 7, -1], np.int32)
@@ -165,15 +165,12 @@ def test_ordering_equals_a_stable_sort_by_update_then_query() -> None:
     sent = np.sort(rng.choice(10 * n_updates, n_updates, replace=False)).astype(np.int64)
     op = rng.choice(np.array([-1, 1], np.int8), 10 * n_updates)
     seq = np.arange(10 * n_updates, dtype=np.int64) + 1000
+    q, sign, s, match = rows.ordered(sent, op, seq, slot_qid)
     order = np.lexsort((slot_qid[slot], tau))  # stable: arrival order within (update, query)
-    # The rows counted and placed in 1, 2 (a range ending inside a chunk), 7 and 64 ranges
-    # at once, and in numba's default.
-    for ranges in (1, 2, 7, 64, None):
-        q, sign, s, match = rows.ordered(sent, op, seq, slot_qid, ranges)
-        assert q.tolist() == slot_qid[slot][order].tolist()
-        assert s.tolist() == seq[sent[tau]][order].tolist()
-        assert sign.tolist() == op[sent[tau]][order].tolist()
-        assert (match == EXT[verts[order]]).all()
+    assert q.tolist() == slot_qid[slot][order].tolist()
+    assert s.tolist() == seq[sent[tau]][order].tolist()
+    assert sign.tolist() == op[sent[tau]][order].tolist()
+    assert (match == EXT[verts[order]]).all()
 
 
 def test_warm_up_compiles_what_an_embeddings_apply_runs() -> None:
@@ -182,7 +179,7 @@ def test_warm_up_compiles_what_an_embeddings_apply_runs() -> None:
     from dcsm.gpu import rings
 
     rings.warm_up()
-    decoders = (rings.read_records, rings._count, rings._starts, rings._place)
+    decoders = (rings.read_records, rings._count, rings._place)
     compiled = [len(f.signatures) for f in decoders]
     assert all(compiled), compiled
     ring = np.zeros(256, np.int32)
