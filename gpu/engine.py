@@ -1026,8 +1026,9 @@ class GpuEngine(Engine):
                 )
                 self._ring.write(lead, self._waiter(col))
             whole = admitted == hi - lo
+            controls_within = self._slots.due_by(int(batch.seq[hi - 1]))
             room = None
-            if whole and not paced and not self._slots.due_by(int(batch.seq[hi - 1])):
+            if whole and not paced and not controls_within:
                 room = self._ring.room(hi - lo)
             if room is not None:
                 # The piece's records are written into the ring itself (no array between,
@@ -1046,7 +1047,7 @@ class GpuEngine(Engine):
                 tau0 = self._next_tau
                 self._next_tau += admitted
                 col.add_sent(sent)
-                if self._slots.due_by(int(batch.seq[hi - 1])):
+                if controls_within:
                     recs = self._slots.with_controls(recs, batch.seq[sent], tau0)
                 # Control records carry arrival 0 and are due at once.
                 due = np.maximum.accumulate(recs["arrival_ns"]) if paced else None
