@@ -36,6 +36,7 @@ enum CheckCode {
     CHK_COUNT_LISTS,      // J_ITEMS: the list lengths J_COUNT took from the batch's segments
                           //   differ from the published heads' (FUSE_PUBLISH_COUNT)
     CHK_HUB_BITS,         // run_item: a bit test in a hub bitmap differs from the list's search
+    CHK_SEG_COUNTER,      // a fused job: a segment's arrival count passed its target (job, g, k)
 };
 
 #define CHECK_SENTINEL (-7)

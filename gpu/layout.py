@@ -147,6 +147,7 @@ CHECKS = {
     26: "the list lengths J_COUNT took from the batch's segments differ from the published "
     "heads' (tau, a's length difference, b's)",
     27: "a bit test in a hub bitmap differs from a search of the list (tau, neighbour, step)",
+    28: "a segment's arrival count in a fused job passed its target (job, segment, count)",
 }
 
 # Updater phases timed by the kernel (State.phase_ns), in order.

@@ -68,6 +68,22 @@ __device__ void live_plans(const Ctx& C, int tau0, int nb, int lane) {
     warp_join();
 }
 
+// Room in the GC queue for the versions the batch retires, and where they go (updater w0,
+// lane 0): waits for the collector while the queue is too full.
+__device__ void reserve_gcq(const Ctx& C, Batch& B) {
+    u64 tw = gtime(), tl = C.st->gcq_tail, np = (u64)vload(&B.ctl.npush);
+    while (tl + np - vload(&C.st->gcq_head) > C.gcq_cap) { relay(C); __nanosleep(1000); }
+    B.ctl.gcq_base = tl;
+    time_step(C, STEP_GCQ_WAIT, tw);
+}
+
+// live_plans, timed by lane 0 when `clock` (updater w0).
+__device__ __forceinline__ void timed_live_plans(const Ctx& C, int tau0, int nb, int lane, bool clock) {
+    u64 tp = clock ? gtime() : 0;
+    live_plans(C, tau0, nb, lane);
+    if (clock) time_step(C, STEP_LIVE_PLANS, tp);
+}
+
 __device__ void reset_batch_counters(Batch& B, int lane) {
     if (lane < NCLASS) B.ctl.class_cnt[lane] = 0;
     if (lane == 0) {
@@ -149,11 +165,11 @@ __device__ void updater(const Ctx& C, int w, int lane) {
             job(C, J_HALVES, cdiv(nb, 32), w, lane);
             if (!FUSE_HALVES_COUNT) job(C, J_SEGCOUNT, nht, w, lane);
             int nseg = vload(&B.ctl.nseg), nst = cdiv(nseg, 32);
-            job(C, J_SEGSTART, nst, w, lane);
+            if (!FUSE_SEGSTART_PLACE) job(C, J_SEGSTART, nst, w, lane);
             job(C, J_PLACE, nht, w, lane);
             job(C, J_ORDER, nht, w, lane);
             job(C, J_CLASSIFY, cdiv(nb, 32), w, lane);
-            job(C, J_SEGINFO, nst, w, lane);
+            if (!FUSE_CLASSIFY_SEGINFO) job(C, J_SEGINFO, nst, w, lane);
 #if !FUSE_EDIT_ALLOC
             job(C, J_SEGEDIT, nht, w, lane);
 #endif
@@ -174,34 +190,28 @@ __device__ void updater(const Ctx& C, int w, int lane) {
             const bool compact = vload(&B.ctl.ncompact) > 0;
             if (compact) job(C, J_MASK, cdiv(nchunks, COPY_UNROLL), w, lane);
             if (compact || !FUSE_ALLOC_SCAN) job(C, J_SCAN, nst, w, lane);
+#if FUSE_COPY_PUBLISH
+            // J_COPY publishes each segment it completes and runs J_COUNT's tasks too.
+            if (clock) reserve_gcq(C, B);
+            if (w == 0) timed_live_plans(C, S.tau0, nb, lane, clock);
+            job(C, J_COPY, cdiv(nchunks, COPY_UNROLL) + cdiv(vload(&B.ctl.nins), 32) + cdiv(nb, 32), w, lane);
+            t[2] = clock ? gtime() : 0;
+#else
             job(C, J_COPY, cdiv(nchunks, COPY_UNROLL) + cdiv(vload(&B.ctl.nins), 32), w, lane);
             t[2] = clock ? gtime() : 0;
-            if (clock) {
-                u64 tw = gtime(), tl = C.st->gcq_tail, np = (u64)vload(&B.ctl.npush);
-                while (tl + np - vload(&C.st->gcq_head) > C.gcq_cap) { relay(C); __nanosleep(1000); }
-                B.ctl.gcq_base = tl;
-                time_step(C, STEP_GCQ_WAIT, tw);
-            }
+            if (clock) reserve_gcq(C, B);
 #if FUSE_PUBLISH_COUNT
-            if (w == 0) {  // from form_batch's query state alone
-                u64 tp = clock ? gtime() : 0;
-                live_plans(C, S.tau0, nb, lane);
-                if (clock) time_step(C, STEP_LIVE_PLANS, tp);
-            }
+            if (w == 0) timed_live_plans(C, S.tau0, nb, lane, clock);  // from form_batch's query state alone
             job(C, J_PUBLISH, nht + nst + cdiv(nb, 32), w, lane);  // its last tasks are J_COUNT's
-            if (CHECK) job(C, J_VERIFY, nst, w, lane);
-            if (clock) vstore(&C.st->gcq_tail, C.st->gcq_tail + (u64)vload(&B.ctl.npush));
-            t[3] = clock ? gtime() : 0;
 #else
             job(C, J_PUBLISH, nht + nst, w, lane);
+#endif
+#endif
             if (CHECK) job(C, J_VERIFY, nst, w, lane);
             if (clock) vstore(&C.st->gcq_tail, C.st->gcq_tail + (u64)vload(&B.ctl.npush));
             t[3] = clock ? gtime() : 0;
-            if (w == 0) {
-                u64 tp = clock ? gtime() : 0;
-                live_plans(C, S.tau0, nb, lane);
-                if (clock) time_step(C, STEP_LIVE_PLANS, tp);
-            }
+#if !FUSE_PUBLISH_COUNT
+            if (w == 0) timed_live_plans(C, S.tau0, nb, lane, clock);
             job(C, J_COUNT, cdiv(nb, 32), w, lane);
 #endif
             if (clock) {

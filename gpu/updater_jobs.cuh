@@ -124,7 +124,57 @@ __device__ __forceinline__ int merged_pos(const Ctx& C, const Batch& B, int g, i
     return own + other + ins_below(B, g, y);
 }
 
-__device__ void task_copy_chunks(const Ctx& C, const Batch& B, int t, int lane) {
+// FUSE_COPY_PUBLISH: segment g's new version, once every unit of J_COPY for g is done
+// (whole warp, one segment): the applied deletions after its first insertion end their
+// entries in it, head names it, and its predecessor goes into the GC queue (J_PUBLISH's
+// work for g).
+__device__ void publish_segment(const Ctx& C, Batch& B, int tau0, int g, int lane) {
+    const int v = ld(B.seg_new[g]);
+    const Version ver = load_version_list(C.vers + v);
+    const int h1 = ld(B.seg_h0[g]) + ld(B.seg_cnt[g]);
+    for (int q = ld(B.seg_first_ins[g]) + lane; q < h1; q += 32) {
+        const u64 key = ld(B.half[q]);
+        const int i = half_i(key);
+        if (!applied(C, B, i, J_PUBLISH) || is_insert(B, i)) continue;
+        const i64 ent = find_at(C, adj_of(ver), half_y(B, key), tau0 + i);
+        if (CHECK) {
+            const int len = ver.len - (ld(B.seg_app[g]) ? ver.blen : 0);  // the new run's
+            if (len != ld(B.seg_live[g]) + ld(B.seg_nins[g]))
+                check_fail(C, CHK_LEN, tau0 + i, half_x(key), len);
+            if (ent < 0) check_fail(C, CHK_DELETE_MISSING, tau0 + i, half_x(key), half_y(B, key));
+            else if (ld(C.entries[ent].dt) != INF_TS)
+                check_fail(C, CHK_DELETE_DEAD, tau0 + i, half_x(key),
+                           half_y(B, key) + 1000LL * (ent - ld(B.seg_noff[g])));
+        }
+        if (ent >= 0) C.entries[ent].dt = tau0 + i;
+        atomicAdd(&C.vers[v].ndead, 1);
+    }
+    if (lane == 0) {
+        vstore(C.head + ld(B.seg_x[g]), v);
+        const int cur = ld(B.seg_cur[g]);
+        if (cur >= 0) C.gcq[(ld(B.ctl.gcq_base) + atomicAdd(&B.ctl.gcpos, 1)) % C.gcq_cap] = cur;
+    }
+}
+
+// FUSE_COPY_PUBLISH: one unit of J_COPY for segment g is done (its writes fenced before):
+// g when it was the last (then fenced, so that its publisher reads every unit's writes),
+// else -1. A segment has a unit per old chunk and per insertion.
+__device__ __forceinline__ int copied_one(const Ctx& C, Batch& B, int g) {
+    const int target = (ld(B.seg_oldlen[g]) + 31) / 32 + ld(B.seg_nins[g]);
+    const int k = atomicAdd(&B.seg_copied[g], 1);
+    if (CHECK && k >= target) check_fail(C, CHK_SEG_COUNTER, J_COPY, g, k);
+    if (k != target - 1) return -1;
+    __threadfence();
+    return g;
+}
+
+// Publish the segments the lanes completed (-1: none), one after another (whole warp).
+__device__ __forceinline__ void publish_completed(const Ctx& C, Batch& B, int tau0, int done, int lane) {
+    for (unsigned m = __ballot_sync(0xffffffffu, done >= 0); m; m &= m - 1)
+        publish_segment(C, B, tau0, __shfl_sync(0xffffffffu, done, __ffs(m) - 1), lane);
+}
+
+__device__ void task_copy_chunks(const Ctx& C, Batch& B, int t, int lane) {
     int nchunks = ld(B.ctl.nchunks);
     Entry e[COPY_UNROLL];
     int g[COPY_UNROLL], j[COPY_UNROLL];
@@ -144,6 +194,15 @@ __device__ void task_copy_chunks(const Ctx& C, const Batch& B, int t, int lane) 
         int pos = merged_pos(C, B, g[u], j[u], e[u].nbr);
         *reinterpret_cast<int4*>(C.entries + ld(B.seg_noff[g[u]]) + pos) =
             make_int4(e[u].nbr, e[u].elab, e[u].ct, e[u].dt);
+    }
+    if (FUSE_COPY_PUBLISH) {
+        // Every lane's entries of the task's chunks, then one count a chunk (lane u counts
+        // chunk u), then the segments this task completed.
+        warp_join();
+        __threadfence();
+        const int c = t * COPY_UNROLL + lane;
+        const int done = lane < COPY_UNROLL && c < nchunks ? copied_one(C, B, ld(C.chunkseg[c])) : -1;
+        publish_completed(C, B, ld(B.ctl.tau0), done, lane);
     }
 }
 
@@ -237,6 +296,9 @@ __device__ __forceinline__ void task_halves(const Ctx& C, Batch& B, int nb, int 
             int g = atomicAdd(&B.ctl.nseg, 1);
             C.vseg[x] = g;
             B.seg_x[g] = x;
+            if (FUSE_SEGSTART_PLACE) B.seg_h0[g] = -1;  // unplaced (task_place_claiming)
+            if (FUSE_CLASSIFY_SEGINFO) B.seg_classified[g] = 0;
+            if (FUSE_COPY_PUBLISH) B.seg_copied[g] = 0;
         }
 #else
         if (atomicMax(&C.vmark[x], bno) < bno) {  // first half edge of x in this batch
@@ -298,6 +360,41 @@ __device__ __forceinline__ void task_place(const Ctx& C, Batch& B, int nb, int t
     B.tmp_y[at] = half_y(B, key);
 }
 
+// J_PLACE with FUSE_SEGSTART_PLACE: per half edge: into its segment, whose place the
+// segment's first lane to arrive claims (J_SEGSTART's work: the count from vmark, vmark
+// reset, a base from hcur) and publishes in seg_h0 (-1 unclaimed, -2 being claimed); the
+// others wait for it. A claimer waits on nothing before it publishes, and every lane
+// reaches warp_claim, so no lane waits on a lane that cannot run.
+__device__ __forceinline__ void task_place_claiming(const Ctx& C, Batch& B, int nb, int tau0, int t, int lane) {
+    const int e = t * 32 + lane;  // element of an element job
+    const bool on = e < 2 * nb;
+    const u64 key = on ? ld(B.hkey[e]) : 0;
+    const int x = on ? half_x(key) : 0;
+    const int g = on ? ld(C.vseg[x]) : 0;
+    if (CHECK && on && (g >= ld(B.ctl.nseg) || ld(B.seg_x[g]) != x)) check_fail(C, CHK_SEGMENT, tau0 + e / 2, x, g);
+    const bool claims = on && atomicCAS(&B.seg_h0[g], -1, -2) == -1;
+    int cnt = 0;
+    if (claims) {
+        cnt = ld(C.vmark[x]);
+        C.vmark[x] = 0;
+        B.seg_cnt[g] = cnt;
+    }
+    const int base = warp_claim(&B.ctl.hcur, cnt, lane);
+    if (claims) {
+        __threadfence();  // seg_cnt before the place that publishes it
+        atomicExch(&B.seg_h0[g], base);
+    }
+    warp_join();
+    if (!on) return;
+    B.hseg[e] = g;
+    int h0;
+    while ((h0 = vload(&B.seg_h0[g])) < 0) __nanosleep(32);
+    __threadfence();  // acquire: the claimer's seg_cnt is visible after its place
+    const int at = h0 + ld(B.hrank[e]);
+    B.tmp[at] = key;
+    B.tmp_y[at] = half_y(B, key);
+}
+
 // J_ORDER: per position of tmp[] (segments one after another): the half edge there gets its
 // rank in its segment by update index (half[]) and by (other endpoint, update index)
 // (hpair[]). The warp reads the stretch of tmp[] its 32 positions' segments span, ORDER_ROUND
@@ -347,14 +444,11 @@ __device__ __forceinline__ void task_order(const Ctx& C, Batch& B, int nb, int t
     B.hpair_pos[h] = h0 + rp;
 }
 
-// J_CLASSIFY: per record: outcome (per endpoint pair, in order, from the graph)
-__device__ __forceinline__ void task_classify(const Ctx& C, Batch& B, int nb, int tau0, int t, int lane) {
-    const int e = t * 32 + lane;  // element of an element job
-    // Outcome of update e: replay its endpoint pair's updates in this batch, in order,
-    // from the pair's state in the graph (insert of a present edge / delete of an
-    // absent one is a no-op). They sit next to each other in the (other endpoint,
-    // update) order of the smaller endpoint's segment. Each lane writes its own update.
-    if (e >= nb) return;
+// The outcome of update e (one lane): replay its endpoint pair's updates in this batch, in
+// order, from the pair's state in the graph (insert of a present edge / delete of an
+// absent one is a no-op). They sit next to each other in the (other endpoint, update)
+// order of the smaller endpoint's segment. Each lane writes its own update.
+__device__ __forceinline__ void classify_one(const Ctx& C, Batch& B, int tau0, int e) {
     int a = ld(B.rec[e].a), b = ld(B.rec[e].b);
     int lo = min(a, b), hi = max(a, b);
     int h = 2 * e + (a == lo ? 0 : 1);
@@ -395,6 +489,34 @@ __device__ __forceinline__ void task_classify(const Ctx& C, Batch& B, int nb, in
     if (CHECK) B.outcome_shadow[e] = ((int)vload(&C.st->batch_no) << 4) | outcome;
 }
 
+__device__ __forceinline__ void seginfo_of(const Ctx& C, Batch& B, int tau0, int e, int lane);
+
+// J_CLASSIFY: per record: outcome (per endpoint pair, in order, from the graph); with
+// FUSE_CLASSIFY_SEGINFO, then J_SEGINFO for each segment whose last record this task
+// classified. A record counts itself in its endpoints' segments after a fence that orders
+// its own outcome before the count, so the lane that completes a count sees every outcome
+// of the segment (fence after its atomic, reads through ld()).
+__device__ __forceinline__ void task_classify(const Ctx& C, Batch& B, int nb, int tau0, int t, int lane) {
+    const int e = t * 32 + lane;  // element of an element job
+    if (e < nb) classify_one(C, B, tau0, e);
+    if (!FUSE_CLASSIFY_SEGINFO) return;
+    int won[2] = {-1, -1};  // the segments of a and b, where this record completes them
+    if (e < nb) {
+        __threadfence();
+        const int x[2] = {ld(B.rec[e].a), ld(B.rec[e].b)};
+        for (int side = 0; side < 2; ++side) {
+            const int g = ld(C.vseg[x[side]]), cnt = ld(B.seg_cnt[g]);
+            const int k = atomicAdd(&B.seg_classified[g], 1);
+            if (CHECK && k >= cnt) check_fail(C, CHK_SEG_COUNTER, J_CLASSIFY, g, k);
+            if (k == cnt - 1) won[side] = g;
+        }
+        __threadfence();
+    }
+    // Every lane in both: J_SEGINFO's body is warp-collective (hub walks, claims).
+    seginfo_of(C, B, tau0, won[0], lane);
+    seginfo_of(C, B, tau0, won[1], lane);
+}
+
 // Where a vertex's new version goes, from its current version ov and nins insertions: true
 // to append a tail in ov's run (few insertions into a long list: the tail fits in the run
 // and holds at most blen / TAIL_DIV entries), false for a new run. J_SEGINFO and the short
@@ -404,11 +526,11 @@ __device__ __forceinline__ bool appends_tail(const Version& ov, int nins) {
     return TAIL_DIV > 0 && nins > 0 && tlen + nins <= (32 << ov.cls) - hw && (tlen + nins) * TAIL_DIV <= ov.blen;
 }
 
-// J_SEGINFO: per segment: current version, first insertion, sizes, ranks
-__device__ __forceinline__ void task_seginfo(const Ctx& C, Batch& B, int nb, int tau0, int t, int lane) {
-    const int e = t * 32 + lane;  // element of an element job
+// J_SEGINFO's body for segment e of this lane (-1: none; whole warp): current version,
+// first insertion, sizes, ranks.
+__device__ __forceinline__ void seginfo_of(const Ctx& C, Batch& B, int tau0, int e, int lane) {
     int ns = ld(B.ctl.nseg);
-    bool on = e < ns;
+    bool on = e >= 0 && e < ns;
     int first_ins = -1, nins = 0, ndel = 0, oldlen = 0, dead = 0, cur = -1, cls = -1;
     int blen = 0, app = 0;
     i64 off = 0, off2 = 0, noff = 0;
@@ -500,6 +622,11 @@ __device__ __forceinline__ void task_seginfo(const Ctx& C, Batch& B, int nb, int
         base = __shfl_sync(peers, base, leader);
         B.seg_crank[e] = base + __popc(peers & lanemask_lt());
     }
+}
+
+// J_SEGINFO: per segment: current version, first insertion, sizes, ranks
+__device__ __forceinline__ void task_seginfo(const Ctx& C, Batch& B, int nb, int tau0, int t, int lane) {
+    seginfo_of(C, B, tau0, t * 32 + lane, lane);
 }
 
 // J_SEGEDIT, one half edge e (key, segment g): an in-place deletion, or an insertion's place
@@ -724,18 +851,35 @@ __device__ __forceinline__ void task_scan(const Ctx& C, Batch& B, int nb, int ta
     }
 }
 
-// J_COPY: per chunk of old entries, then per inserted entry: the merge
+__device__ __forceinline__ void task_count(const Ctx& C, Batch& B, int nb, int tau0, int t, int lane,
+                                           bool from_segments);
+
+// J_COPY: per chunk of old entries, then per inserted entry: the merge (with
+// FUSE_COPY_PUBLISH, then J_PUBLISH for the segments a task completed, and J_COUNT's tasks
+// after the insertions')
 __device__ __forceinline__ void task_copy(const Ctx& C, Batch& B, int nb, int tau0, int t, int lane) {
     int nct = cdiv(ld(B.ctl.nchunks), COPY_UNROLL);
     if (t < nct) { task_copy_chunks(C, B, t, lane); return; }
+    const int nins = ld(B.ctl.nins), nit = cdiv(nins, 32);
+    if (FUSE_COPY_PUBLISH && t >= nct + nit) {
+        task_count(C, B, nb, tau0, t - nct - nit, lane, true);
+        return;
+    }
     // Inserted entries: after live old entries of the same neighbour, among themselves
     // by tau.
     int k = (t - nct) * 32 + lane;
-    if (k >= ld(B.ctl.nins)) return;
-    int g = ld(B.ins_seg[k]), y = ld(B.ins_y[k]), i = ld(B.ins_i[k]);
-    int pos = (k - ld(B.seg_ins0[g])) + live_base_upto(C, B, g, y) + live_tail_below(C, B, g, y, true);
-    *reinterpret_cast<int4*>(C.entries + ld(B.seg_noff[g]) + pos) =
-        make_int4(y, ld(B.rec[i].label), tau0 + i, INF_TS);
+    int g = -1;
+    if (k < nins) {
+        g = ld(B.ins_seg[k]);
+        int y = ld(B.ins_y[k]), i = ld(B.ins_i[k]);
+        int pos = (k - ld(B.seg_ins0[g])) + live_base_upto(C, B, g, y) + live_tail_below(C, B, g, y, true);
+        *reinterpret_cast<int4*>(C.entries + ld(B.seg_noff[g]) + pos) =
+            make_int4(y, ld(B.rec[i].label), tau0 + i, INF_TS);
+    }
+    if (FUSE_COPY_PUBLISH) {
+        __threadfence();  // this lane's entry before its count
+        publish_completed(C, B, tau0, g >= 0 ? copied_one(C, B, g) : -1, lane);
+    }
 }
 
 // J_PUBLISH: per half edge: deletions after the first insertion; per segment: head,
@@ -891,7 +1035,10 @@ __device__ __noinline__ void run_task(const Ctx& C, int kind, int t, int lane) {
     case J_HALVES: task_halves(C, B, nb, tau0, t, lane); break;
     case J_SEGCOUNT: task_segcount(C, B, nb, tau0, t, lane); break;
     case J_SEGSTART: task_segstart(C, B, nb, tau0, t, lane); break;
-    case J_PLACE: task_place(C, B, nb, tau0, t, lane); break;
+    case J_PLACE:
+        if (FUSE_SEGSTART_PLACE) task_place_claiming(C, B, nb, tau0, t, lane);
+        else task_place(C, B, nb, tau0, t, lane);
+        break;
     case J_ORDER: task_order(C, B, nb, tau0, t, lane); break;
     case J_CLASSIFY: task_classify(C, B, nb, tau0, t, lane); break;
     case J_SEGINFO: task_seginfo(C, B, nb, tau0, t, lane); break;
