@@ -207,28 +207,21 @@
 // J_PLACE's first half edge of each segment (the lane that turns seg_h0 from -1, as J_HALVES
 // leaves it, to -2) reads the segment's count from vmark, resets vmark, and claims the
 // segment's place; the segment's other half edges wait for it (1). J_SEGSTART is then not
-// run: one job fewer a batch (session27/updater-phases-plan.md, step B1). 0: J_SEGSTART.
-// Needs FUSE_HALVES_COUNT. Not yet run on a device.
+// run: one job fewer a batch (session27/updater-phases-plan.md, step B1): J_SEGSTART and
+// J_PLACE took ~31 us a batch of ~8,000 updates, the fused J_PLACE ~24 us (session29).
+// 0: J_SEGSTART. Needs FUSE_HALVES_COUNT.
 #ifndef FUSE_SEGSTART_PLACE
-#define FUSE_SEGSTART_PLACE 0
-#endif
-// J_CLASSIFY's task that classifies a segment's last record (each record counts itself in
-// seg_classified of both its endpoints' segments) runs J_SEGINFO for that segment at once
-// (1), so J_SEGINFO is not a job of its own: one job fewer a batch
-// (session27/updater-phases-plan.md, step B7). 0: J_SEGINFO after J_CLASSIFY. At 1 the
-// fused job is timed as J_CLASSIFY's step, and HELP_MASK's J_CLASSIFY bit covers both. Not
-// yet run on a device.
-#ifndef FUSE_CLASSIFY_SEGINFO
-#define FUSE_CLASSIFY_SEGINFO 0
+#define FUSE_SEGSTART_PLACE 1
 #endif
 // J_COPY's unit that completes a segment (its old chunks and its insertions each count
 // themselves in seg_copied) publishes the segment at once: the deletions after its first
 // insertion, its head, its old version into the GC queue (1); J_COUNT's tasks join J_COPY's
 // job, so J_PUBLISH is not a job of its own: one job fewer a batch
 // (session27/updater-phases-plan.md, step B4). 0: J_PUBLISH after J_COPY. Needs
-// FUSE_PUBLISH_COUNT. At 1 the fused job is timed as J_COPY's step. Not yet run on a device.
+// FUSE_PUBLISH_COUNT. At 1 the fused job is timed as J_COPY's step: J_COPY and J_PUBLISH
+// took ~84 us a batch of ~8,000 insertions, the fused J_COPY ~72 us (session29).
 #ifndef FUSE_COPY_PUBLISH
-#define FUSE_COPY_PUBLISH 0
+#define FUSE_COPY_PUBLISH 1
 #endif
 // J_ALLOC sets each new version's length itself when the batch has no dead entry to compact
 // (ncompact 0, as in a batch of insertions into lists without deletions), and J_SCAN is not
@@ -577,7 +570,6 @@ struct Batch {
     int ins_y[HMAX], ins_i[HMAX], ins_seg[HMAX];  // applied insertions by segment, (y, i) order
     int qp[MAXQP];              // (slot << 16 | plan) live somewhere in the batch
     int outcome_shadow[BATCH_CAP];  // CHECK=1: batch_no << 4 | outcome, written beside outcome
-    int seg_classified[HMAX];   // FUSE_CLASSIFY_SEGINFO: records of the segment classified
     int seg_copied[HMAX];       // FUSE_COPY_PUBLISH: J_COPY's units of the segment done
 };
 

@@ -169,7 +169,7 @@ __device__ void updater(const Ctx& C, int w, int lane) {
             job(C, J_PLACE, nht, w, lane);
             job(C, J_ORDER, nht, w, lane);
             job(C, J_CLASSIFY, cdiv(nb, 32), w, lane);
-            if (!FUSE_CLASSIFY_SEGINFO) job(C, J_SEGINFO, nst, w, lane);
+            job(C, J_SEGINFO, nst, w, lane);
 #if !FUSE_EDIT_ALLOC
             job(C, J_SEGEDIT, nht, w, lane);
 #endif

@@ -297,7 +297,6 @@ __device__ __forceinline__ void task_halves(const Ctx& C, Batch& B, int nb, int 
             C.vseg[x] = g;
             B.seg_x[g] = x;
             if (FUSE_SEGSTART_PLACE) B.seg_h0[g] = -1;  // unplaced (task_place_claiming)
-            if (FUSE_CLASSIFY_SEGINFO) B.seg_classified[g] = 0;
             if (FUSE_COPY_PUBLISH) B.seg_copied[g] = 0;
         }
 #else
@@ -444,11 +443,14 @@ __device__ __forceinline__ void task_order(const Ctx& C, Batch& B, int nb, int t
     B.hpair_pos[h] = h0 + rp;
 }
 
-// The outcome of update e (one lane): replay its endpoint pair's updates in this batch, in
-// order, from the pair's state in the graph (insert of a present edge / delete of an
-// absent one is a no-op). They sit next to each other in the (other endpoint, update)
-// order of the smaller endpoint's segment. Each lane writes its own update.
-__device__ __forceinline__ void classify_one(const Ctx& C, Batch& B, int tau0, int e) {
+// J_CLASSIFY: per record: outcome (per endpoint pair, in order, from the graph)
+__device__ __forceinline__ void task_classify(const Ctx& C, Batch& B, int nb, int tau0, int t, int lane) {
+    const int e = t * 32 + lane;  // element of an element job
+    // Outcome of update e: replay its endpoint pair's updates in this batch, in order,
+    // from the pair's state in the graph (insert of a present edge / delete of an
+    // absent one is a no-op). They sit next to each other in the (other endpoint,
+    // update) order of the smaller endpoint's segment. Each lane writes its own update.
+    if (e >= nb) return;
     int a = ld(B.rec[e].a), b = ld(B.rec[e].b);
     int lo = min(a, b), hi = max(a, b);
     int h = 2 * e + (a == lo ? 0 : 1);
@@ -489,34 +491,6 @@ __device__ __forceinline__ void classify_one(const Ctx& C, Batch& B, int tau0, i
     if (CHECK) B.outcome_shadow[e] = ((int)vload(&C.st->batch_no) << 4) | outcome;
 }
 
-__device__ __forceinline__ void seginfo_of(const Ctx& C, Batch& B, int tau0, int e, int lane);
-
-// J_CLASSIFY: per record: outcome (per endpoint pair, in order, from the graph); with
-// FUSE_CLASSIFY_SEGINFO, then J_SEGINFO for each segment whose last record this task
-// classified. A record counts itself in its endpoints' segments after a fence that orders
-// its own outcome before the count, so the lane that completes a count sees every outcome
-// of the segment (fence after its atomic, reads through ld()).
-__device__ __forceinline__ void task_classify(const Ctx& C, Batch& B, int nb, int tau0, int t, int lane) {
-    const int e = t * 32 + lane;  // element of an element job
-    if (e < nb) classify_one(C, B, tau0, e);
-    if (!FUSE_CLASSIFY_SEGINFO) return;
-    int won[2] = {-1, -1};  // the segments of a and b, where this record completes them
-    if (e < nb) {
-        __threadfence();
-        const int x[2] = {ld(B.rec[e].a), ld(B.rec[e].b)};
-        for (int side = 0; side < 2; ++side) {
-            const int g = ld(C.vseg[x[side]]), cnt = ld(B.seg_cnt[g]);
-            const int k = atomicAdd(&B.seg_classified[g], 1);
-            if (CHECK && k >= cnt) check_fail(C, CHK_SEG_COUNTER, J_CLASSIFY, g, k);
-            if (k == cnt - 1) won[side] = g;
-        }
-        __threadfence();
-    }
-    // Every lane in both: J_SEGINFO's body is warp-collective (hub walks, claims).
-    seginfo_of(C, B, tau0, won[0], lane);
-    seginfo_of(C, B, tau0, won[1], lane);
-}
-
 // Where a vertex's new version goes, from its current version ov and nins insertions: true
 // to append a tail in ov's run (few insertions into a long list: the tail fits in the run
 // and holds at most blen / TAIL_DIV entries), false for a new run. J_SEGINFO and the short
@@ -526,11 +500,11 @@ __device__ __forceinline__ bool appends_tail(const Version& ov, int nins) {
     return TAIL_DIV > 0 && nins > 0 && tlen + nins <= (32 << ov.cls) - hw && (tlen + nins) * TAIL_DIV <= ov.blen;
 }
 
-// J_SEGINFO's body for segment e of this lane (-1: none; whole warp): current version,
-// first insertion, sizes, ranks.
-__device__ __forceinline__ void seginfo_of(const Ctx& C, Batch& B, int tau0, int e, int lane) {
+// J_SEGINFO: per segment: current version, first insertion, sizes, ranks
+__device__ __forceinline__ void task_seginfo(const Ctx& C, Batch& B, int nb, int tau0, int t, int lane) {
+    const int e = t * 32 + lane;  // element of an element job
     int ns = ld(B.ctl.nseg);
-    bool on = e >= 0 && e < ns;
+    bool on = e < ns;
     int first_ins = -1, nins = 0, ndel = 0, oldlen = 0, dead = 0, cur = -1, cls = -1;
     int blen = 0, app = 0;
     i64 off = 0, off2 = 0, noff = 0;
@@ -622,11 +596,6 @@ __device__ __forceinline__ void seginfo_of(const Ctx& C, Batch& B, int tau0, int
         base = __shfl_sync(peers, base, leader);
         B.seg_crank[e] = base + __popc(peers & lanemask_lt());
     }
-}
-
-// J_SEGINFO: per segment: current version, first insertion, sizes, ranks
-__device__ __forceinline__ void task_seginfo(const Ctx& C, Batch& B, int nb, int tau0, int t, int lane) {
-    seginfo_of(C, B, tau0, t * 32 + lane, lane);
 }
 
 // J_SEGEDIT, one half edge e (key, segment g): an in-place deletion, or an insertion's place
