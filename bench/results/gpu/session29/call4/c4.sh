@@ -30,6 +30,6 @@ print(' sent', round(r['send_rate']), 'processed', round(r['throughput']), r['pr
 rm -rf /tmp/m; python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/m . >/dev/null 2>&1 || exit 1
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl >/dev/null 2>&1
 export PYTHONPATH=/tmp/m:/tmp/site
-left=$(( 560 - $(el) ))
+left=$(( 450 - $(el) ))
 [ $left -gt 90 ] && { timeout -k 5 $left python3 -P bench/chaos.py --kills 3 --updates 8000 --seed 1 --backend gpu --out $R/chaos-gpu > $R/chaos-gpu.log 2>&1
   echo "chaos rc $? at $(el) s" | tee -a $R/time.txt; grep -E "^start|differences|lost|invented" $R/chaos-gpu.log | tail -8 | tee -a $R/time.txt; }
