@@ -124,6 +124,23 @@ __device__ __forceinline__ int merged_pos(const Ctx& C, const Batch& B, int g, i
     return own + other + ins_below(B, g, y);
 }
 
+// Applied deletion `key` (of segment g, after its first insertion) ends the entry alive at
+// its tau in the segment's new version v (J_PUBLISH, and publish_segment).
+__device__ __forceinline__ void end_deleted(const Ctx& C, Batch& B, int tau0, int g, int v, const Version& ver,
+                                            u64 key) {
+    const int i = half_i(key), x = half_x(key), y = half_y(B, key);
+    const i64 ent = find_at(C, adj_of(ver), y, tau0 + i);
+    if (CHECK) {
+        const int len = ver.len - (ld(B.seg_app[g]) ? ver.blen : 0);  // the new run's
+        if (len != ld(B.seg_live[g]) + ld(B.seg_nins[g])) check_fail(C, CHK_LEN, tau0 + i, x, len);
+        if (ent < 0) check_fail(C, CHK_DELETE_MISSING, tau0 + i, x, y);
+        else if (ld(C.entries[ent].dt) != INF_TS)
+            check_fail(C, CHK_DELETE_DEAD, tau0 + i, x, y + 1000LL * (ent - ld(B.seg_noff[g])));
+    }
+    if (ent >= 0) C.entries[ent].dt = tau0 + i;
+    atomicAdd(&C.vers[v].ndead, 1);
+}
+
 // FUSE_COPY_PUBLISH: segment g's new version, once every unit of J_COPY for g is done
 // (whole warp, one segment): the applied deletions after its first insertion end their
 // entries in it, head names it, and its predecessor goes into the GC queue (J_PUBLISH's
@@ -135,19 +152,7 @@ __device__ void publish_segment(const Ctx& C, Batch& B, int tau0, int g, int lan
     for (int q = ld(B.seg_first_ins[g]) + lane; q < h1; q += 32) {
         const u64 key = ld(B.half[q]);
         const int i = half_i(key);
-        if (!applied(C, B, i, J_PUBLISH) || is_insert(B, i)) continue;
-        const i64 ent = find_at(C, adj_of(ver), half_y(B, key), tau0 + i);
-        if (CHECK) {
-            const int len = ver.len - (ld(B.seg_app[g]) ? ver.blen : 0);  // the new run's
-            if (len != ld(B.seg_live[g]) + ld(B.seg_nins[g]))
-                check_fail(C, CHK_LEN, tau0 + i, half_x(key), len);
-            if (ent < 0) check_fail(C, CHK_DELETE_MISSING, tau0 + i, half_x(key), half_y(B, key));
-            else if (ld(C.entries[ent].dt) != INF_TS)
-                check_fail(C, CHK_DELETE_DEAD, tau0 + i, half_x(key),
-                           half_y(B, key) + 1000LL * (ent - ld(B.seg_noff[g])));
-        }
-        if (ent >= 0) C.entries[ent].dt = tau0 + i;
-        atomicAdd(&C.vers[v].ndead, 1);
+        if (applied(C, B, i, J_PUBLISH) && !is_insert(B, i)) end_deleted(C, B, tau0, g, v, ver, key);
     }
     if (lane == 0) {
         vstore(C.head + ld(B.seg_x[g]), v);
@@ -865,21 +870,8 @@ __device__ __forceinline__ void task_publish(const Ctx& C, Batch& B, int nb, int
         int g = ld(C.vseg[half_x(key)]);
         int first_ins = ld(B.seg_first_ins[g]);
         if (first_ins < 0 || e < first_ins) return;
-        int v = ld(B.seg_new[g]);
-        const Version ver = load_version_list(C.vers + v);
-        i64 ent = find_at(C, adj_of(ver), half_y(B, key), tau0 + i);
-        if (CHECK) {
-            int len = ver.len - (ld(B.seg_app[g]) ? ver.blen : 0);  // the new run's
-            if (len != ld(B.seg_live[g]) + ld(B.seg_nins[g]))
-                check_fail(C, CHK_LEN, tau0 + i, half_x(key), len);
-            int x = half_x(key), y = half_y(B, key);
-            if (ent < 0) check_fail(C, CHK_DELETE_MISSING, tau0 + i, x, y);
-            else if (ld(C.entries[ent].dt) != INF_TS)
-                check_fail(C, CHK_DELETE_DEAD, tau0 + i, x,
-                           y + 1000LL * (ent - ld(B.seg_noff[g])));
-        }
-        if (ent >= 0) C.entries[ent].dt = tau0 + i;
-        atomicAdd(&C.vers[v].ndead, 1);
+        const int v = ld(B.seg_new[g]);
+        end_deleted(C, B, tau0, g, v, load_version_list(C.vers + v), key);
         return;
     }
     // Publish the new versions and retire their predecessors into the GC queue.
