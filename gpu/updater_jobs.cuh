@@ -326,6 +326,16 @@ __device__ __forceinline__ void task_segcount(const Ctx& C, Batch& B, int nb, in
     B.hrank[e] = atomicAdd(&B.seg_cnt[g], 1);
 }
 
+// Segment g's count of half edges (vertex x's, FUSE_HALVES_COUNT: J_HALVES counted them in
+// vmark), taken from vmark, which is reset for the next batch (J_SEGSTART, or J_PLACE's
+// claimer with FUSE_SEGSTART_PLACE).
+__device__ __forceinline__ int take_seg_count(const Ctx& C, Batch& B, int g, int x) {
+    const int cnt = ld(C.vmark[x]);
+    C.vmark[x] = 0;
+    B.seg_cnt[g] = cnt;
+    return cnt;
+}
+
 // J_SEGSTART: per segment: where its half edges go (with FUSE_HALVES_COUNT, also its count
 // of half edges, from vmark, which it resets for the next batch)
 __device__ __forceinline__ void task_segstart(const Ctx& C, Batch& B, int nb, int tau0, int t, int lane) {
@@ -333,10 +343,7 @@ __device__ __forceinline__ void task_segstart(const Ctx& C, Batch& B, int nb, in
     int ns = ld(B.ctl.nseg);
     int cnt = 0;
     if (e < ns && FUSE_HALVES_COUNT) {
-        const int x = ld(B.seg_x[e]);
-        cnt = ld(C.vmark[x]);
-        C.vmark[x] = 0;
-        B.seg_cnt[e] = cnt;
+        cnt = take_seg_count(C, B, e, ld(B.seg_x[e]));
     } else if (e < ns) {
         cnt = ld(B.seg_cnt[e]);
     }
@@ -377,12 +384,7 @@ __device__ __forceinline__ void task_place_claiming(const Ctx& C, Batch& B, int 
     const int g = on ? ld(C.vseg[x]) : 0;
     if (CHECK && on && (g >= ld(B.ctl.nseg) || ld(B.seg_x[g]) != x)) check_fail(C, CHK_SEGMENT, tau0 + e / 2, x, g);
     const bool claims = on && atomicCAS(&B.seg_h0[g], -1, -2) == -1;
-    int cnt = 0;
-    if (claims) {
-        cnt = ld(C.vmark[x]);
-        C.vmark[x] = 0;
-        B.seg_cnt[g] = cnt;
-    }
+    const int cnt = claims ? take_seg_count(C, B, g, x) : 0;
     const int base = warp_claim(&B.ctl.hcur, cnt, lane);
     if (claims) {
         __threadfence();  // seg_cnt before the place that publishes it
