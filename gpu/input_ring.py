@@ -15,6 +15,7 @@ writes in_tail); ``dstat`` pinned DevStatus (kernel writes in_consumed, host rea
 
 from __future__ import annotations
 
+import os
 import time
 from collections import deque
 from collections.abc import Callable
@@ -33,6 +34,8 @@ _PUMP_NS = 100_000
 # A write of at least this many records is also copied into the device's in_mirror (a copy
 # and its wait cost the host ~20-30 us).
 _MIRROR_MIN = 1024
+# 0 for an A/B run only (session 30): short writes behind mirrored ones are not copied.
+_MIRROR_SHORT = os.environ.get("DCSM_MIRROR_SHORT", "1") != "0"
 _MIRROR_BITS = 24  # HostCtl.in_tail = tail << 24 | records before it in in_mirror (layout.cuh)
 
 
@@ -107,7 +110,7 @@ class InputRing:
                 self._words[at : at + first] = words[i : i + first]
                 if k > first:
                     self._words[: k - first] = words[i + first : i + k]
-                self._publish(at, first, k)
+                self._publish(at, first, k, paced=due_ns is not None)
                 if written is not None:
                     written[i : i + k] = now
                 i += k
@@ -132,17 +135,28 @@ class InputRing:
         at = self.tail % self.cap
         self._publish(at, min(k, self.cap - at), k)
 
-    def _publish(self, at: int, first: int, k: int) -> None:
+    def _publish(self, at: int, first: int, k: int, paced: bool = False) -> None:
         """Hand k records just written at ring slot ``at`` (``first`` of them before the
         ring's end) to the kernel: at once, or for a long write once its copy into
-        in_mirror has finished (:meth:`flush`)."""
-        if k < _MIRROR_MIN and not self._tails:  # nothing before it waits for a copy
+        in_mirror has finished (:meth:`flush`).
+
+        An unpaced short write is copied too while it extends mirrored records the kernel
+        has not all read, so that they are _MIRROR_MIN or more together: its tail word would
+        otherwise say that nothing before it is mirrored, and the kernel would read that
+        backlog from host memory (~13 ns a record: an apply's last batch of 16,384 was
+        read in 0.21 ms behind its short last piece, against 0.03 ms for 8,192 mirrored,
+        bench/results/gpu/session28/call3/prof-Q_1-deletion10-p4096.txt)."""
+        unread = self.tail + k - int(self._dstat["in_consumed"][0])
+        mirror = k >= _MIRROR_MIN or (
+            _MIRROR_SHORT and not paced and self._mirror_from < self.tail and unread >= _MIRROR_MIN
+        )
+        if not mirror and not self._tails:  # nothing before it waits for a copy
             self.tail += k
             self._mirror_from = self.tail
             self._in_tail[0] = (self.tail & ((1 << 40) - 1)) << _MIRROR_BITS
             return
         done = None
-        if k >= _MIRROR_MIN:
+        if mirror:
             size = L.IN_REC.itemsize
             rt = self._cp.cuda.runtime
             for slot, count in ((at, first), (0, k - first)):
