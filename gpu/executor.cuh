@@ -677,3 +677,44 @@ __device__ void finalize_empty(const Ctx& C, int tau) {
     vstore(&C.upd[slot].done, (i64)tau);
     atomicAdd(&C.st->completed, 1ULL);
 }
+
+// Completion of the first n updates of a J_ITEMS task, taus tau - lane ... (lane < n holds
+// its own: outcome, when it was taken), none of which has a work item (whole warp). As
+// finalize_empty, but the Done records (three 16-byte words each, the stamp -1 at first)
+// are written word q by lane q % 32, so that one store of the warp covers 512 contiguous
+// bytes of host memory (32 lanes' 8-byte fields 48 bytes apart cover all twelve of the
+// warp's 128-byte lines at each of five stores); then the fence, and each lane's stamp.
+__device__ void finalize_empty_lines(const Ctx& C, i64 tau, int n, int outcome, u64 taken, int lane) {
+    static_assert(sizeof(Done) == 48, "a completion record is three 16-byte words");
+    const u64 now = gtime();
+    const int4 own[3] = {
+        make_int4(-1, -1, outcome, 0),  // tau (-1: not yet valid), outcome, nonzero
+        make_int4((int)taken, (int)(taken >> 32), (int)now, (int)(now >> 32)),  // t_taken, t_start
+        make_int4((int)now, (int)(now >> 32), 0, 0),  // t_finish, pad
+    };
+    const i64 first = tau - lane;
+#pragma unroll
+    for (int k = 0; k < 3; ++k) {
+        const int q = 32 * k + lane, r = q / 3, part = q - 3 * r;
+        int4 w[3];
+#pragma unroll
+        for (int j = 0; j < 3; ++j) {
+            w[j].x = __shfl_sync(0xffffffffu, own[j].x, r);
+            w[j].y = __shfl_sync(0xffffffffu, own[j].y, r);
+            w[j].z = __shfl_sync(0xffffffffu, own[j].z, r);
+            w[j].w = __shfl_sync(0xffffffffu, own[j].w, r);
+        }
+        if (r < n) reinterpret_cast<int4*>(C.done + (first + r) % MAXU)[part] = w[part];
+    }
+    warp_join();  // every lane's words before each lane's fence and stamp (cumulative)
+    __threadfence_system();
+    if (lane < n) {
+        vstore(&C.done[tau % MAXU].tau, tau);
+        vstore(&C.upd[tau % MAXU].done, tau);
+    }
+    warp_join();
+    if (lane == 0) {
+        __threadfence();
+        atomicAdd(&C.st->completed, (u64)n);
+    }
+}

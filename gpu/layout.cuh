@@ -239,6 +239,13 @@
 #ifndef FUSE_PUBLISH_COUNT
 #define FUSE_PUBLISH_COUNT 1
 #endif
+// A J_ITEMS task none of whose updates has a work item completes them together
+// (executor.cuh, finalize_empty_lines): their completion records go to host memory as whole
+// lines, one fence and one count for the warp (1); 0: each lane completes its own
+// (finalize_empty: five 8-byte stores 48 bytes apart, a fence and an atomic a lane).
+#ifndef DONE_LINES
+#define DONE_LINES 1
+#endif
 #if FUSE_SEGSTART_PLACE && !FUSE_HALVES_COUNT
 #error "FUSE_SEGSTART_PLACE needs FUSE_HALVES_COUNT (the counts in vmark)"
 #endif

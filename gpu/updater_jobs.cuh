@@ -900,17 +900,27 @@ __device__ __forceinline__ void task_items(const Ctx& C, Batch& B, int nb, int t
     const int e = t * 32 + lane;  // element of an element job
     bool on = e < nb;
     int tau = tau0 + e, items = on ? ld(B.nitems[e]) : 0;
+    // DONE_LINES: no update of the task has an item, so the warp completes them all at once.
+    const bool lines = DONE_LINES && __all_sync(0xffffffffu, items == 0);
+    int outcome = 0;
+    u64 taken = 0;
     if (on) {
         Upd* u = C.upd + (tau % MAXU);
         InRec r = load_rec(B.rec + e);
+        outcome = ld(B.outcome[e]);
+        taken = ld(B.taken[e]);
         u->a = r.a; u->b = r.b; u->elab = ld(B.elab[e]); u->op = r.kind == REC_INSERT ? 1 : -1;
-        u->outcome = ld(B.outcome[e]);
+        u->outcome = outcome;
         u->pending = items;
         u->tau = tau;
-        u->t_taken = ld(B.taken[e]);
+        u->t_taken = taken;
         u->t_start = 0;
         __threadfence();
-        if (items == 0) finalize_empty(C, tau);
+        if (items == 0 && !lines) finalize_empty(C, tau);
+    }
+    if (lines) {
+        finalize_empty_lines(C, tau, __popc(__ballot_sync(0xffffffffu, on)), outcome, taken, lane);
+        return;
     }
     u64 idx = warp_claim(&C.st->item_reserve, (u64)items, lane);
     if (items == 0) return;
