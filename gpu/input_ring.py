@@ -15,7 +15,6 @@ writes in_tail); ``dstat`` pinned DevStatus (kernel writes in_consumed, host rea
 
 from __future__ import annotations
 
-import os
 import time
 from collections import deque
 from collections.abc import Callable
@@ -34,8 +33,6 @@ _PUMP_NS = 100_000
 # A write of at least this many records is also copied into the device's in_mirror (a copy
 # and its wait cost the host ~20-30 us).
 _MIRROR_MIN = 1024
-# 0 for an A/B run only (session 30): short writes behind mirrored ones are not copied.
-_MIRROR_SHORT = os.environ.get("DCSM_MIRROR_SHORT", "1") != "0"
 _MIRROR_BITS = 24  # HostCtl.in_tail = tail << 24 | records before it in in_mirror (layout.cuh)
 
 
@@ -148,7 +145,7 @@ class InputRing:
         bench/results/gpu/session28/call3/prof-Q_1-deletion10-p4096.txt)."""
         unread = self.tail + k - int(self._dstat["in_consumed"][0])
         mirror = k >= _MIRROR_MIN or (
-            _MIRROR_SHORT and not paced and self._mirror_from < self.tail and unread >= _MIRROR_MIN
+            not paced and self._mirror_from < self.tail and unread >= _MIRROR_MIN
         )
         if not mirror and not self._tails:  # nothing before it waits for a copy
             self.tail += k
