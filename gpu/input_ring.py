@@ -5,7 +5,8 @@ ring of ``cap`` records that the kernel reads; ``HostCtl.in_tail`` tells it how 
 read and ``DevStatus.in_consumed`` tells the host what the kernel has read, so a write waits
 for room (pumping the output rings meanwhile, through the caller's ``wait``). A long write
 is also copied into ``in_mirror``, a device copy of the ring that the kernel reads ~7x
-faster than host memory: the tail that names such records is published only once its copy
+faster than host memory, and so is a short unpaced one that follows mirrored records the
+kernel has not read yet: the tail that names such records is published only once its copy
 has finished, tails always in order, and the host goes on meanwhile.
 
 Buffers: ``ring`` pinned host IN_REC[cap] (host writes, kernel reads); ``mirror`` device
