@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Written in session 30 for the next one (not run): branch batches (first-piece + hint). A
+# light row's time follows the count of its device batches (session30/README.md, calls 3
+# and 5; NOTES: VIEW_NS 2000 made the jobs faster and the batches smaller, and the light
+# rows slower): the kernel takes what the host has written whenever it is free. Two ways to
+# fewer batches, measured on one host, in turns, first on the machine:
+#   d  the default (first piece 4,096 as the others, no promise: -DPROMISE_WAIT_NS=0)
+#   f  a first piece of 12,288 (DCSM_FIRST_PIECE), no promise
+#   q  the host's promise (HostCtl.in_promised) at batch cap 32,768
+#   g  both
+# python3 bench/debug/compare_turns.py $R d1 f1 q1 g1 ... d4 f4 q4 g4; then apply_profile's
+# timelines (f: --first-piece 8192 and 12288; g at cap 32,768), then the race hunt with the
+# promise. Run from a checkout of batches. Merge what wins (without its A/B switch), after
+# the GPU tests (scripts/gpu-suite.sh --tests tests/gpu/test_input_ring_gpu.py
+# tests/gpu/test_engine_gpu.py tests/gpu/test_long_run.py tests/gpu/test_oracle_gpu.py).
+# Carry: .dev28/common.sh .dev28/cupy-cache.tgz.aa .dev28/shd.tar.xz
+source .dev28/common.sh
+cp bench/results/gpu/session30/next/c1.sh $R/; nvidia-smi -L > $R/device.txt; md5sum gpu/*.cu gpu/*.cuh gpu/*.py > $R/files.md5
+mkdir -p /tmp/shd && tar xJf .dev28/shd.tar.xz -C /tmp/shd
+rm -rf /tmp/m; python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/m . >/dev/null 2>&1 || exit 1
+export PYTHONPATH=/tmp/m
+for turn in d1 f1 q1 g1 g2 q2 f2 d2 d3 f3 q3 g3 g4 q4 f4 d4; do
+  [ $(el) -gt 360 ] && break
+  v=${turn:0:1}; defs=""; fp=0; cap=""
+  case $v in d) defs="-DPROMISE_WAIT_NS=0";; f) defs="-DPROMISE_WAIT_NS=0"; fp=12288;;
+             q) cap="--batch-cap 32768";; g) fp=12288; cap="--batch-cap 32768";; esac
+  DCSM_FIRST_PIECE=$fp DCSM_KERNEL_DEFINES="$defs" timeout -k 5 80 python3 -P bench/gpu_bench.py --out $R/$turn \
+      --data /tmp/shd --oracle-count-only --skip-latency --repeat 5 $cap > $R/$turn.log 2>&1
+  echo "$turn rc $? at $(el) s" | tee -a $R/time.txt
+done
+python3 bench/debug/compare_turns.py $R $(ls -d $R/[dfqg][0-9] | xargs -n1 basename) > $R/turns.md 2>&1
+tail -1 $R/turns.md | tee -a $R/time.txt
+for run in "-DPROMISE_WAIT_NS=0|--first-piece 8192|16384" "-DPROMISE_WAIT_NS=0|--first-piece 12288|16384" "|--first-piece 12288|32768"; do
+  IFS='|' read -r defs fp cap <<< "$run"
+  for row in "Q_1 deletion10" "Q_7 insertion10"; do
+    [ $(el) -gt 450 ] && break
+    set -- $row; tag="${fp##* }-$cap"
+    DCSM_KERNEL_DEFINES="$defs" timeout -k 5 30 python3 -P bench/debug/apply_profile.py --data /tmp/shd --query $1 --stream $2 \
+        $fp --batch-cap $cap > $R/prof-$tag-$1-$2.txt 2>&1
+    echo "profile $tag $1 $2 rc $? at $(el) s: $(grep -E '^apply:' $R/prof-$tag-$1-$2.txt | cut -c1-60)" | tee -a $R/time.txt
+  done
+done
+[ $(el) -lt 480 ] && { timeout -k 5 $(( 580 - $(el) )) python3 -P bench/debug/race_hunt.py --repeat 6 --check --budget $(( 560 - $(el) )) \
+    --variant= --variant=-DHELP_MASK=0u > $R/race.log 2>&1
+echo "race_hunt rc $? at $(el) s" | tee -a $R/time.txt; tail -4 $R/race.log | tee -a $R/time.txt; }
