@@ -144,9 +144,10 @@ class InputRing:
         backlog from host memory (~13 ns a record: an apply's last batch of 16,384 was
         read in 0.21 ms behind its short last piece, against 0.03 ms for 8,192 mirrored,
         bench/results/gpu/session28/call3/prof-Q_1-deletion10-p4096.txt)."""
-        unread = self.tail + k - int(self._dstat["in_consumed"][0])
         mirror = k >= _MIRROR_MIN or (
-            not paced and self._mirror_from < self.tail and unread >= _MIRROR_MIN
+            not paced
+            and self._mirror_from < self.tail
+            and self.tail + k - int(self._dstat["in_consumed"][0]) >= _MIRROR_MIN  # unread
         )
         if not mirror and not self._tails:  # nothing before it waits for a copy
             self.tail += k
