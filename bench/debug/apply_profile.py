@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from dcsm.gpu import layout as L
 from dcsm.gpu.engine import GpuEngine
 from dcsm.graphio import read_csm_query, read_csm_stream, read_graph
 from dcsm.model import UpdateBatch
@@ -78,6 +79,7 @@ def profile(args: argparse.Namespace, batch_cap: int) -> None:
                                     first_seq=seq + len(batch))  # fmt: skip
     steps: list[tuple[str, float, float]] = []  # (step, start, end), epoch s
     unwrap = wrap_steps(eng, steps)
+    before = eng._get_state()[0]
     prof = cProfile.Profile()
     t0 = time.time()
     p0 = time.perf_counter()
@@ -93,6 +95,7 @@ def profile(args: argparse.Namespace, batch_cap: int) -> None:
     )
     host_timeline(steps, t0)
     batches(eng.last_timeline, t0)
+    call_steps(before, eng._get_state()[0])
     print(eng.updater_profile(), eng.stats())
     if args.cprofile:
         pstats.Stats(prof).sort_stats("cumulative").print_stats(18)
@@ -138,6 +141,24 @@ def wrap_steps(eng: GpuEngine, steps: list[tuple[str, float, float]]) -> Callabl
             u()
 
     return unwrap
+
+
+def call_steps(before: np.ndarray, after: np.ndarray) -> None:
+    """The updater's mean microseconds per batch in each step and phase during the timed
+    call alone (updater_profile's figures cover every call since the engine started)."""
+
+    def delta(field: str) -> int:
+        return int(after[field]) - int(before[field])
+
+    n = delta("batches")
+    print(f"timed call: {n} batches of {delta('batched_updates')} updates, "
+          f"{delta('appends')} appends, {delta('new_runs')} new runs")  # fmt: skip
+    if not n:
+        return
+    for field, names in (("phase_ns", L.UPDATER_PHASES), ("step_ns", L.UPDATER_STEPS)):
+        d = (after[field].astype(np.int64) - before[field].astype(np.int64)) / n / 1e3
+        means = {k: round(float(x), 1) for k, x in zip(names, d, strict=True) if k and x}
+        print(f"  {field} us/batch:", means)
 
 
 def host_timeline(steps: list[tuple[str, float, float]], t0: float) -> None:
