@@ -54,7 +54,14 @@ __device__ __forceinline__ void time_step(const Ctx& C, int k, u64 t0) {
     C.st->step_ns[k] += gtime() - t0;
 }
 
+// Old chunks of 32 entries a J_COPY (and J_MASK) task copies (masks): its lanes load one
+// entry of each before they place any.
+#ifndef COPY_UNROLL
 #define COPY_UNROLL 4
+#endif
+#if COPY_UNROLL > 32
+#error "COPY_UNROLL must be at most 32 (lane u counts chunk u of a task)"
+#endif
 // J_ALLOC: a lane writes the chunk table of an array of at most this many chunks alone.
 #define ALLOC_OWN_CHUNKS 4
 // Segments of more half edges than this (a hub's) are walked by the whole warp (J_SEGINFO)
