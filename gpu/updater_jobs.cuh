@@ -54,19 +54,6 @@ __device__ __forceinline__ void time_step(const Ctx& C, int k, u64 t0) {
     C.st->step_ns[k] += gtime() - t0;
 }
 
-// Old chunks of 32 entries a J_COPY (and J_MASK) task copies (masks): its lanes load one
-// entry of each before they place any. A job waits for its longest task, and a lane places
-// its chunks' entries one after another (merged_pos), so the task holding a hub's chunks
-// sets the job's time: J_COPY took 105 / 235 / 576 us a batch of Q_7 insertion10 at 4 / 8 /
-// 16, and the 22 oracle count rows 182.6 / 189.9 / 195.0 ms at 1 / 2 / 4, in turns
-// (the heavy rows 5-10 % faster at 1, the light insertion rows ~3 % slower: J_MASK's cheap
-// tasks cost more as more tasks; bench/results/gpu/session31, calls 4 and 5).
-#ifndef COPY_UNROLL
-#define COPY_UNROLL 1
-#endif
-#if COPY_UNROLL > 32
-#error "COPY_UNROLL must be at most 32 (lane u counts chunk u of a task)"
-#endif
 // J_ALLOC: a lane writes the chunk table of an array of at most this many chunks alone.
 #define ALLOC_OWN_CHUNKS 4
 // Segments of more half edges than this (a hub's) are walked by the whole warp (J_SEGINFO)
