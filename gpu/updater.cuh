@@ -188,7 +188,7 @@ __device__ void updater(const Ctx& C, int w, int lane) {
             t[1] = clock ? gtime() : 0;
             int nchunks = vload(&B.ctl.nchunks);
             const bool compact = vload(&B.ctl.ncompact) > 0;
-            if (compact) job(C, J_MASK, cdiv(nchunks, COPY_UNROLL), w, lane);
+            if (compact) job(C, J_MASK, cdiv(nchunks, MASK_UNROLL), w, lane);
             if (compact || !FUSE_ALLOC_SCAN) job(C, J_SCAN, nst, w, lane);
 #if FUSE_COPY_PUBLISH
             // J_COPY publishes each segment it completes and runs J_COUNT's tasks too.

@@ -54,15 +54,20 @@ __device__ __forceinline__ void time_step(const Ctx& C, int k, u64 t0) {
     C.st->step_ns[k] += gtime() - t0;
 }
 
-// Old chunks of 32 entries a J_COPY (and J_MASK) task copies (masks): its lanes load one
-// entry of each before they place any. A job waits for its longest task, and a lane places
-// its chunks' entries one after another (merged_pos), so the task holding a hub's chunks
-// sets the job's time: J_COPY took 105 / 235 / 576 us a batch of Q_7 insertion10 at 4 / 8 /
-// 16, and the 22 oracle count rows 182.6 / 189.9 / 195.0 ms at 1 / 2 / 4, in turns
-// (the heavy rows 5-10 % faster at 1, the light insertion rows ~3 % slower: J_MASK's cheap
-// tasks cost more as more tasks; bench/results/gpu/session31, calls 4 and 5).
+// Old chunks of 32 entries a J_COPY task copies: its lanes load one entry of each before
+// they place any. A job waits for its longest task, and a lane places its chunks' entries
+// one after another (merged_pos), so the task holding a hub's chunks sets the job's time:
+// J_COPY took 105 / 235 / 576 us a batch of Q_7 insertion10 at 4 / 8 / 16, and the 22
+// oracle count rows 182.6 / 189.9 / 195.0 ms at 1 / 2 / 4, in turns (the heavy rows 5-10 %
+// faster at 1; bench/results/gpu/session31, calls 4 and 5).
 #ifndef COPY_UNROLL
 #define COPY_UNROLL 1
+#endif
+// Old chunks a J_MASK task masks. Its work a chunk is one load a lane and a ballot, so more
+// tasks cost more than they spread: at 1 (with COPY_UNROLL, before the two were apart)
+// J_MASK took 40 against 24 us a batch of Q_7 insertion10 at 4 (session31, call 5).
+#ifndef MASK_UNROLL
+#define MASK_UNROLL 4
 #endif
 #if COPY_UNROLL > 32
 #error "COPY_UNROLL must be at most 32 (lane u counts chunk u of a task)"
@@ -776,12 +781,12 @@ __device__ __forceinline__ void task_alloc(const Ctx& C, Batch& B, int nb, int t
     }
 }
 
-// J_MASK: per COPY_UNROLL chunks: live masks of versions with dead entries
+// J_MASK: per MASK_UNROLL chunks: live masks of versions with dead entries
 __device__ __forceinline__ void task_mask(const Ctx& C, Batch& B, int nb, int tau0, int t, int lane) {
     const int nchunks = ld(B.ctl.nchunks);
 #pragma unroll
-    for (int u = 0; u < COPY_UNROLL; ++u) {
-        const int c = t * COPY_UNROLL + u;
+    for (int u = 0; u < MASK_UNROLL; ++u) {
+        const int c = t * MASK_UNROLL + u;
         if (c >= nchunks) break;  // uniform across the warp
         int g = ld(C.chunkseg[c]);
         if (ld(B.seg_dead[g]) == 0) continue;
