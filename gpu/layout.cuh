@@ -239,6 +239,14 @@
 #ifndef FUSE_PUBLISH_COUNT
 #define FUSE_PUBLISH_COUNT 1
 #endif
+// A long run of input records that form_batch leaves to read_run (BULK_MIN or more) is read
+// as a job every warp may help with (J_READ, 1), not by the updater warps alone (0): four
+// warps took 30-40 us a batch of 7,000-10,000 records, 64 records a round trip each
+// (step input_run, bench/results/gpu/session31, call 2), where one round of every part at
+// once is ~1-2 us and a job's hand-off ~10 us.
+#ifndef READ_JOB
+#define READ_JOB 1
+#endif
 // A J_ITEMS task none of whose updates has a work item completes them together
 // (executor.cuh, finalize_empty_lines): their completion records go to host memory as whole
 // lines, one fence and one count for the warp (1); 0: each lane completes its own
@@ -578,6 +586,13 @@ struct Batch {
     int qp[MAXQP];              // (slot << 16 | plan) live somewhere in the batch
     int outcome_shadow[BATCH_CAP];  // CHECK=1: batch_no << 4 | outcome, written beside outcome
     int seg_copied[HMAX];       // FUSE_COPY_PUBLISH: J_COPY's units of the segment done
+#if READ_JOB
+    // The long run form_batch left to J_READ (UpdShared's run_* fields, which only block 0
+    // sees): run_n records from ring slot run_pos (of in_mirror when run_mirror) go to
+    // rec[run_at...]; run_stop, the first of them that is not an update (atomicMin).
+    int run_n, run_at, run_mirror, run_stop;
+    u64 run_pos;
+#endif
 };
 
 // Every pointer and size the kernel needs; all fields 8 bytes so the host can fill it as

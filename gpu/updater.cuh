@@ -113,10 +113,16 @@ __device__ void updater(const Ctx& C, int w, int lane) {
         }
         if (BULK_MIN) {
             named_barrier_updaters();
-            if (S.run_n > 0) {  // a long run of records, read by the updater warps together
-                for (int t = w; t < cdiv(S.run_n, RUN_PART); t += N_UPDATERS) read_run(C, S, t, lane);
+            if (S.run_n > 0) {  // a long run of records: J_READ (READ_JOB), or the updater warps
+#if READ_JOB
+                job_body(C, J_READ, cdiv(S.run_n, RUN_PART), w, lane);  // ends with a barrier
+                if (w == 0 && lane == 0) S.run_stop = ld(B.run_stop);
+#else
+                for (int t = w; t < cdiv(S.run_n, RUN_PART); t += N_UPDATERS)
+                    read_run(C, S.run_n, S.nb, S.run_pos, S.run_mirror, &S.run_stop, t, lane);
                 __threadfence();
                 named_barrier_updaters();
+#endif
                 if (w == 0) take_run(C, S, lane);
                 if (clock) time_step(C, STEP_INPUT_RUN, S.closed);
             }

@@ -16,6 +16,8 @@
 
 // Job kinds, in the order the updater runs them for a batch.
 enum JobKind {
+    J_READ = 0,     // READ_JOB, per RUN_PART records of a long run: into the batch (timed as
+                    //   the input_run step)
     J_HALVES = 1,   // per record: labels, half edges, segments (vertex claims)
     J_SEGCOUNT,     // per half edge: its segment, arrival rank in it
     J_SEGSTART,     // per segment: where its half edges go
@@ -1022,6 +1024,11 @@ __device__ __noinline__ void run_task(const Ctx& C, int kind, int t, int lane) {
     Batch& B = *C.batch;
     const int nb = ld(B.ctl.nb), tau0 = ld(B.ctl.tau0);
     switch (kind) {
+#if READ_JOB
+    case J_READ:
+        read_run(C, ld(B.run_n), ld(B.run_at), ld(B.run_pos), ld(B.run_mirror), &B.run_stop, t, lane);
+        break;
+#endif
     case J_HALVES: task_halves(C, B, nb, tau0, t, lane); break;
     case J_SEGCOUNT: task_segcount(C, B, nb, tau0, t, lane); break;
     case J_SEGSTART: task_segstart(C, B, nb, tau0, t, lane); break;
