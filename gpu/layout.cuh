@@ -247,6 +247,15 @@
 #ifndef READ_JOB
 #define READ_JOB 1
 #endif
+// JOB_TRACE=1 splits each job's time three ways, summed per job kind into State.trace_ns
+// (updater_jobs.cuh, job_body): from its posting to the claim of its first task (the
+// helpers noticing it), from that to the claim of its last task (the hand-out), and from
+// that to the job's end (its last tasks running). Tasks are claimed in index order, so the
+// claimers of the first and the last store the two claim times; a job run on the updater
+// warps alone (N_UPDATERS tasks or fewer) is not traced. 0: no trace.
+#ifndef JOB_TRACE
+#define JOB_TRACE 0
+#endif
 // A J_ITEMS task none of whose updates has a work item completes them together
 // (executor.cuh, finalize_empty_lines): their completion records go to host memory as whole
 // lines, one fence and one count for the warp (1); 0: each lane completes its own
@@ -540,6 +549,11 @@ struct State {
     u64 step_ns[NSTEP];
     u64 check_count[32];     // CHECK=1: violations per CHK_* code
     i64 check_first[32][3];  // the first violation of each code: three values that locate it
+    // JOB_TRACE=1: %globaltimer at the claims of the current job's first and last tasks
+    // (their claimers store them), and per job kind ns summed over jobs (w0 lane 0): posting
+    // -> first claim, first -> last claim, last claim -> the job's end.
+    u64 trace_first, trace_last;
+    u64 trace_ns[3][NSTEP];
 };
 
 // The batch being applied. Half edge h = 2i + side of record i is the endpoint x = a

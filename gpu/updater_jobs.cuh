@@ -1079,6 +1079,11 @@ __device__ __noinline__ void help(const Ctx& C, int lane, bool updater = false) 
         w = __shfl_sync(0xffffffffu, w, 0);
         if (old == ~0ULL || (old >> 40) != (w >> 40) || (old & MASK40) >= (w & 0xffffffffULL)) return;
         __threadfence();  // every lane acquires what earlier jobs wrote, not only lane 0
+        if (JOB_TRACE && lane == 0) {  // the first and the last task's claim times
+            const u64 t = old & MASK40;
+            if (t == 0) vstore(&C.st->trace_first, gtime());
+            if (t + 1 == (w & 0xffffffffULL)) vstore(&C.st->trace_last, gtime());
+        }
         run_task(C, (int)((w >> 32) & 0xff), (int)(old & MASK40), lane);
         __threadfence();
         warp_join();  // every lane's writes, not only lane 0's, before the task counts as done
@@ -1096,6 +1101,7 @@ __device__ __noinline__ void help(const Ctx& C, int lane, bool updater = false) 
 // updater warps call it together).
 __device__ void job_body(const Ctx& C, int kind, int n, int w, int lane) {
     const u64 tf = w == 0 && lane == 0 ? gtime() : 0;
+    u64 t_post = 0;  // JOB_TRACE
     __threadfence();
     if (w == 0 && lane == 0) time_step(C, STEP_FENCE, tf);
     named_barrier_updaters();
@@ -1114,6 +1120,7 @@ __device__ void job_body(const Ctx& C, int kind, int n, int w, int lane) {
         __threadfence();
         vstore(&st->job_word, (seq << 40) | ((u64)kind << 32) | (u64)n);
         __threadfence();
+        if (JOB_TRACE) t_post = gtime();
         vstore(&st->job_cursor, seq << 40);
     }
     named_barrier_updaters();
@@ -1125,6 +1132,12 @@ __device__ void job_body(const Ctx& C, int kind, int n, int w, int lane) {
             __nanosleep(64);
         }
         __threadfence();
+        if (JOB_TRACE) {
+            const u64 done = gtime(), first = vload(&C.st->trace_first), last = vload(&C.st->trace_last);
+            C.st->trace_ns[0][kind] += first - t_post;
+            C.st->trace_ns[1][kind] += last - first;
+            C.st->trace_ns[2][kind] += done - last;
+        }
     }
     if (CHECK && w == 0) {
         warp_join();
