@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
-# Written in session 31 for the next one (not run). Branch read-job (on mask-unroll) holds
-# two changes, each behind a switch:
+# Written in session 31 for the next one (not run). Branch job-trace (on read-job, on
+# mask-unroll) holds three changes, each behind a switch:
 #   MASK_UNROLL 4: J_MASK's chunks per task apart from J_COPY's (COPY_UNROLL 1 on main). At
 #     1 (main) J_MASK took 40 against 24 us a batch of Q_7 insertion10 (session31/call5),
 #     and the light insertion rows lost ~3 %.
 #   READ_JOB 1: a long run of input records is read as a job every warp helps with (J_READ)
 #     instead of by the four updater warps (step input_run: 30-40 us a batch, call 2).
+#   JOB_TRACE 0 (1 for the profiles below): each job's time split at its first and last
+#     task's claims (the helpers noticing it, the hand-out, its last tasks), per job kind.
 # In turns: m (main's behaviour: -DMASK_UNROLL=1 -DREAD_JOB=0), k (-DREAD_JOB=0), r (both, the
 # branch's default), the 22 oracle count rows; the timed call's steps for Q_7 insertion10
 # and Q_1 deletion10; the race hunt with self-checks on r and on -DREAD_JOB=0; the engine
 # and oracle GPU tests on r. Merge what wins (a switch that loses goes back to main's
 # behaviour as its default), then run bench/gpu_bench.py beside RapidFlow on main
-# (session30/call4's command) for the README's table. Run from a checkout of read-job.
+# (session30/call4's command) for the README's table. Run from a checkout of job-trace.
 # Carry: .dev28/common.sh .dev28/cupy-cache.tgz.aa .dev28/cupy-cache.tgz.ab .dev28/shd.tar.xz
 source .dev28/common.sh
 cp bench/results/gpu/session31/next/c1.sh $R/; nvidia-smi -L > $R/device.txt; md5sum gpu/*.cu gpu/*.cuh gpu/*.py > $R/files.md5
@@ -35,6 +37,12 @@ for v in m r; do
         --query $1 --stream $2 --batch-cap 16384 > $R/prof-$v-$1-$2.txt 2>&1
     echo "profile $v $1 $2 rc $? at $(el) s: $(grep -E '^apply:' $R/prof-$v-$1-$2.txt | cut -c1-60)" | tee -a $R/time.txt
   done
+done
+for row in "Q_7 insertion10" "Q_1 deletion10" "Q_9 insertion10"; do  # where a job's time goes
+  set -- $row
+  DCSM_KERNEL_DEFINES="-DJOB_TRACE=1" timeout -k 5 40 python3 -P bench/debug/apply_profile.py --data /tmp/shd \
+      --query $1 --stream $2 --batch-cap 16384 > $R/trace-$1-$2.txt 2>&1
+  echo "trace $1 $2 rc $? at $(el) s" | tee -a $R/time.txt; grep -A1 "trace us/batch" $R/trace-$1-$2.txt | cut -c1-400 | tee -a $R/time.txt
 done
 timeout -k 5 110 python3 -P bench/debug/race_hunt.py --repeat 6 --check --budget 95 \
     --variant= --variant=-DHELP_MASK=0u --variant=-DREAD_JOB=0 > $R/race.log 2>&1
