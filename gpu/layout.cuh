@@ -269,6 +269,24 @@
 #if FUSE_COPY_PUBLISH && !FUSE_PUBLISH_COUNT
 #error "FUSE_COPY_PUBLISH needs FUSE_PUBLISH_COUNT (J_COUNT's tasks from the batch's segments)"
 #endif
+// Old chunks of 32 entries a J_COPY task copies (updater_jobs.cuh): its lanes load one
+// entry of each before they place any. A job waits for its longest task, and a lane places
+// its chunks' entries one after another (merged_pos), so the task holding a hub's chunks
+// sets the job's time: J_COPY took 105 / 235 / 576 us a batch of Q_7 insertion10 at 4 / 8 /
+// 16, and the 22 oracle count rows 182.6 / 189.9 / 195.0 ms at 1 / 2 / 4, in turns (the
+// heavy rows 5-10 % faster at 1; bench/results/gpu/session31, calls 4-5).
+#ifndef COPY_UNROLL
+#define COPY_UNROLL 1
+#endif
+// Old chunks a J_MASK task masks. Its work a chunk is one load a lane and a ballot, so more
+// tasks cost more than they spread: at 1 (with COPY_UNROLL, before the two were apart)
+// J_MASK took 40 against 24 us a batch of Q_7 insertion10 at 4 (session31, call 5).
+#ifndef MASK_UNROLL
+#define MASK_UNROLL 4
+#endif
+#if COPY_UNROLL > 32
+#error "COPY_UNROLL must be at most 32 (lane u counts chunk u of a task)"
+#endif
 // Job kinds executor warps help with (all; a bit mask so that a suspected race can be
 // bisected by job, as bench/results/gpu/NOTES.md describes).
 #ifndef HELP_MASK

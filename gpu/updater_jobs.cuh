@@ -56,24 +56,6 @@ __device__ __forceinline__ void time_step(const Ctx& C, int k, u64 t0) {
     C.st->step_ns[k] += gtime() - t0;
 }
 
-// Old chunks of 32 entries a J_COPY task copies: its lanes load one entry of each before
-// they place any. A job waits for its longest task, and a lane places its chunks' entries
-// one after another (merged_pos), so the task holding a hub's chunks sets the job's time:
-// J_COPY took 105 / 235 / 576 us a batch of Q_7 insertion10 at 4 / 8 / 16, and the 22
-// oracle count rows 182.6 / 189.9 / 195.0 ms at 1 / 2 / 4, in turns (the heavy rows 5-10 %
-// faster at 1; bench/results/gpu/session31, calls 4 and 5).
-#ifndef COPY_UNROLL
-#define COPY_UNROLL 1
-#endif
-// Old chunks a J_MASK task masks. Its work a chunk is one load a lane and a ballot, so more
-// tasks cost more than they spread: at 1 (with COPY_UNROLL, before the two were apart)
-// J_MASK took 40 against 24 us a batch of Q_7 insertion10 at 4 (session31, call 5).
-#ifndef MASK_UNROLL
-#define MASK_UNROLL 4
-#endif
-#if COPY_UNROLL > 32
-#error "COPY_UNROLL must be at most 32 (lane u counts chunk u of a task)"
-#endif
 // J_ALLOC: a lane writes the chunk table of an array of at most this many chunks alone.
 #define ALLOC_OWN_CHUNKS 4
 // Segments of more half edges than this (a hub's) are walked by the whole warp (J_SEGINFO)
