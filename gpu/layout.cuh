@@ -247,6 +247,15 @@
 #ifndef READ_JOB
 #define READ_JOB 1
 #endif
+// J_CLASSIFY runs per half edge (1): the half edge in the pair's larger endpoint's array
+// looks its live entry up beside the one that classifies (pre_ent), so that J_SEGEDIT's
+// in-place deletions take their entries from there instead of searching the array again: a
+// job costs its longest chain of dependent loads (bench/results/gpu/session31, call 3), and
+// a binary search is J_SEGEDIT's (~30 us a batch of deletions). 0: per record, J_SEGEDIT
+// searches.
+#ifndef PRE_ENT
+#define PRE_ENT 1
+#endif
 // JOB_TRACE=1 splits each job's time three ways, summed per job kind into State.trace_ns
 // (updater_jobs.cuh, job_body): from its posting to the claim of its first task (the
 // helpers noticing it), from that to the claim of its last task (the hand-out), and from
@@ -624,6 +633,10 @@ struct Batch {
     // rec[run_at...]; run_stop, the first of them that is not an update (atomicMin).
     int run_n, run_at, run_mirror, run_stop;
     u64 run_pos;
+#endif
+#if PRE_ENT
+    i64 pre_ent[HMAX];          // the live entry of half edge h's pair in its array before the
+                                //   batch, -1 if none (J_CLASSIFY writes, J_SEGEDIT reads)
 #endif
 };
 

@@ -151,6 +151,8 @@ CHECKS = {
     "heads' (tau, a's length difference, b's)",
     27: "a bit test in a hub bitmap differs from a search of the list (tau, neighbour, step)",
     28: "a segment's arrival count in a fused job passed its target (job, segment, count)",
+    29: "the entry J_CLASSIFY found for an in-place deletion differs from a search of the "
+    "current version (tau, vertex, neighbour)",
 }
 
 # Updater phases timed by the kernel (State.phase_ns), in order.

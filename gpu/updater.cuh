@@ -174,7 +174,7 @@ __device__ void updater(const Ctx& C, int w, int lane) {
             if (!FUSE_SEGSTART_PLACE) job(C, J_SEGSTART, nst, w, lane);
             job(C, J_PLACE, nht, w, lane);
             job(C, J_ORDER, nht, w, lane);
-            job(C, J_CLASSIFY, cdiv(nb, 32), w, lane);
+            job(C, J_CLASSIFY, cdiv(PRE_ENT ? 2 * nb : nb, 32), w, lane);  // PRE_ENT: per half edge
             job(C, J_SEGINFO, nst, w, lane);
 #if !FUSE_EDIT_ALLOC
             job(C, J_SEGEDIT, nht, w, lane);

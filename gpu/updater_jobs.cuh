@@ -451,21 +451,36 @@ __device__ __forceinline__ void task_order(const Ctx& C, Batch& B, int nb, int t
     B.hpair_pos[h] = h0 + rp;
 }
 
-// J_CLASSIFY: per record: outcome (per endpoint pair, in order, from the graph)
+// J_CLASSIFY: per record (PRE_ENT: per half edge): outcome (per endpoint pair, in order,
+// from the graph)
 __device__ __forceinline__ void task_classify(const Ctx& C, Batch& B, int nb, int tau0, int t, int lane) {
+#if PRE_ENT
+    const int hh = t * 32 + lane, e = hh >> 1;  // element of an element job: a half edge
+    if (hh >= 2 * nb) return;
+#else
     const int e = t * 32 + lane;  // element of an element job
+    if (e >= nb) return;
+#endif
     // Outcome of update e: replay its endpoint pair's updates in this batch, in order,
     // from the pair's state in the graph (insert of a present edge / delete of an
     // absent one is a no-op). They sit next to each other in the (other endpoint,
     // update) order of the smaller endpoint's segment. Each lane writes its own update.
-    if (e >= nb) return;
     int a = ld(B.rec[e].a), b = ld(B.rec[e].b);
     int lo = min(a, b), hi = max(a, b);
     int h = 2 * e + (a == lo ? 0 : 1);
+#if PRE_ENT
+    if (hh != h) {  // the larger endpoint's half edge: its entry, for J_SEGEDIT
+        B.pre_ent[hh] = find_live(C, __ldcg(C.head + hi), lo);
+        return;
+    }
+#endif
     int p = ld(B.hpair_pos[h]), q = p, h0 = ld(B.seg_h0[ld(B.hseg[h])]);
     while (q > h0 && ld(B.hpair_y[q - 1]) == hi) --q;
     const int chain = p - q + 1;
     i64 ent = find_live(C, __ldcg(C.head + lo), hi);
+#if PRE_ENT
+    B.pre_ent[h] = ent;
+#endif
     bool exists = ent >= 0, mine = false;
     if (CHECK && (find_live(C, __ldcg(C.head + hi), lo) >= 0) != exists)
         check_fail(C, CHK_ASYMMETRIC, tau0 + e, lo, hi);
@@ -627,8 +642,17 @@ __device__ void edit_half(const Ctx& C, Batch& B, int tau0, int e, u64 key, int 
     }
     if (!is_insert(B, i)) {
         if (first_ins < 0 || e < first_ins) {
-            // Deleted before the batch's first insertion into this array: edit in place.
-            i64 ent = find_live(C, ld(B.seg_cur[g]), y);
+            // Deleted before the batch's first insertion into this array: edit in place. Such
+            // a deletion is its pair's first applied update (a second would need an applied
+            // insertion between), so it ends the entry live before the batch (PRE_ENT: the
+            // one J_CLASSIFY found; seg_cur is the version it searched).
+#if PRE_ENT
+            const i64 ent = ld(B.pre_ent[(int)(key & 0xffff)]);
+            if (CHECK && ent != find_live(C, ld(B.seg_cur[g]), y))
+                check_fail(C, CHK_PRE_ENT, tau0 + i, half_x(key), y);
+#else
+            const i64 ent = find_live(C, ld(B.seg_cur[g]), y);
+#endif
             if (ent >= 0) C.entries[ent].dt = tau0 + i;
             else if (CHECK) check_fail(C, CHK_DELETE_MISSING, tau0 + i, half_x(key), y);
         }
