@@ -293,8 +293,8 @@
 #ifndef MASK_UNROLL
 #define MASK_UNROLL 4
 #endif
-#if COPY_UNROLL > 32
-#error "COPY_UNROLL must be at most 32 (lane u counts chunk u of a task)"
+#if COPY_UNROLL > 32 || COPY_UNROLL < 1 || MASK_UNROLL < 1
+#error "COPY_UNROLL must be 1..32 (lane u counts chunk u of a task), MASK_UNROLL at least 1"
 #endif
 // Job kinds executor warps help with (all; a bit mask so that a suspected race can be
 // bisected by job, as bench/results/gpu/NOTES.md describes).

@@ -23,7 +23,8 @@ enum JobKind {
     J_SEGSTART,     // per segment: where its half edges go
     J_PLACE,        // per half edge: into its segment
     J_ORDER,        // per position in the segments: update order within its segment
-    J_CLASSIFY,     // per record: outcome (per endpoint pair, in order, from the graph)
+    J_CLASSIFY,     // per record (PRE_ENT: per half edge): outcome (per endpoint pair, in
+                    //   order, from the graph)
     J_SEGINFO,      // per segment: current version, first insertion, sizes, ranks
     J_SEGEDIT,      // per half edge: in-place deletions; insertions sorted per segment
     J_ALLOC,        // per segment: new version, slab run, chunk table
@@ -48,7 +49,8 @@ enum StepKind {
     STEP_SLOTS_RUNNING,  // part of STEP_INPUT_SLOTS: the update at the GC pointer was still running
     STEP_SLOTS_GC,  // part of STEP_INPUT_SLOTS: it was done, the collector had not passed it
                     //   (the rest: the host had not read the slot's completion record)
-    STEP_INPUT_RUN,  // a long run of records read by the updater warps together (read_run)
+    STEP_INPUT_RUN,  // a long run of records read by the updater warps together (read_run;
+                     //   READ_JOB: as job J_READ)
 };
 
 // Add the time since t0 to step k's total (updater w0, lane 0).
@@ -1068,12 +1070,13 @@ __device__ __noinline__ void run_task(const Ctx& C, int kind, int t, int lane) {
 // Claim and run tasks of the current job until none is left (whole warp).
 __device__ __noinline__ void help(const Ctx& C, int lane, bool updater = false) {
     while (true) {
-        u64 old = 0, w = 0;
+        u64 old = 0, w = 0, t_claim = 0;
         if (lane == 0) {
             u64 c = vload(&C.st->job_cursor);
             w = vload(&C.st->job_word);
             bool allowed = updater || ((HELP_MASK >> ((w >> 32) & 0xff)) & 1);
             if (allowed && (c >> 40) == (w >> 40) && (c & MASK40) < (w & 0xffffffffULL)) {
+                if (JOB_TRACE) t_claim = gtime();  // just before the claim, which orders them
                 old = atomicAdd(&C.st->job_cursor, 1ULL);
                 __threadfence();
                 w = vload(&C.st->job_word);  // the job the claimed task belongs to, if current
@@ -1087,8 +1090,8 @@ __device__ __noinline__ void help(const Ctx& C, int lane, bool updater = false) 
         __threadfence();  // every lane acquires what earlier jobs wrote, not only lane 0
         if (JOB_TRACE && lane == 0) {  // the first and the last task's claim times
             const u64 t = old & MASK40;
-            if (t == 0) vstore(&C.st->trace_first, gtime());
-            if (t + 1 == (w & 0xffffffffULL)) vstore(&C.st->trace_last, gtime());
+            if (t == 0) vstore(&C.st->trace_first, t_claim);
+            if (t + 1 == (w & 0xffffffffULL)) vstore(&C.st->trace_last, t_claim);
         }
         run_task(C, (int)((w >> 32) & 0xff), (int)(old & MASK40), lane);
         __threadfence();
@@ -1138,11 +1141,11 @@ __device__ void job_body(const Ctx& C, int kind, int n, int w, int lane) {
             __nanosleep(64);
         }
         __threadfence();
-        if (JOB_TRACE) {
+        if (JOB_TRACE) {  // clamped: two warps' clock reads are not ordered with their claims
             const u64 done = gtime(), first = vload(&C.st->trace_first), last = vload(&C.st->trace_last);
-            C.st->trace_ns[0][kind] += first - t_post;
-            C.st->trace_ns[1][kind] += last - first;
-            C.st->trace_ns[2][kind] += done - last;
+            C.st->trace_ns[0][kind] += first > t_post ? first - t_post : 0;
+            C.st->trace_ns[1][kind] += last > first ? last - first : 0;
+            C.st->trace_ns[2][kind] += done > last ? done - last : 0;
         }
     }
     if (CHECK && w == 0) {
