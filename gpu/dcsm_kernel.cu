@@ -13,8 +13,8 @@
 //     ring, applies control commands, relays the host's consumption counters into device
 //     memory. A batch closes once it holds BATCH_B updates or BATCH_TIMEOUT_NS have passed
 //     since its first one, and nothing more is already waiting; under a backlog it grows
-//     up to BATCH_CAP updates, so a hub array is copied once for many updates. The updater applies a batch as a sequence
-//     of data-parallel JOBS (below): the updater warps work on every job themselves (the
+//     up to BATCH_CAP updates, so a hub array is copied once for many updates. The updater
+//     applies a batch as a sequence of data-parallel JOBS (below): the updater warps work on every job themselves (the
 //     "super-warp"), and idle executor warps join in, so a batch is applied by as much of
 //     the GPU as is not busy matching.
 //   * the garbage-collector warp N_UPDATERS of block 0: advances the GC pointer over
