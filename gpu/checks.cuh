@@ -37,6 +37,8 @@ enum CheckCode {
                           //   differ from the published heads' (FUSE_PUBLISH_COUNT)
     CHK_HUB_BITS,         // run_item: a bit test in a hub bitmap differs from the list's search
     CHK_SEG_COUNTER,      // a fused job: a segment's arrival count passed its target (job, g, k)
+    CHK_PRE_ENT,          // J_SEGEDIT (PRE_ENT): the entry J_CLASSIFY found for an in-place
+                          //   deletion differs from a search of the current version
 };
 
 #define CHECK_SENTINEL (-7)

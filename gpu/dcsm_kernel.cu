@@ -7,15 +7,15 @@
 // other); it runs until the host sends STOP, and a relaunch continues on the same state.
 //
 // Roles by warp (block 0 holds the first N_UPDATERS warps and the collector):
-//   * graph-updater warps [0, N_UPDATERS) of block 0. Warp 0 is the ONLY reader of host
-//     memory (gpu-facts rule 1): it forms batches from the input ring, applies control
-//     commands, relays the host's consumption counters into device memory. A batch closes
-//     once it holds BATCH_B updates or BATCH_TIMEOUT_NS have passed since its first one, and
-//     nothing more is already waiting; under a backlog it grows up to BATCH_CAP updates, so a
-//     hub array is copied once for many updates. The updater applies a batch as a sequence
-//     of data-parallel JOBS (below): the updater warps work on every job themselves (the
-//     "super-warp"), and idle executor warps join in, so a batch is applied by as much of
-//     the GPU as is not busy matching.
+//   * graph-updater warps [0, N_UPDATERS) of block 0. Warp 0 is the ONLY poller of host memory
+//     (gpu-facts rule 1; READ_JOB's tasks, on any warp, read a long run of records once when the
+//     host did not copy it into in_mirror): it forms batches from the input ring, applies control
+//     commands, relays the host's consumption counters into device memory. A batch closes once it
+//     holds BATCH_B updates or BATCH_TIMEOUT_NS have passed since its first one, and nothing more
+//     is already waiting; under a backlog it grows up to BATCH_CAP updates, so a hub array is
+//     copied once for many updates. The updater applies a batch as a sequence of data-parallel JOBS
+//     (below): the updater warps work on every job themselves (the "super-warp"), and idle executor
+//     warps join in, so a batch is applied by as much of the GPU as is not busy matching.
 //   * the garbage-collector warp N_UPDATERS of block 0: advances the GC pointer over
 //     completed updates and returns retired versions to the pools.
 //   * executor warps: everything else. Each takes a ticket (one atomicAdd, gpu-facts rule

@@ -64,9 +64,17 @@ def updater_profile(st: Any) -> dict[str, float]:
         f"small_{name}_us": float(st["small_ns"][k]) / ns / 1e3
         for k, name in enumerate(L.SMALL_STEPS)
     }
+    # JOB_TRACE=1 builds only: each job's time split at its first and last task's claims.
+    trace = {
+        f"trace_{name or 'read'}_{part}_us": float(st["trace_ns"][p][k]) / n / 1e3
+        for k, name in enumerate(L.UPDATER_STEPS[: L.JOB_KINDS])
+        for p, part in enumerate(L.JOB_TRACE_PARTS)
+        if st["trace_ns"][:, k].any()
+    }
     return (
         out
         | steps
+        | trace
         | {"batches": int(st["batches"]), "mean_batch": float(st["batched_updates"]) / n}
         | small
         | {"appends": int(st["appends"]), "new_runs": int(st["new_runs"])}

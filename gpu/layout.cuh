@@ -239,6 +239,32 @@
 #ifndef FUSE_PUBLISH_COUNT
 #define FUSE_PUBLISH_COUNT 1
 #endif
+// A long run of input records that form_batch leaves to read_run (BULK_MIN or more) is read
+// as a job every warp may help with (J_READ, 1), not by the updater warps alone (0): four
+// warps took 30-40 us a batch of 7,000-10,000 records, 64 records a round trip each
+// (step input_run, bench/results/gpu/session31, call 2), where one round of every part at
+// once is ~1-2 us and a job's hand-off ~10 us.
+#ifndef READ_JOB
+#define READ_JOB 1
+#endif
+// J_CLASSIFY runs per half edge (1): the half edge in the pair's larger endpoint's array
+// looks its live entry up beside the one that classifies (pre_ent), so that J_SEGEDIT's
+// in-place deletions take their entries from there instead of searching the array again: a
+// job costs its longest chain of dependent loads (bench/results/gpu/session31, call 3), and
+// a binary search is J_SEGEDIT's (~30 us a batch of deletions). 0: per record, J_SEGEDIT
+// searches.
+#ifndef PRE_ENT
+#define PRE_ENT 1
+#endif
+// JOB_TRACE=1 splits each job's time three ways, summed per job kind into State.trace_ns
+// (updater_jobs.cuh, job_body): from its posting to the claim of its first task (the
+// helpers noticing it), from that to the claim of its last task (the hand-out), and from
+// that to the job's end (its last tasks running). Tasks are claimed in index order, so the
+// claimers of the first and the last store the two claim times; a job run on the updater
+// warps alone (N_UPDATERS tasks or fewer) is not traced. 0: no trace.
+#ifndef JOB_TRACE
+#define JOB_TRACE 0
+#endif
 // A J_ITEMS task none of whose updates has a work item completes them together
 // (executor.cuh, finalize_empty_lines): their completion records go to host memory as whole
 // lines, one fence and one count for the warp (1); 0: each lane completes its own
@@ -252,18 +278,23 @@
 #if FUSE_COPY_PUBLISH && !FUSE_PUBLISH_COUNT
 #error "FUSE_COPY_PUBLISH needs FUSE_PUBLISH_COUNT (J_COUNT's tasks from the batch's segments)"
 #endif
-// Old chunks of 32 entries a J_COPY (and J_MASK) task copies (masks), updater_jobs.cuh: its
-// lanes load one entry of each before they place any. A job waits for its longest task,
-// and a lane places its chunks' entries one after another (merged_pos), so the task holding
-// a hub's chunks sets the job's time: J_COPY took 105 / 235 / 576 us a batch of Q_7
-// insertion10 at 4 / 8 / 16, and the 22 oracle count rows 182.6 / 189.9 / 195.0 ms at 1 / 2
-// / 4, in turns (the heavy rows 5-10 % faster at 1, the light insertion rows ~3 % slower:
-// J_MASK's cheap tasks cost more as more tasks; bench/results/gpu/session31, calls 4-5).
+// Old chunks of 32 entries a J_COPY task copies (updater_jobs.cuh): its lanes load one
+// entry of each before they place any. A job waits for its longest task, and a lane places
+// its chunks' entries one after another (merged_pos), so the task holding a hub's chunks
+// sets the job's time: J_COPY took 105 / 235 / 576 us a batch of Q_7 insertion10 at 4 / 8 /
+// 16, and the 22 oracle count rows 182.6 / 189.9 / 195.0 ms at 1 / 2 / 4, in turns (the
+// heavy rows 5-10 % faster at 1; bench/results/gpu/session31, calls 4-5).
 #ifndef COPY_UNROLL
 #define COPY_UNROLL 1
 #endif
-#if COPY_UNROLL > 32
-#error "COPY_UNROLL must be at most 32 (lane u counts chunk u of a task)"
+// Old chunks a J_MASK task masks. Its work a chunk is one load a lane and a ballot, so more
+// tasks cost more than they spread: at 1 (with COPY_UNROLL, before the two were apart)
+// J_MASK took 40 against 24 us a batch of Q_7 insertion10 at 4 (session31, call 5).
+#ifndef MASK_UNROLL
+#define MASK_UNROLL 4
+#endif
+#if COPY_UNROLL > 32 || COPY_UNROLL < 1 || MASK_UNROLL < 1
+#error "COPY_UNROLL must be 1..32 (lane u counts chunk u of a task), MASK_UNROLL at least 1"
 #endif
 // Job kinds executor warps help with (all; a bit mask so that a suspected race can be
 // bisected by job, as bench/results/gpu/NOTES.md describes).
@@ -545,6 +576,11 @@ struct State {
     u64 step_ns[NSTEP];
     u64 check_count[32];     // CHECK=1: violations per CHK_* code
     i64 check_first[32][3];  // the first violation of each code: three values that locate it
+    // JOB_TRACE=1: %globaltimer at the claims of the current job's first and last tasks
+    // (their claimers store them), and per job kind ns summed over jobs (w0 lane 0): posting
+    // -> first claim, first -> last claim, last claim -> the job's end.
+    u64 trace_first, trace_last;
+    u64 trace_ns[3][NSTEP];
 };
 
 // The batch being applied. Half edge h = 2i + side of record i is the endpoint x = a
@@ -591,6 +627,17 @@ struct Batch {
     int qp[MAXQP];              // (slot << 16 | plan) live somewhere in the batch
     int outcome_shadow[BATCH_CAP];  // CHECK=1: batch_no << 4 | outcome, written beside outcome
     int seg_copied[HMAX];       // FUSE_COPY_PUBLISH: J_COPY's units of the segment done
+#if READ_JOB
+    // The long run form_batch left to J_READ (UpdShared's run_* fields, which only block 0
+    // sees): run_n records from ring slot run_pos (of in_mirror when run_mirror) go to
+    // rec[run_at...]; run_stop, the first of them that is not an update (atomicMin).
+    int run_n, run_at, run_mirror, run_stop;
+    u64 run_pos;
+#endif
+#if PRE_ENT
+    i64 pre_ent[HMAX];          // the live entry of half edge h's pair in its array before the
+                                //   batch, -1 if none (J_CLASSIFY writes, J_SEGEDIT reads)
+#endif
 };
 
 // Every pointer and size the kernel needs; all fields 8 bytes so the host can fill it as

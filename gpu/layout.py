@@ -110,6 +110,9 @@ def state_dtype(cfg: KernelConfig) -> np.dtype:
         ("step_ns", np.uint64, len(UPDATER_STEPS)),
         ("check_count", np.uint64, 32),
         ("check_first", np.int64, (32, 3)),
+        ("trace_first", np.uint64),
+        ("trace_last", np.uint64),
+        ("trace_ns", np.uint64, (len(JOB_TRACE_PARTS), len(UPDATER_STEPS))),
     ]
     return np.dtype(fields)
 
@@ -148,10 +151,17 @@ CHECKS = {
     "heads' (tau, a's length difference, b's)",
     27: "a bit test in a hub bitmap differs from a search of the list (tau, neighbour, step)",
     28: "a segment's arrival count in a fused job passed its target (job, segment, count)",
+    29: "the entry J_CLASSIFY found for an in-place deletion differs from a search of the "
+    "current version (tau, vertex, neighbour)",
 }
 
 # Updater phases timed by the kernel (State.phase_ns), in order.
 UPDATER_PHASES = ("form_batch", "classify_allocate", "copy", "publish_versions", "publish_items")
+
+# JOB_TRACE=1 (State.trace_ns): a job's time from its posting to its first task's claim, from
+# that to its last task's claim, and from that to its end; per job kind, the kinds named as
+# UPDATER_STEPS names them, slot 0 being J_READ's.
+JOB_TRACE_PARTS = ("notice", "handout", "tail")
 
 # Steps of the short path timed by the kernel (State.small_ns, updater_small.cuh), in order.
 SMALL_STEPS = ("classify", "prepare", "merge", "publish", "items")
@@ -164,6 +174,9 @@ UPDATER_STEPS = (
     "allocate", "gcq_wait", "live_plans", "item_room", "fence", "small", "input_wait",
     "input_slots", "input_read", "slots_running", "slots_gc", "input_run",
 )  # fmt: skip
+# Slots of UPDATER_STEPS that are job kinds (JobKind, J_READ = 0 ... J_VERIFY): the rest are
+# the steps between jobs.
+JOB_KINDS = UPDATER_STEPS.index("verify") + 1
 
 
 # Field order of struct Ctx (every field 8 bytes: a device pointer or a size).

@@ -113,10 +113,16 @@ __device__ void updater(const Ctx& C, int w, int lane) {
         }
         if (BULK_MIN) {
             named_barrier_updaters();
-            if (S.run_n > 0) {  // a long run of records, read by the updater warps together
-                for (int t = w; t < cdiv(S.run_n, RUN_PART); t += N_UPDATERS) read_run(C, S, t, lane);
+            if (S.run_n > 0) {  // a long run of records: J_READ (READ_JOB), or the updater warps
+#if READ_JOB
+                job_body(C, J_READ, cdiv(S.run_n, RUN_PART), w, lane);  // ends with a barrier
+                if (w == 0 && lane == 0) S.run_stop = ld(B.run_stop);
+#else
+                for (int t = w; t < cdiv(S.run_n, RUN_PART); t += N_UPDATERS)
+                    read_run(C, S.run_n, S.nb, S.run_pos, S.run_mirror, &S.run_stop, t, lane);
                 __threadfence();
                 named_barrier_updaters();
+#endif
                 if (w == 0) take_run(C, S, lane);
                 if (clock) time_step(C, STEP_INPUT_RUN, S.closed);
             }
@@ -168,7 +174,7 @@ __device__ void updater(const Ctx& C, int w, int lane) {
             if (!FUSE_SEGSTART_PLACE) job(C, J_SEGSTART, nst, w, lane);
             job(C, J_PLACE, nht, w, lane);
             job(C, J_ORDER, nht, w, lane);
-            job(C, J_CLASSIFY, cdiv(nb, 32), w, lane);
+            job(C, J_CLASSIFY, cdiv(PRE_ENT ? 2 * nb : nb, 32), w, lane);  // PRE_ENT: per half edge
             job(C, J_SEGINFO, nst, w, lane);
 #if !FUSE_EDIT_ALLOC
             job(C, J_SEGEDIT, nht, w, lane);
@@ -188,7 +194,7 @@ __device__ void updater(const Ctx& C, int w, int lane) {
             t[1] = clock ? gtime() : 0;
             int nchunks = vload(&B.ctl.nchunks);
             const bool compact = vload(&B.ctl.ncompact) > 0;
-            if (compact) job(C, J_MASK, cdiv(nchunks, COPY_UNROLL), w, lane);
+            if (compact) job(C, J_MASK, cdiv(nchunks, MASK_UNROLL), w, lane);
             if (compact || !FUSE_ALLOC_SCAN) job(C, J_SCAN, nst, w, lane);
 #if FUSE_COPY_PUBLISH
             // J_COPY publishes each segment it completes and runs J_COUNT's tasks too.

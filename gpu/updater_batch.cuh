@@ -295,23 +295,28 @@ __device__ void form_batch(const Ctx& C, UpdShared& S, int lane) {
         S.run_n = S.run_stop = run; S.run_mirror = run_mirror;
         S.run_head = head; S.run_pos = head % C.in_cap;
         B.ctl.nb = nb; B.ctl.tau0 = (int)tau0;
+#if READ_JOB
+        B.run_n = B.run_stop = run; B.run_at = nb; B.run_mirror = run_mirror; B.run_pos = head % C.in_cap;
+#endif
     }
     warp_join();
 }
 
-// Part t of the run form_batch left (every updater warp, parts t = w, w + N_UPDATERS, ...):
-// its 64 records, word q of them by lane q % 32 (one 512-byte line a load, a lane's six
-// loads in flight together; with twelve, as read_wide takes, the function spilled them and
-// seven warps read no faster than read_wide's one), into the batch with the time they were
-// taken. The first record that is not an update lowers run_stop: the batch ends before it
-// (what was copied past it is never read).
+// Part t of the run form_batch left (every updater warp, parts t = w, w + N_UPDATERS, ...;
+// with READ_JOB, J_READ's task t on any warp): its 64 records, word q of them by lane q % 32
+// (one 512-byte line a load, a lane's six loads in flight together; with twelve, as
+// read_wide takes, the function spilled them and seven warps read no faster than
+// read_wide's one), into the batch from rec[at0] on, with the time they were taken. The
+// run: n records from ring slot pos (of in_mirror when mirrored). The first record that is
+// not an update lowers *run_stop: the batch ends before it (what was copied past it is
+// never read).
 #define RUN_PART 64
-__device__ __noinline__ void read_run(const Ctx& C, UpdShared& S, int t, int lane) {
+__device__ __noinline__ void read_run(const Ctx& C, int n, int at0, u64 pos, bool mirrored, int* run_stop, int t,
+                                      int lane) {
     constexpr int W = 3 * RUN_PART / 32;
     Batch& B = *C.batch;
-    const int n = S.run_n, r0 = t * RUN_PART, recs = min(RUN_PART, n - r0), at = S.nb + r0;
-    const u64 cap = C.in_cap, p0 = S.run_pos + r0;  // may pass the ring's end
-    const bool mirrored = S.run_mirror;
+    const int r0 = t * RUN_PART, recs = min(RUN_PART, n - r0), at = at0 + r0;
+    const u64 cap = C.in_cap, p0 = pos + r0;  // may pass the ring's end
     const int4* ring = reinterpret_cast<const int4*>(mirrored ? C.in_mirror : C.in_ring);
     int4 v[W];
 #pragma unroll
@@ -334,7 +339,7 @@ __device__ __noinline__ void read_run(const Ctx& C, UpdShared& S, int t, int lan
 #pragma unroll
     for (int j = 0; j < RUN_PART / 32; ++j)
         if (32 * j + lane < recs) B.taken[at + 32 * j + lane] = now;
-    if (stop < n) atomicMin(&S.run_stop, stop);
+    if (stop < n) atomicMin(run_stop, stop);
 }
 
 // After read_run (updater w0): the batch takes the run's records up to the first that is

@@ -16,12 +16,15 @@
 
 // Job kinds, in the order the updater runs them for a batch.
 enum JobKind {
+    J_READ = 0,     // READ_JOB, per RUN_PART records of a long run: into the batch (timed as
+                    //   the input_run step)
     J_HALVES = 1,   // per record: labels, half edges, segments (vertex claims)
     J_SEGCOUNT,     // per half edge: its segment, arrival rank in it
     J_SEGSTART,     // per segment: where its half edges go
     J_PLACE,        // per half edge: into its segment
     J_ORDER,        // per position in the segments: update order within its segment
-    J_CLASSIFY,     // per record: outcome (per endpoint pair, in order, from the graph)
+    J_CLASSIFY,     // per record (PRE_ENT: per half edge): outcome (per endpoint pair, in
+                    //   order, from the graph)
     J_SEGINFO,      // per segment: current version, first insertion, sizes, ranks
     J_SEGEDIT,      // per half edge: in-place deletions; insertions sorted per segment
     J_ALLOC,        // per segment: new version, slab run, chunk table
@@ -46,7 +49,8 @@ enum StepKind {
     STEP_SLOTS_RUNNING,  // part of STEP_INPUT_SLOTS: the update at the GC pointer was still running
     STEP_SLOTS_GC,  // part of STEP_INPUT_SLOTS: it was done, the collector had not passed it
                     //   (the rest: the host had not read the slot's completion record)
-    STEP_INPUT_RUN,  // a long run of records read by the updater warps together (read_run)
+    STEP_INPUT_RUN,  // a long run of records read by the updater warps together (read_run;
+                     //   READ_JOB: as job J_READ)
 };
 
 // Add the time since t0 to step k's total (updater w0, lane 0).
@@ -449,21 +453,36 @@ __device__ __forceinline__ void task_order(const Ctx& C, Batch& B, int nb, int t
     B.hpair_pos[h] = h0 + rp;
 }
 
-// J_CLASSIFY: per record: outcome (per endpoint pair, in order, from the graph)
+// J_CLASSIFY: per record (PRE_ENT: per half edge): outcome (per endpoint pair, in order,
+// from the graph)
 __device__ __forceinline__ void task_classify(const Ctx& C, Batch& B, int nb, int tau0, int t, int lane) {
+#if PRE_ENT
+    const int hh = t * 32 + lane, e = hh >> 1;  // element of an element job: a half edge
+    if (hh >= 2 * nb) return;
+#else
     const int e = t * 32 + lane;  // element of an element job
+    if (e >= nb) return;
+#endif
     // Outcome of update e: replay its endpoint pair's updates in this batch, in order,
     // from the pair's state in the graph (insert of a present edge / delete of an
     // absent one is a no-op). They sit next to each other in the (other endpoint,
     // update) order of the smaller endpoint's segment. Each lane writes its own update.
-    if (e >= nb) return;
     int a = ld(B.rec[e].a), b = ld(B.rec[e].b);
     int lo = min(a, b), hi = max(a, b);
     int h = 2 * e + (a == lo ? 0 : 1);
+#if PRE_ENT
+    if (hh != h) {  // the larger endpoint's half edge: its entry, for J_SEGEDIT
+        B.pre_ent[hh] = find_live(C, __ldcg(C.head + hi), lo);
+        return;
+    }
+#endif
     int p = ld(B.hpair_pos[h]), q = p, h0 = ld(B.seg_h0[ld(B.hseg[h])]);
     while (q > h0 && ld(B.hpair_y[q - 1]) == hi) --q;
     const int chain = p - q + 1;
     i64 ent = find_live(C, __ldcg(C.head + lo), hi);
+#if PRE_ENT
+    B.pre_ent[h] = ent;
+#endif
     bool exists = ent >= 0, mine = false;
     if (CHECK && (find_live(C, __ldcg(C.head + hi), lo) >= 0) != exists)
         check_fail(C, CHK_ASYMMETRIC, tau0 + e, lo, hi);
@@ -625,8 +644,17 @@ __device__ void edit_half(const Ctx& C, Batch& B, int tau0, int e, u64 key, int 
     }
     if (!is_insert(B, i)) {
         if (first_ins < 0 || e < first_ins) {
-            // Deleted before the batch's first insertion into this array: edit in place.
-            i64 ent = find_live(C, ld(B.seg_cur[g]), y);
+            // Deleted before the batch's first insertion into this array: edit in place. Such
+            // a deletion is its pair's first applied update (a second would need an applied
+            // insertion between), so it ends the entry live before the batch (PRE_ENT: the
+            // one J_CLASSIFY found; seg_cur is the version it searched).
+#if PRE_ENT
+            const i64 ent = ld(B.pre_ent[(int)(key & 0xffff)]);
+            if (CHECK && ent != find_live(C, ld(B.seg_cur[g]), y))
+                check_fail(C, CHK_PRE_ENT, tau0 + i, half_x(key), y);
+#else
+            const i64 ent = find_live(C, ld(B.seg_cur[g]), y);
+#endif
             if (ent >= 0) C.entries[ent].dt = tau0 + i;
             else if (CHECK) check_fail(C, CHK_DELETE_MISSING, tau0 + i, half_x(key), y);
         }
@@ -763,12 +791,12 @@ __device__ __forceinline__ void task_alloc(const Ctx& C, Batch& B, int nb, int t
     }
 }
 
-// J_MASK: per COPY_UNROLL chunks: live masks of versions with dead entries
+// J_MASK: per MASK_UNROLL chunks: live masks of versions with dead entries
 __device__ __forceinline__ void task_mask(const Ctx& C, Batch& B, int nb, int tau0, int t, int lane) {
     const int nchunks = ld(B.ctl.nchunks);
 #pragma unroll
-    for (int u = 0; u < COPY_UNROLL; ++u) {
-        const int c = t * COPY_UNROLL + u;
+    for (int u = 0; u < MASK_UNROLL; ++u) {
+        const int c = t * MASK_UNROLL + u;
         if (c >= nchunks) break;  // uniform across the warp
         int g = ld(C.chunkseg[c]);
         if (ld(B.seg_dead[g]) == 0) continue;
@@ -1004,6 +1032,11 @@ __device__ __noinline__ void run_task(const Ctx& C, int kind, int t, int lane) {
     Batch& B = *C.batch;
     const int nb = ld(B.ctl.nb), tau0 = ld(B.ctl.tau0);
     switch (kind) {
+#if READ_JOB
+    case J_READ:
+        read_run(C, ld(B.run_n), ld(B.run_at), ld(B.run_pos), ld(B.run_mirror), &B.run_stop, t, lane);
+        break;
+#endif
     case J_HALVES: task_halves(C, B, nb, tau0, t, lane); break;
     case J_SEGCOUNT: task_segcount(C, B, nb, tau0, t, lane); break;
     case J_SEGSTART: task_segstart(C, B, nb, tau0, t, lane); break;
@@ -1037,12 +1070,13 @@ __device__ __noinline__ void run_task(const Ctx& C, int kind, int t, int lane) {
 // Claim and run tasks of the current job until none is left (whole warp).
 __device__ __noinline__ void help(const Ctx& C, int lane, bool updater = false) {
     while (true) {
-        u64 old = 0, w = 0;
+        u64 old = 0, w = 0, t_claim = 0;
         if (lane == 0) {
             u64 c = vload(&C.st->job_cursor);
             w = vload(&C.st->job_word);
             bool allowed = updater || ((HELP_MASK >> ((w >> 32) & 0xff)) & 1);
             if (allowed && (c >> 40) == (w >> 40) && (c & MASK40) < (w & 0xffffffffULL)) {
+                if (JOB_TRACE) t_claim = gtime();  // just before the claim, which orders them
                 old = atomicAdd(&C.st->job_cursor, 1ULL);
                 __threadfence();
                 w = vload(&C.st->job_word);  // the job the claimed task belongs to, if current
@@ -1054,6 +1088,11 @@ __device__ __noinline__ void help(const Ctx& C, int lane, bool updater = false) 
         w = __shfl_sync(0xffffffffu, w, 0);
         if (old == ~0ULL || (old >> 40) != (w >> 40) || (old & MASK40) >= (w & 0xffffffffULL)) return;
         __threadfence();  // every lane acquires what earlier jobs wrote, not only lane 0
+        if (JOB_TRACE && lane == 0) {  // the first and the last task's claim times
+            const u64 t = old & MASK40;
+            if (t == 0) vstore(&C.st->trace_first, t_claim);
+            if (t + 1 == (w & 0xffffffffULL)) vstore(&C.st->trace_last, t_claim);
+        }
         run_task(C, (int)((w >> 32) & 0xff), (int)(old & MASK40), lane);
         __threadfence();
         warp_join();  // every lane's writes, not only lane 0's, before the task counts as done
@@ -1071,6 +1110,7 @@ __device__ __noinline__ void help(const Ctx& C, int lane, bool updater = false) 
 // updater warps call it together).
 __device__ void job_body(const Ctx& C, int kind, int n, int w, int lane) {
     const u64 tf = w == 0 && lane == 0 ? gtime() : 0;
+    u64 t_post = 0;  // JOB_TRACE
     __threadfence();
     if (w == 0 && lane == 0) time_step(C, STEP_FENCE, tf);
     named_barrier_updaters();
@@ -1089,6 +1129,7 @@ __device__ void job_body(const Ctx& C, int kind, int n, int w, int lane) {
         __threadfence();
         vstore(&st->job_word, (seq << 40) | ((u64)kind << 32) | (u64)n);
         __threadfence();
+        if (JOB_TRACE) t_post = gtime();
         vstore(&st->job_cursor, seq << 40);
     }
     named_barrier_updaters();
@@ -1100,6 +1141,12 @@ __device__ void job_body(const Ctx& C, int kind, int n, int w, int lane) {
             __nanosleep(64);
         }
         __threadfence();
+        if (JOB_TRACE) {  // clamped: two warps' clock reads are not ordered with their claims
+            const u64 done = gtime(), first = vload(&C.st->trace_first), last = vload(&C.st->trace_last);
+            C.st->trace_ns[0][kind] += first > t_post ? first - t_post : 0;
+            C.st->trace_ns[1][kind] += last > first ? last - first : 0;
+            C.st->trace_ns[2][kind] += done > last ? done - last : 0;
+        }
     }
     if (CHECK && w == 0) {
         warp_join();

@@ -159,6 +159,15 @@ def call_steps(before: np.ndarray, after: np.ndarray) -> None:
         d = (after[field].astype(np.int64) - before[field].astype(np.int64)) / n / 1e3
         means = {k: round(float(x), 1) for k, x in zip(names, d, strict=True) if k and x}
         print(f"  {field} us/batch:", means)
+    # JOB_TRACE=1 builds: each job's time split at its first and last task's claims.
+    d = (after["trace_ns"].astype(np.int64) - before["trace_ns"].astype(np.int64)) / n / 1e3
+    split = {
+        name or "read": tuple(round(float(x), 1) for x in d[:, k])
+        for k, name in enumerate(L.UPDATER_STEPS[: L.JOB_KINDS])
+        if d[:, k].any()
+    }
+    if split:
+        print(f"  trace us/batch ({', '.join(L.JOB_TRACE_PARTS)}):", split)
 
 
 def host_timeline(steps: list[tuple[str, float, float]], t0: float) -> None:
