@@ -240,19 +240,20 @@
 #define FUSE_PUBLISH_COUNT 1
 #endif
 // A long run of input records that form_batch leaves to read_run (BULK_MIN or more) is read
-// as a job every warp may help with (J_READ, 1), not by the updater warps alone (0): four
-// warps took 30-40 us a batch of 7,000-10,000 records, 64 records a round trip each
-// (step input_run, bench/results/gpu/session31, call 2), where one round of every part at
-// once is ~1-2 us and a job's hand-off ~10 us.
+// as a job every warp may help with (J_READ, 1), not by the updater warps alone (0). Four
+// warps take 30-40 us a batch of 7,000-10,000 records (step input_run, session31, call 2);
+// the job ~10 us (JOB_TRACE), yet the 22 oracle count rows lost at 1: 197.6 against 188.8
+// ms in turns, every light deletion row 2.2-2.3 against 1.6-2.1 ms (session32, call 1).
 #ifndef READ_JOB
-#define READ_JOB 1
+#define READ_JOB 0
 #endif
 // J_CLASSIFY runs per half edge (1): the half edge in the pair's larger endpoint's array
 // looks its live entry up beside the one that classifies (pre_ent), so that J_SEGEDIT's
 // in-place deletions take their entries from there instead of searching the array again: a
 // job costs its longest chain of dependent loads (bench/results/gpu/session31, call 3), and
-// a binary search is J_SEGEDIT's (~30 us a batch of deletions). 0: per record, J_SEGEDIT
-// searches.
+// a binary search is J_SEGEDIT's (~30 us a batch of deletions; 14 against 28 us at 1 for Q_1
+// deletion10, and every deletion row faster in turns, session32, call 1). 0: per record,
+// J_SEGEDIT searches.
 #ifndef PRE_ENT
 #define PRE_ENT 1
 #endif
@@ -289,7 +290,8 @@
 #endif
 // Old chunks a J_MASK task masks. Its work a chunk is one load a lane and a ballot, so more
 // tasks cost more than they spread: at 1 (with COPY_UNROLL, before the two were apart)
-// J_MASK took 40 against 24 us a batch of Q_7 insertion10 at 4 (session31, call 5).
+// J_MASK took 40 against 24 us a batch of Q_7 insertion10 at 4 (session31, call 5); apart,
+// the 22 oracle count rows 188.8 against 197.4 ms at 1, in turns (session32, call 1).
 #ifndef MASK_UNROLL
 #define MASK_UNROLL 4
 #endif
