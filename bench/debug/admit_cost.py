@@ -1,6 +1,7 @@
 """Admission alone (``dcsm.engine.intern.admit``), timed without a GPU: ns an update over
 pieces of 4,096 insertions of a power-law stream whose vertices are all interned already
-(ids 0..V-1, as most datasets number them), best of ``--repeat``. Branch ``dense-ids``'s
+(ids 0..V-1, as most datasets number them), best of ``--repeat``; it checks that every
+update but a self loop was admitted with its endpoints' internal ids. Branch ``dense-ids``'s
 admit takes the id table's dense window as a seventh argument; this script passes it when
 the function asks for it, so one command measures either.
 
@@ -16,7 +17,8 @@ import time
 import numpy as np
 
 from dcsm.engine.idtable import IdTable
-from dcsm.engine.intern import admit
+from dcsm.engine.intern import ADMITTED, admit
+from dcsm.model import OUTCOME_SELF_LOOP
 
 
 def main() -> None:
@@ -55,6 +57,10 @@ def main() -> None:
             hi = min(n, lo + piece)
             call(op[lo:hi], u[lo:hi], v[lo:hi], out[lo:hi], a[lo:hi], b[lo:hi])
         best = min(best, time.perf_counter() - t)
+    # Every update admitted, its internal ids those of its endpoints; self loops refused.
+    ok = u != v
+    assert (out[ok] == ADMITTED).all() and (out[~ok] == OUTCOME_SELF_LOOP).all()
+    assert (ext[a[ok]] == u[ok]).all() and (ext[b[ok]] == v[ok]).all()
     window = f"dense window of {len(ids.dense):,}" if windowed else "no dense window"
     print(f"admit: {best / n * 1e9:.1f} ns an update ({nv:,} vertices, {window})")
 

@@ -1,6 +1,7 @@
 """The GPU engine's host-side cost scripts, run as scripts without a GPU on small inputs:
 bench/debug/host_path_cost.py (every step of the host path timed; the script asserts that
-the call result holds a count for each update), bench/debug/decode_cost.py (the
+the call result holds a count for each update), bench/debug/admit_cost.py (admission
+alone; the script checks every update's internal ids), bench/debug/decode_cost.py (the
 embeddings decode; the script checks the rows against numpy across a stamp wrap and a ring
 wrap), bench/debug/cycle_walk_model.py (a labelled backfill's work by enumeration and by
 meeting in the middle, its counts checked), bench/debug/orientation_model.py (the
@@ -75,3 +76,8 @@ def test_cycle_root_sizes_checks_its_count_and_adds_up() -> None:
     assert len(roots) == len(entries) == 8, out
     for shares in (roots, entries):
         assert shares == sorted(shares) and shares[-1] <= 100.0
+
+
+def test_admit_cost_runs_and_checks_the_ids() -> None:
+    out = run_script("admit_cost.py", "--vertices", "5000", "--updates", "20000", "--repeat", "2")
+    assert re.fullmatch(r"admit: [0-9.]+ ns an update \(5,000 vertices, no dense window\)\n", out)
