@@ -35,9 +35,10 @@ def main() -> None:
     vlab = np.zeros(nv + 2 * n, np.int32)
     meta = np.zeros(1, np.int64)
     windowed = "dense" in inspect.signature(admit.py_func).parameters
+    unlabelled = np.full(max(nv, n), -1, np.int32)  # no vertex labels given
 
     def call(op, u, v, out, a, b):  # type: ignore[no-untyped-def]
-        lab = np.full(len(op), -1, np.int32)
+        lab = unlabelled[: len(op)]
         tables = (ids.slots, ids.dense) if windowed else (ids.slots,)
         return admit(op, u, v, lab, lab, *tables, ext, vlab, meta, out, a, b)
 
