@@ -66,8 +66,8 @@ def updater_profile(st: Any) -> dict[str, float]:
     }
     # JOB_TRACE=1 builds only: each job's time split at its first and last task's claims.
     trace = {
-        f"trace_{name or 'read'}_{part}_us": float(st["trace_ns"][p][k]) / n / 1e3
-        for k, name in enumerate(L.UPDATER_STEPS[: L.JOB_KINDS])
+        f"trace_{name}_{part}_us": float(st["trace_ns"][p][k]) / n / 1e3
+        for k, name in enumerate(L.JOB_NAMES)
         for p, part in enumerate(L.JOB_TRACE_PARTS)
         if st["trace_ns"][:, k].any()
     }

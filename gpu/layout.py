@@ -174,9 +174,10 @@ UPDATER_STEPS = (
     "allocate", "gcq_wait", "live_plans", "item_room", "fence", "small", "input_wait",
     "input_slots", "input_read", "slots_running", "slots_gc", "input_run",
 )  # fmt: skip
-# Slots of UPDATER_STEPS that are job kinds (JobKind, J_READ = 0 ... J_VERIFY): the rest are
-# the steps between jobs.
-JOB_KINDS = UPDATER_STEPS.index("verify") + 1
+# The job kinds by name, the first slots of UPDATER_STEPS (JobKind, J_READ = 0 ...
+# J_VERIFY; the rest are the steps between jobs). J_READ's step slot has no name: the job
+# is timed as input_run.
+JOB_NAMES = ("read", *UPDATER_STEPS[1 : UPDATER_STEPS.index("verify") + 1])
 
 
 # Field order of struct Ctx (every field 8 bytes: a device pointer or a size).

@@ -162,8 +162,8 @@ def call_steps(before: np.ndarray, after: np.ndarray) -> None:
     # JOB_TRACE=1 builds: each job's time split at its first and last task's claims.
     d = (after["trace_ns"].astype(np.int64) - before["trace_ns"].astype(np.int64)) / n / 1e3
     split = {
-        name or "read": tuple(round(float(x), 1) for x in d[:, k])
-        for k, name in enumerate(L.UPDATER_STEPS[: L.JOB_KINDS])
+        name: tuple(round(float(x), 1) for x in d[:, k])
+        for k, name in enumerate(L.JOB_NAMES)
         if d[:, k].any()
     }
     if split:
