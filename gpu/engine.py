@@ -50,12 +50,13 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+import numba
 import numpy as np
 
 from dcsm.engine.bulk import intern_graph
 from dcsm.engine.idtable import IdTable
 from dcsm.engine.interface import NO_END, BatchResult, Engine, cap_deltas
-from dcsm.engine.intern import ADMITTED, admit, grown
+from dcsm.engine.intern import ADMITTED, admit, admit_looked_up, grown, look_up_parallel
 from dcsm.engine.plan import QueryPlan
 from dcsm.errors import EngineError, EngineStopped
 from dcsm.model import Graph, Pattern, UpdateBatch
@@ -79,7 +80,7 @@ from .mvg import (
     live_edges,
 )
 from .query_slots import QuerySlots
-from .rings import MatchRows, drain_done, encode_updates
+from .rings import MatchRows, drain_done, encode_updates, encode_updates_parallel
 from .static_match import BESIDE_COUNT_MIN_BLOCKS, DeviceCsr, StaticMatcher
 
 log = logging.getLogger("dcsm.gpu")
@@ -120,6 +121,13 @@ def uses_hub_bits(plan: QueryPlan) -> bool:
 def piece_size(n: int) -> int:
     """Updates a piece of an apply of ``n`` updates holds (see ``_PIECES``)."""
     return min(max(_PIECE, n // _PIECES), _PIECE_MAX)
+
+
+def _host_threads(asked: int | None) -> int:
+    """Numba threads an apply spreads its id lookups and encoding over (0: the calling
+    thread alone): ``asked``, else ``$DCSM_HOST_THREADS``, else 0; at most numba's."""
+    n = int(os.environ.get("DCSM_HOST_THREADS", "0")) if asked is None else asked
+    return max(0, min(n, numba.config.NUMBA_NUM_THREADS))
 
 
 def too_small(what: str, need: int, capacity: str, have: int) -> str:
@@ -205,6 +213,7 @@ class GpuEngine(Engine):
         pool_compact: int = 0,
         static_beside: bool = False,
         hub_bitmaps: int = -1,
+        host_threads: int | None = None,
     ) -> None:
         super().__init__()
         import cupy as cp
@@ -338,6 +347,7 @@ class GpuEngine(Engine):
         # Per update of the last apply call, when it entered, was taken, started, finished.
         self.last_timeline: dict[str, np.ndarray] = {}
         self._blocks = blocks or self._default_blocks(spare=int(static_beside))
+        self._host_threads = _host_threads(host_threads)
         GpuEngine._live.add(self)
 
     # -- setup -----------------------------------------------------------------------------
@@ -1005,15 +1015,21 @@ class GpuEngine(Engine):
         # Paced: a piece is admitted only once the last one is written, as its records fall
         # due; a larger one would leave the stream's next records waiting on its admission.
         piece = _PIECE if paced else piece_size(n)
+        if self._host_threads:
+            numba.set_num_threads(self._host_threads)  # this thread's parallel calls
         for lo in range(0, n, piece):
             hi = min(n, lo + piece)
             self._vertices_in_reach(col, hi - lo)
             self._pools_in_reach(col)
             known = int(self._meta[0])  # vertices the device was sent before this piece
-            admitted = admit(batch.op[lo:hi], batch.u[lo:hi], batch.v[lo:hi],
-                             batch.u_label[lo:hi], batch.v_label[lo:hi], self._ids.slots,
-                             self._ext, self._vlab, self._meta, outcome[lo:hi], a[lo:hi],
-                             b[lo:hi])  # fmt: skip
+            if self._host_threads:
+                look_up_parallel(batch.u[lo:hi], batch.v[lo:hi], self._ids.slots, a[lo:hi],
+                                 b[lo:hi])  # fmt: skip
+            admitted = (admit_looked_up if self._host_threads else admit)(
+                batch.op[lo:hi], batch.u[lo:hi], batch.v[lo:hi], batch.u_label[lo:hi],
+                batch.v_label[lo:hi], self._ids.slots, self._ext, self._vlab, self._meta,
+                outcome[lo:hi], a[lo:hi], b[lo:hi],
+            )  # fmt: skip
             # The last piece's copy into in_mirror has had this admission's time to finish:
             # publish its tail now rather than after this piece is written.
             self._ring.flush()
@@ -1083,7 +1099,7 @@ class GpuEngine(Engine):
         the int64 word rows ``out`` (the ring's own slots, or a records array's): ``sent``
         is a slice when a piece is admitted whole (views, no gathers); vertices below
         ``known`` are the device's already (their labels go as -1)."""
-        encode_updates(
+        (encode_updates_parallel if self._host_threads else encode_updates)(
             out, batch.op[sent], a[sent], b[sent], batch.label[sent], batch.u[sent],
             batch.v[sent], batch.u_label[sent], batch.v_label[sent], self._vlab, known,
             batch.ts[sent], time.time_ns(),

@@ -9,7 +9,7 @@ a deletion touching an unknown vertex is a no-op.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from ..model import OUTCOME_APPLIED, OUTCOME_LABEL_CONFLICT, OUTCOME_NOOP, OUTCOME_SELF_LOOP
 from .idtable import get, prefetch, put, table_shift
@@ -39,8 +39,16 @@ def admit(op, u, v, u_label, v_label, slots, ext, vlab, meta, outcome, a_out, b_
     with the slots of the lookups _AHEAD on prefetched. A parallel first pass lost 3x on a
     busy 2-core host: one thread pool wake-up per 4096 updates.
     """
+    look_up(u, v, slots, a_out, b_out)
+    return admit_looked_up(op, u, v, u_label, v_label, slots, ext, vlab, meta, outcome, a_out,
+                           b_out)  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def look_up(u, v, slots, a_out, b_out):  # type: ignore[no-untyped-def]
+    """Admission's first pass: the internal id of every endpoint, -1 where it has none."""
     shift = table_shift(slots)
-    n = op.shape[0]
+    n = u.shape[0]
     for i in range(min(_AHEAD, n)):
         prefetch(slots, shift, u[i])
         prefetch(slots, shift, v[i])
@@ -50,6 +58,23 @@ def admit(op, u, v, u_label, v_label, slots, ext, vlab, meta, outcome, a_out, b_
             prefetch(slots, shift, v[i + _AHEAD])
         a_out[i] = get(slots, shift, u[i])
         b_out[i] = get(slots, shift, v[i])
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def look_up_parallel(u, v, slots, a_out, b_out):  # type: ignore[no-untyped-def]
+    """:func:`look_up` spread over numba's threads (GpuEngine's ``host_threads``): 4,096
+    lookups took 12.4 us on one thread of the H200 host, 10.2 us on 8, an empty parallel
+    launch 5-8 us (bench/results/gpu/session31/README.md)."""
+    shift = table_shift(slots)
+    for i in prange(u.shape[0]):
+        a_out[i] = get(slots, shift, u[i])
+        b_out[i] = get(slots, shift, v[i])
+
+
+@njit(cache=True, nogil=True)
+def admit_looked_up(op, u, v, u_label, v_label, slots, ext, vlab, meta, outcome, a_out, b_out):  # type: ignore[no-untyped-def]
+    """Admission's second pass (:func:`admit`), a_out/b_out holding :func:`look_up`'s ids."""
+    shift = table_shift(slots)
     n0 = meta[0]
     admitted = 0
     for i in range(op.shape[0]):

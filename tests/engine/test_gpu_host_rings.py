@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from dcsm.gpu import layout as L
-from dcsm.gpu.rings import drain_done, encode_updates
+from dcsm.gpu.rings import drain_done, encode_updates, encode_updates_parallel
 
 MAXU, QMAX = 64, 4
 LIVE = np.array([0, 2, 3], np.int64)  # live query slots; slot 2 ships match records
@@ -89,9 +89,12 @@ def test_drain_done_reads_what_a_record_by_record_reader_reads(seed: int) -> Non
         assert first + m == missing  # stops at the first record not yet complete
 
 
-def test_encode_updates_fills_every_field_as_numpy_does() -> None:
-    """Every field; a label not given is vlab's for a vertex at or past ``known`` (created
-    by this admission) and -1 for one the device has."""
+@pytest.mark.parametrize("encode", [encode_updates, encode_updates_parallel],
+                         ids=["one-thread", "parallel"])  # fmt: skip
+def test_encode_updates_fills_every_field_as_numpy_does(encode) -> None:  # type: ignore[no-untyped-def]
+    """Every field, by ``encode_updates`` and by its parallel twin; a label not given is
+    vlab's for a vertex at or past ``known`` (created by this admission) and -1 for one the
+    device has."""
     rng = np.random.default_rng(3)
     nv, n, now = 50, 300, 1_700_000_000_123_456_789
     vlab = rng.integers(0, 4, nv).astype(np.int32)
@@ -107,7 +110,7 @@ def test_encode_updates_fills_every_field_as_numpy_does() -> None:
     recs = np.empty(n, L.IN_REC)
     known = 30
     words = recs.view(np.int64).reshape(n, L.IN_REC.itemsize // 8)  # the fields, as words
-    encode_updates(words, op, ia, ib, elabel, u, v, u_label, v_label, vlab, known, ts, now)
+    encode(words, op, ia, ib, elabel, u, v, u_label, v_label, vlab, known, ts, now)
     np.testing.assert_array_equal(recs["kind"], np.where(op > 0, L.REC_INSERT, L.REC_DELETE))
     np.testing.assert_array_equal(recs["a"], ia)
     np.testing.assert_array_equal(recs["b"], ib)

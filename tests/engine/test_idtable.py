@@ -8,7 +8,7 @@ import pytest
 
 from dcsm.engine import idtable
 from dcsm.engine.idtable import DuplicateKeyError, IdTable, distinct
-from dcsm.engine.intern import ADMITTED, admit
+from dcsm.engine.intern import ADMITTED, admit, admit_looked_up, look_up_parallel
 from dcsm.model import OUTCOME_LABEL_CONFLICT, OUTCOME_NOOP, OUTCOME_SELF_LOOP
 
 I64 = np.iinfo(np.int64)
@@ -105,8 +105,11 @@ def admit_model(rows, ids, labels):  # type: ignore[no-untyped-def]
     return out
 
 
+@pytest.mark.parametrize("parallel", [False, True], ids=["admit", "parallel-lookups"])
 @pytest.mark.parametrize("seed", range(4))
-def test_admit_follows_the_rules_update_by_update(seed: int) -> None:
+def test_admit_follows_the_rules_update_by_update(seed: int, parallel: bool) -> None:
+    """``admit``, or its lookups spread over numba's threads and then its decisions (as
+    GpuEngine with ``host_threads`` admits)."""
     rng = np.random.default_rng(seed)
     pool = awkward_keys(rng, 60)[:300]
     known = pool[:30]
@@ -132,7 +135,12 @@ def test_admit_follows_the_rules_update_by_update(seed: int) -> None:
         outcome = np.full(n, -9, np.int8)
         a = np.zeros(n, np.int32)
         b = np.zeros(n, np.int32)
-        admitted = admit(op, u, v, lu, lv, table.slots, ext, vlab, meta, outcome, a, b)
+        if parallel:
+            look_up_parallel(u, v, table.slots, a, b)
+            admitted = admit_looked_up(op, u, v, lu, lv, table.slots, ext, vlab, meta, outcome,
+                                       a, b)  # fmt: skip
+        else:
+            admitted = admit(op, u, v, lu, lv, table.slots, ext, vlab, meta, outcome, a, b)
         assert admitted == int((outcome == ADMITTED).sum())
         got = [
             (int(o), int(x), int(y)) if o == ADMITTED else (int(o), None, None)
