@@ -80,8 +80,19 @@ def encode_updates(out, op, ia, ib, elabel, u, v, u_label, v_label, vlab, known,
     vertices on the 2-core host: a cache miss each, ``bench/debug/host_path_cost.py``).
     Whole words, not nine strided fields: 3.1 against 5.0 ns an update on the 2-core
     host."""
+    # The body is written out here and in encode_updates_parallel: as one njit helper
+    # taking the 13 arrays a record, it ran 13x slower (188 against 14.6 us a piece of
+    # 4,096 on the development host; session 33).
     for k in range(op.shape[0]):
-        _encode_one(k, out, op, ia, ib, elabel, u, v, u_label, v_label, vlab, known, ts, now_ns)
+        x, y = ia[k], ib[k]
+        a_label = u_label[k] if u_label[k] >= 0 else (vlab[x] if x >= known else -1)
+        b_label = v_label[k] if v_label[k] >= 0 else (vlab[y] if y >= known else -1)
+        out[k, 0] = _pair(1 if op[k] > 0 else 2, x)  # REC_INSERT, REC_DELETE
+        out[k, 1] = _pair(y, elabel[k])
+        out[k, 2] = _pair(a_label, b_label)
+        out[k, 3] = u[k]
+        out[k, 4] = v[k]
+        out[k, 5] = np.int64(ts[k] * 1e9) if ts[k] > 0 else now_ns
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -90,21 +101,16 @@ def encode_updates_parallel(out, op, ia, ib, elabel, u, v, u_label, v_label, vla
     """:func:`encode_updates` spread over numba's threads (GpuEngine's ``host_threads``):
     4,096 records took 18.1 us on one thread of the H200 host, 13.1 us on 16
     (bench/results/gpu/session31/README.md)."""
-    for k in prange(op.shape[0]):
-        _encode_one(k, out, op, ia, ib, elabel, u, v, u_label, v_label, vlab, known, ts, now_ns)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _encode_one(k, out, op, ia, ib, elabel, u, v, u_label, v_label, vlab, known, ts, now_ns):  # type: ignore[no-untyped-def]
-    x, y = ia[k], ib[k]
-    a_label = u_label[k] if u_label[k] >= 0 else (vlab[x] if x >= known else -1)
-    b_label = v_label[k] if v_label[k] >= 0 else (vlab[y] if y >= known else -1)
-    out[k, 0] = _pair(1 if op[k] > 0 else 2, x)  # REC_INSERT, REC_DELETE
-    out[k, 1] = _pair(y, elabel[k])
-    out[k, 2] = _pair(a_label, b_label)
-    out[k, 3] = u[k]
-    out[k, 4] = v[k]
-    out[k, 5] = np.int64(ts[k] * 1e9) if ts[k] > 0 else now_ns
+    for k in prange(op.shape[0]):  # the body of encode_updates
+        x, y = ia[k], ib[k]
+        a_label = u_label[k] if u_label[k] >= 0 else (vlab[x] if x >= known else -1)
+        b_label = v_label[k] if v_label[k] >= 0 else (vlab[y] if y >= known else -1)
+        out[k, 0] = _pair(1 if op[k] > 0 else 2, x)  # REC_INSERT, REC_DELETE
+        out[k, 1] = _pair(y, elabel[k])
+        out[k, 2] = _pair(a_label, b_label)
+        out[k, 3] = u[k]
+        out[k, 4] = v[k]
+        out[k, 5] = np.int64(ts[k] * 1e9) if ts[k] > 0 else now_ns
 
 
 @njit(cache=True, nogil=True)
