@@ -186,6 +186,13 @@ class GpuEngine(Engine):
             them is registered (``uses_hub_bits``: a 4-cycle, not a triangle or a
             4-clique); -1 (the default): one an executor warp, as many as the room holds;
             0: none. Measured in ``bench/results/gpu/session25``.
+        host_threads: numba threads that an apply's id lookups and record encoding are
+            spread over (``$DCSM_HOST_THREADS`` when not given; 0, the default: the calling
+            thread alone). A faster host lets the device take fewer, larger batches:
+            4 threads made the light oracle rows ~0.1 ms faster on an H200 host
+            (``bench/results/gpu/session33``, not yet beside 0 on one host). Numba's
+            default threading layer must not run two parallel calls at once: give it only
+            to an engine whose process calls no other parallel numba code meanwhile.
     """
 
     backend = "gpu"
@@ -1015,8 +1022,11 @@ class GpuEngine(Engine):
         # Paced: a piece is admitted only once the last one is written, as its records fall
         # due; a larger one would leave the stream's next records waiting on its admission.
         piece = _PIECE if paced else piece_size(n)
+        # The calling thread's numba threads (every parallel call it makes), set back at the
+        # end; looked at only here (the first look starts numba's thread pool).
+        threads_before = numba.get_num_threads() if self._host_threads else 0
         if self._host_threads:
-            numba.set_num_threads(self._host_threads)  # this thread's parallel calls
+            numba.set_num_threads(self._host_threads)
         for lo in range(0, n, piece):
             hi = min(n, lo + piece)
             self._vertices_in_reach(col, hi - lo)
@@ -1081,6 +1091,8 @@ class GpuEngine(Engine):
             self._raise_check_failures()
         if n:
             self.queries.advance(int(batch.seq[-1]))
+        if self._host_threads:
+            numba.set_num_threads(threads_before)
         self.last_timeline = col.timeline()
         return col.result(outcome)
 
