@@ -106,7 +106,7 @@ def profile(args: argparse.Namespace, batch_cap: int) -> None:
 # functions gpu/engine.py calls by their module-level names.
 _METHODS = ("_check_batch", "_launch", "_vertices_in_reach", "_pools_in_reach", "_encode",
             "_pump", "_settle")  # fmt: skip
-_FUNCTIONS = ("admit", "CallResult")
+_FUNCTIONS = ("admit", "look_up_parallel", "admit_looked_up", "CallResult")
 
 
 def wrap_steps(eng: GpuEngine, steps: list[tuple[str, float, float]]) -> Callable[[], None]:
