@@ -64,7 +64,10 @@ class CallResult:
         self.nsent = 0
         self.tau0 = tau0
         self.dev_outcome = np.empty(n, np.int8)
-        self.entered = np.zeros(n, np.float64)  # paced calls: when each entered the ring
+        # Paced calls: when each entered the ring. Made by the first add_entered: zeroing
+        # it cost most of this constructor's ~35-45 us on the H200 host (every call's,
+        # before its first piece; session 33's apply_profile timelines).
+        self._entered: np.ndarray | None = None
         self.taken = np.empty(n, np.float64)  # when the updater read it from the ring
         self.started = np.empty(n, np.float64)
         self.finished = np.empty(n, np.float64)
@@ -115,7 +118,9 @@ class CallResult:
     def add_entered(self, written_ns: np.ndarray) -> None:
         """When the next sent updates entered the input ring (epoch ns, in tau order)."""
         k = len(written_ns)
-        self.entered[self._nentered : self._nentered + k] = written_ns / 1e9
+        if self._entered is None:
+            self._entered = np.zeros(self.n, np.float64)
+        self._entered[self._nentered : self._nentered + k] = written_ns / 1e9
         self._nentered += k
 
     def add_seen(self, tau: int, m: int, now: float) -> None:
@@ -132,7 +137,8 @@ class CallResult:
         (the host's clock). Views of this collector's arrays: it is done with them once the
         call returns."""
         k = self.nsent
-        return {"update": self.sent, "entered": self.entered[:k], "taken": self.taken[:k],
+        entered = np.broadcast_to(0.0, k) if self._entered is None else self._entered[:k]
+        return {"update": self.sent, "entered": entered, "taken": self.taken[:k],
                 "started": self.started[:k], "finished": self.finished[:k],
                 "seen": self.seen[:k]}  # fmt: skip
 

@@ -89,6 +89,20 @@ def test_seen_stamps_only_this_calls_updates() -> None:
     assert res.timeline()["seen"].tolist() == [5.0, 6.0, 6.0]
 
 
+def test_entered_is_zero_unless_the_call_was_paced() -> None:
+    """An unpaced call's timeline says 0 for when each update entered the ring (the array
+    is made only by a paced call's first add_entered); a paced call's, the stamps."""
+    batch = UpdateBatch.from_arrays(np.ones(4), np.arange(4), np.arange(4) + 10)
+    unpaced = CallResult(batch, tau0=0, width=1, slot_qid=np.array([0], np.int32))
+    unpaced.add_sent(np.arange(3))
+    assert unpaced.timeline()["entered"].tolist() == [0.0, 0.0, 0.0]
+    paced = CallResult(batch, tau0=0, width=1, slot_qid=np.array([0], np.int32))
+    paced.add_sent(np.arange(3))
+    paced.add_entered(np.array([1_000_000_000, 2_000_000_000]))
+    paced.add_entered(np.array([3_500_000_000]))
+    assert paced.timeline()["entered"].tolist() == [1.0, 2.0, 3.5]
+
+
 def test_clock_slack_bounds_the_mapping_from_the_records() -> None:
     """From a paced call's records. Device times mapped 11 us late: the host saw a
     completion 11 us before its mapped finish, and the least ring wait is 15 us, so the
