@@ -1011,9 +1011,11 @@ class GpuEngine(Engine):
         self, batch: UpdateBatch, n: int, then_stop: bool = False, paced: bool = False
     ) -> BatchResult:
         width = self.queries.max_vertices()  # before queries expire at the end of the batch
-        outcome = np.zeros(n, np.int8)
-        a = np.zeros(n, np.int32)
-        b = np.zeros(n, np.int32)
+        # Admission writes every entry of these, a piece at a time: np.empty, since zeroing
+        # them would be work done before the first piece is sent.
+        outcome = np.empty(n, np.int8)
+        a = np.empty(n, np.int32)
+        b = np.empty(n, np.int32)
         self._launch()
         width = max(width, self._slots.width())
         col = CallResult(batch, self._next_tau, width, self._slots.qid)
