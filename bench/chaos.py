@@ -62,6 +62,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import bisect
 import contextlib
 import dataclasses
 import json
@@ -385,6 +386,7 @@ class Chaos:
         self.each_start: list[dict[str, float | None]] = []
         self.cycles: list[float] = []  # spawn to end
         self.spawns = 0
+        self.spawned_at: list[float] = []  # wall time of each spawn (whose rows are whose)
         self.svc: ServiceProcess | None = None
         self.notes: list[str] = []
 
@@ -398,6 +400,7 @@ class Chaos:
             state_dir=self.state_dir, workdir=self.workdir,
         )  # fmt: skip
         self.spawns += 1
+        self.spawned_at.append(time.time())
         t0 = time.monotonic()
 
         def start() -> float:
@@ -705,7 +708,10 @@ class Chaos:
             exact = (until.get(name, n) - (reg[name].from_seq or 0), plus, minus)
             d.add("stats", int(seen != exact), f"{name}: (seen, +, -) {seen}, not {exact}")
 
-        if sum(d.counts.values()):  # keep the evidence beside the state dir and the logs
+        term_copies = self.cfg.signal == "term" and t.copies  # none may come (module docstring)
+        if term_copies:
+            self.notes.extend(self._describe_copies(t.copies))
+        if sum(d.counts.values()) or term_copies:  # keep the evidence beside the state dir
             with open(self.workdir / "matches.jsonl", "w") as fh:
                 for rec in records:
                     row = {
@@ -734,6 +740,24 @@ class Chaos:
             each_start=self.each_start,
             wall_s=wall_s, notes=self.notes + d.notes,
         )  # fmt: skip
+
+    def _describe_copies(self, copies: list[tuple[str, int, float, float]]) -> list[str]:
+        """Whose rows came twice: a copy emitted later is a replay (by the incarnation
+        after the one that first sent it); one with the same emitted_ts was sent twice."""
+
+        def inc(ts: float) -> int:
+            return bisect.bisect_right(self.spawned_at, ts) - 1
+
+        same = sum(1 for c in copies if c[3] == c[2])
+        by: Counter[tuple[int, int]] = Counter((inc(c[2]), inc(c[3])) for c in copies)
+        out = [
+            f"duplicate rows: {len(copies) - same} emitted again later, {same} with the same "
+            "emitted_ts; (first incarnation, again) rows: "
+            + ", ".join(f"({a}, {b}) {n}" for (a, b), n in sorted(by.items()))
+        ]
+        for name, seq, first, again in copies[:5]:
+            out.append(f"duplicate {name} seq {seq}: emitted {first:.6f}, again {again:.6f}")
+        return out
 
 
 class Diffs:
@@ -791,6 +815,9 @@ class Tally:
     duplicates: Counter[str] = field(default_factory=Counter)
     static: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     _first: dict[tuple[str, str], Any] = field(default_factory=dict)
+    # Each (query, id) row's first emitted_ts, and (query, seq, first, again) per duplicate.
+    _emitted: dict[tuple[str, str], float] = field(default_factory=dict)
+    copies: list[tuple[str, int, float, float]] = field(default_factory=list)
 
     def add(self, rec: Any) -> None:
         d = self.diffs
@@ -813,7 +840,10 @@ class Tally:
             value = tuple(row["match"]) if what == "delta" else row["count"]
             self.rows[what] += 1
             content = (row["sign"], row["seq"], value, row["arrival_ts"], row.get("backfill"))
-            if not self._once((name, row["id"]), content):
+            key = (name, row["id"])
+            self._emitted.setdefault(key, row["emitted_ts"])
+            if not self._once(key, content):
+                self.copies.append((name, row["seq"], self._emitted[key], row["emitted_ts"]))
                 self.duplicates[what] += 1
             elif what == "delta":
                 self.deltas[(name, row["sign"], row["seq"], value)] += 1
