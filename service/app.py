@@ -550,13 +550,13 @@ class Service:
         try:
             await asyncio.wait_for(self._settle(), limit)
         except TimeoutError:
-            log.error(
-                "drain timed out after %.0fs; no final checkpoint (the last one stands)", limit
-            )
+            self._unclean(f"the drain timed out after {limit:.0f}s")
             return
         except (OutputLost, FanoutFailed) as exc:
-            self.fatal = str(exc)
-            log.error("drain: %s; no final checkpoint (the last one stands)", exc)
+            self._unclean(f"drain: {exc}")
+            return
+        except Exception as exc:
+            self._unclean(f"the drain failed: {exc!r}", trace=True)
             return
         deadline = time.time() + WEBSOCKET_FLUSH_S
         while time.time() < deadline and not all(
@@ -570,11 +570,21 @@ class Service:
             try:
                 await asyncio.wait_for(self.checkpointer.take(), limit)
             except TimeoutError:
-                log.error("the final checkpoint timed out after %.0fs (the last one stands)", limit)
+                self._unclean(f"the final checkpoint timed out after {limit:.0f}s")
+            except Exception as exc:
+                self._unclean(f"the final checkpoint failed: {exc!r}", trace=True)
         for st in self.catalog.states():
             for sub in st.all_subscribers():
                 sub.close()
         log.info("drained in %.2fs", time.time() - t0)
+
+    def _unclean(self, why: str, trace: bool = False) -> None:
+        """A stop without its final checkpoint: said in the log, and in the exit code (1,
+        ``fatal``), since the next start resumes from the last checkpoint and sends again
+        whatever this process emitted after it (nothing is lost, some deltas come twice)."""
+        self.fatal = why
+        msg = "%s; no final checkpoint: the next start resumes from the last one"
+        (log.exception if trace else log.error)(msg, why)
 
     async def _settle(self) -> None:
         """Stop consuming and the background tasks, then wait until everything admitted is

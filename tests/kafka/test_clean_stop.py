@@ -136,3 +136,18 @@ def test_sigint_mid_loadgen_stops_everything(tmp_path) -> None:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+
+
+def test_a_stop_without_its_final_checkpoint_exits_1(make_service, tmp_path) -> None:
+    """SIGTERM whose final checkpoint cannot be written (a directory stands where its
+    temporary file goes): exit code 1 and an error line saying why, so that a supervisor
+    knows the next start resumes from the last checkpoint and sends again what this process
+    emitted after it. A drain that times out or fails says so the same way."""
+    state = tmp_path / "state"
+    svc = make_service("--checkpoint-interval-s", "3600", state_dir=state)
+    (state / "checkpoint.tmp").mkdir()
+    rc = svc.terminate(60)
+    log = svc.log(1_000_000)
+    assert rc == 1, log
+    lines = [x for x in log.splitlines() if "the final checkpoint failed" in x]
+    assert len(lines) == 1 and "the next start resumes from the last one" in lines[0], log
