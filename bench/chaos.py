@@ -271,6 +271,10 @@ class Result:
     wall_s: float  # the kills and the last run
     check_s: float = 0.0  # reading the topics and the oracle
     notes: list[str] = field(default_factory=list)
+    # Duplicate rows emitted again at a later time: replays by the service (after a restart
+    # from an older checkpoint). The others carry their first copy's emission time: sent
+    # twice below the service (a producer's retry), not emitted twice.
+    replayed: int = 0
 
     @property
     def total_differences(self) -> int:
@@ -298,6 +302,8 @@ class Result:
             f"{self.delta_duplicates} duplicates before dedupe",
             f"  counts: {self.count_rows} expected, {self.count_rows_read} rows read, "
             f"{self.count_duplicates} duplicates before dedupe",
+            f"  of the duplicates, {self.replayed} emitted again later (replays), "
+            f"{self.duplicates - self.replayed} sent twice with one emission time",
             f"  differences after dedupe: {self.total_differences} ({items(self.differences)})",
         ]
         return "\n".join(lines + [f"  ! {n}" for n in self.notes])
@@ -739,6 +745,7 @@ class Chaos:
                            "lease_mean": float(lease.mean()), "lease_max": float(lease.max())},
             each_start=self.each_start,
             wall_s=wall_s, notes=self.notes + d.notes,
+            replayed=sum(1 for c in t.copies if c[3] != c[2]),
         )  # fmt: skip
 
     def _describe_copies(self, copies: list[tuple[str, int, float, float]]) -> list[str]:

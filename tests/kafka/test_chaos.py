@@ -29,12 +29,16 @@ async def test_sigkill_at_20_random_moments_loses_nothing(broker, tmp_path) -> N
 
 
 async def test_sigterm_restarts_give_no_duplicates(broker, tmp_path) -> None:
+    """A SIGTERM'd service drains and writes its final checkpoint, so the next start emits
+    nothing again: no row is replayed. A copy that carries its first copy's emission time
+    was sent twice below the service (a producer's retry; tansu takes no idempotent
+    producers), which at-least-once delivery allows: the summary counts those."""
     chaos = bench_script("chaos")
     cfg = chaos.Config(updates=20_000, kills=5, seed=2, signal="term")
     res = await chaos.run(broker.bootstrap, chaos.Topics.fresh(), tmp_path, cfg)
     print(res.summary())
     assert res.total_differences == 0, res.summary()
-    assert res.duplicates == 0, res.summary()
+    assert res.replayed == 0, res.summary()
     assert res.restarts == 5
     # Each start's seconds, and its engine's and input lease's, which it contains (side by
     # side since the engine builds while the lease is taken: their sum may pass it).
