@@ -134,6 +134,7 @@ class Checkpointer:
                 placement=self._placement,
             )  # fmt: skip
             path = await asyncio.to_thread(ckpt.save, self._state_dir)
+            self.latest = ckpt  # durable now, whatever the offsets' commit does
             t3 = time.perf_counter()
             if self._ingest is not None:
                 offsets = cmd.positions.get(self._ingest.source)
@@ -148,7 +149,6 @@ class Checkpointer:
             self._last = (time.monotonic(), cmd.at_seq, cmd.log_entries)
             self._export_s = ev.seconds
             self._postponed = False
-            self.latest = ckpt
             log.info(
                 "checkpoint at seq %d: %d edges, export %.1f ms (engine), flush %.1f ms, "
                 "write %.1f ms, total %.1f ms",
