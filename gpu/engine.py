@@ -41,13 +41,14 @@ matcher (:mod:`.device_snapshot`) that runs it beside the kernel while updates g
 from __future__ import annotations
 
 import atexit
+import contextlib
 import logging
 import os
 import sys
 import threading
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numba
@@ -130,6 +131,21 @@ def _host_threads(asked: int | None) -> int:
     return max(0, min(n, numba.config.NUMBA_NUM_THREADS))
 
 
+@contextlib.contextmanager
+def numba_threads(n: int) -> Iterator[None]:
+    """Numba's thread count for this thread's parallel calls: n inside, set back after (0:
+    left alone, and numba's thread pool not started)."""
+    if not n:
+        yield
+        return
+    before = numba.get_num_threads()
+    numba.set_num_threads(n)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(before)
+
+
 def too_small(what: str, need: int, capacity: str, have: int) -> str:
     """The error for a capacity the graph outgrows, naming the settings that raise it."""
     flag = capacity.replace("_", "-")
@@ -190,9 +206,9 @@ class GpuEngine(Engine):
             spread over (``$DCSM_HOST_THREADS`` when not given; 0, the default: the calling
             thread alone). A faster host lets the device take fewer, larger batches:
             4 threads made the light oracle rows ~0.1 ms faster on an H200 host
-            (``bench/results/gpu/session33``, not yet beside 0 on one host). Numba's
-            default threading layer must not run two parallel calls at once: give it only
-            to an engine whose process calls no other parallel numba code meanwhile.
+            (``bench/results/gpu/session33``, not yet beside 0 on one host). Under numba's
+            workqueue threading layer (its fallback where neither TBB nor OpenMP loads), two
+            parallel calls at once abort the process.
     """
 
     backend = "gpu"
@@ -336,6 +352,8 @@ class GpuEngine(Engine):
         self._ext = np.zeros(1024, np.int64)
         self._vlab = np.zeros(1024, np.int32)
         self._meta = np.zeros(1, np.int64)
+        if self._host_threads:
+            self._warm_host_threads()
         self._slots = QuerySlots(cfg.qmax)
         self._caps: dict[int, int] = {}  # qid -> max_deltas, applied on the host result
         # Ring positions.
@@ -377,6 +395,19 @@ class GpuEngine(Engine):
             owner[cp.asarray(versions[:, V_SLAB])] = cp.arange(2, dtype=np.int32)
         self._side.synchronize()
         self._warm_snapshot()
+
+    def _warm_host_threads(self) -> None:
+        """Compile (or load from numba's cache) the parallel admission and encoding now, with
+        the argument types an apply passes: compiled cold inside the first apply, the
+        lookups alone took 465 ms on the development host."""
+        with numba_threads(self._host_threads):
+            ids, keys, op = np.zeros(0, np.int32), np.zeros(0, np.int64), np.zeros(0, np.int8)
+            slots, words = self._ids.slots, np.zeros((0, L.IN_REC.itemsize // 8), np.int64)
+            look_up_parallel(keys, keys, slots, ids, ids)
+            admit_looked_up(op, keys, keys, ids, ids, slots, self._ext, self._vlab, self._meta,
+                            op, ids, ids)  # fmt: skip
+            encode_updates_parallel(words, op, ids, ids, ids, keys, keys, ids, ids, self._vlab,
+                                    0, np.zeros(0), 0)  # fmt: skip
 
     def _warm_snapshot(self) -> None:
         """Run _snapshot's gather of the live edges (:func:`.mvg.live_edges`) on the pool and
@@ -1024,66 +1055,63 @@ class GpuEngine(Engine):
         # Paced: a piece is admitted only once the last one is written, as its records fall
         # due; a larger one would leave the stream's next records waiting on its admission.
         piece = _PIECE if paced else piece_size(n)
-        # The calling thread's numba threads (every parallel call it makes), set back at the
-        # end; looked at only here (the first look starts numba's thread pool).
-        threads_before = numba.get_num_threads() if self._host_threads else 0
-        if self._host_threads:
-            numba.set_num_threads(self._host_threads)
-        for lo in range(0, n, piece):
-            hi = min(n, lo + piece)
-            self._vertices_in_reach(col, hi - lo)
-            self._pools_in_reach(col)
-            known = int(self._meta[0])  # vertices the device was sent before this piece
-            if self._host_threads:
-                look_up_parallel(batch.u[lo:hi], batch.v[lo:hi], self._ids.slots, a[lo:hi],
-                                 b[lo:hi])  # fmt: skip
-            admitted = (admit_looked_up if self._host_threads else admit)(
-                batch.op[lo:hi], batch.u[lo:hi], batch.v[lo:hi], batch.u_label[lo:hi],
-                batch.v_label[lo:hi], self._ids.slots, self._ext, self._vlab, self._meta,
-                outcome[lo:hi], a[lo:hi], b[lo:hi],
-            )  # fmt: skip
-            # The last piece's copy into in_mirror has had this admission's time to finish:
-            # publish its tail now rather than after this piece is written.
-            self._ring.flush()
-            if not paced and self._slots.due_by(int(batch.seq[lo])):
-                # Control records that go before the piece's first update (a query
-                # registered from it): written ahead, so that the piece itself may still go
-                # straight into the ring.
-                lead = self._slots.with_controls(
-                    np.empty(0, L.IN_REC), batch.seq[lo : lo + 1], self._next_tau
-                )
-                self._ring.write(lead, self._waiter(col))
-            whole = admitted == hi - lo
-            controls_within = self._slots.due_by(int(batch.seq[hi - 1]))
-            room = None
-            if whole and not paced and not controls_within:
-                room = self._ring.room(hi - lo)
-            if room is not None:
-                # The piece's records are written into the ring itself (no array between,
-                # no copy): a whole piece, no control record due within it, not paced.
-                first, rest = room
-                self._encode(first, batch, slice(lo, lo + len(first)), a, b, known)
-                if len(rest):
-                    self._encode(rest, batch, slice(lo + len(first), hi), a, b, known)
-                self._next_tau += hi - lo
-                col.add_sent(np.arange(lo, hi))
-                self._ring.commit(hi - lo)
-            else:
-                sent = lo + np.nonzero(outcome[lo:hi] == ADMITTED)[0]
-                recs = np.empty(admitted, L.IN_REC)
-                self._encode(as_words(recs), batch, slice(lo, hi) if whole else sent, a, b, known)
-                tau0 = self._next_tau
-                self._next_tau += admitted
-                col.add_sent(sent)
-                if controls_within:
-                    recs = self._slots.with_controls(recs, batch.seq[sent], tau0)
-                # Control records carry arrival 0 and are due at once.
-                due = np.maximum.accumulate(recs["arrival_ns"]) if paced else None
-                written = self._ring.write(recs, self._waiter(col), due)
-                if written is not None:
-                    col.add_entered(written[recs["kind"] <= L.REC_DELETE])
-            if _READ_AHEAD and self._next_tau - self._done_next > self.cfg.maxu // _READ_AHEAD:
-                self._pump(col)
+        with numba_threads(self._host_threads):  # the pieces' parallel calls
+            for lo in range(0, n, piece):
+                hi = min(n, lo + piece)
+                self._vertices_in_reach(col, hi - lo)
+                self._pools_in_reach(col)
+                known = int(self._meta[0])  # vertices the device was sent before this piece
+                if self._host_threads:
+                    look_up_parallel(batch.u[lo:hi], batch.v[lo:hi], self._ids.slots, a[lo:hi],
+                                     b[lo:hi])  # fmt: skip
+                admitted = (admit_looked_up if self._host_threads else admit)(
+                    batch.op[lo:hi], batch.u[lo:hi], batch.v[lo:hi], batch.u_label[lo:hi],
+                    batch.v_label[lo:hi], self._ids.slots, self._ext, self._vlab, self._meta,
+                    outcome[lo:hi], a[lo:hi], b[lo:hi],
+                )  # fmt: skip
+                # The last piece's copy into in_mirror has had this admission's time to finish:
+                # publish its tail now rather than after this piece is written.
+                self._ring.flush()
+                if not paced and self._slots.due_by(int(batch.seq[lo])):
+                    # Control records that go before the piece's first update (a query
+                    # registered from it): written ahead, so that the piece itself may still go
+                    # straight into the ring.
+                    lead = self._slots.with_controls(
+                        np.empty(0, L.IN_REC), batch.seq[lo : lo + 1], self._next_tau
+                    )
+                    self._ring.write(lead, self._waiter(col))
+                whole = admitted == hi - lo
+                controls_within = self._slots.due_by(int(batch.seq[hi - 1]))
+                room = None
+                if whole and not paced and not controls_within:
+                    room = self._ring.room(hi - lo)
+                if room is not None:
+                    # The piece's records are written into the ring itself (no array between,
+                    # no copy): a whole piece, no control record due within it, not paced.
+                    first, rest = room
+                    self._encode(first, batch, slice(lo, lo + len(first)), a, b, known)
+                    if len(rest):
+                        self._encode(rest, batch, slice(lo + len(first), hi), a, b, known)
+                    self._next_tau += hi - lo
+                    col.add_sent(np.arange(lo, hi))
+                    self._ring.commit(hi - lo)
+                else:
+                    sent = lo + np.nonzero(outcome[lo:hi] == ADMITTED)[0]
+                    recs = np.empty(admitted, L.IN_REC)
+                    which = slice(lo, hi) if whole else sent
+                    self._encode(as_words(recs), batch, which, a, b, known)
+                    tau0 = self._next_tau
+                    self._next_tau += admitted
+                    col.add_sent(sent)
+                    if controls_within:
+                        recs = self._slots.with_controls(recs, batch.seq[sent], tau0)
+                    # Control records carry arrival 0 and are due at once.
+                    due = np.maximum.accumulate(recs["arrival_ns"]) if paced else None
+                    written = self._ring.write(recs, self._waiter(col), due)
+                    if written is not None:
+                        col.add_entered(written[recs["kind"] <= L.REC_DELETE])
+                if _READ_AHEAD and self._next_tau - self._done_next > self.cfg.maxu // _READ_AHEAD:
+                    self._pump(col)
         if then_stop:
             self._ring.write(L.STOP_RECORD, self._waiter(col))
         self._settle(col)
@@ -1093,8 +1121,6 @@ class GpuEngine(Engine):
             self._raise_check_failures()
         if n:
             self.queries.advance(int(batch.seq[-1]))
-        if self._host_threads:
-            numba.set_num_threads(threads_before)
         self.last_timeline = col.timeline()
         return col.result(outcome)
 
