@@ -55,7 +55,9 @@ its ``from_seq`` to its deletion seq (from the query log); counts per (query, se
 ``id_headers``: a per-frame record's ``id`` header is its body's id; ``records``: records are
 keyed by query; ``dead_letters``: none; ``stats``: each query's ``updates_seen`` and delta
 totals match the oracle. Duplicates before dedupe are counted, not errors (at-least-once
-output); with SIGTERM there must be none.
+output); with SIGTERM no row may be replayed (emitted again later: ``Result.replayed``), and
+a copy with its first copy's emission time is told apart as written twice (another offset:
+a producer's retry) or read twice (the same offset).
 """
 
 from __future__ import annotations
@@ -78,7 +80,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -714,7 +716,7 @@ class Chaos:
             exact = (until.get(name, n) - (reg[name].from_seq or 0), plus, minus)
             d.add("stats", int(seen != exact), f"{name}: (seen, +, -) {seen}, not {exact}")
 
-        term_copies = self.cfg.signal == "term" and t.copies  # none may come (module docstring)
+        term_copies = self.cfg.signal == "term" and t.copies  # said (module docstring)
         if term_copies:
             self.notes.extend(self._describe_copies(t.copies))
         if sum(d.counts.values()) or term_copies:  # keep the evidence beside the state dir
@@ -745,26 +747,41 @@ class Chaos:
                            "lease_mean": float(lease.mean()), "lease_max": float(lease.max())},
             each_start=self.each_start,
             wall_s=wall_s, notes=self.notes + d.notes,
-            replayed=sum(1 for c in t.copies if c[3] != c[2]),
+            replayed=sum(1 for c in t.copies if c.again_ts != c.first_ts),
         )  # fmt: skip
 
-    def _describe_copies(self, copies: list[tuple[str, int, float, float]]) -> list[str]:
+    def _describe_copies(self, copies: list[Copy]) -> list[str]:
         """Whose rows came twice: a copy emitted later is a replay (by the incarnation
-        after the one that first sent it); one with the same emitted_ts was sent twice."""
+        after the one that first sent it); one with the same emitted_ts was written twice
+        (another offset) or read twice (the same offset)."""
 
         def inc(ts: float) -> int:
             return bisect.bisect_right(self.spawned_at, ts) - 1
 
-        same = sum(1 for c in copies if c[3] == c[2])
-        by: Counter[tuple[int, int]] = Counter((inc(c[2]), inc(c[3])) for c in copies)
+        same = [c for c in copies if c.again_ts == c.first_ts]
+        read_twice = sum(1 for c in same if c.again_at == c.first_at)
+        by: Counter[tuple[int, int]] = Counter((inc(c.first_ts), inc(c.again_ts)) for c in copies)
         out = [
-            f"duplicate rows: {len(copies) - same} emitted again later, {same} with the same "
-            "emitted_ts; (first incarnation, again) rows: "
+            f"duplicate rows: {len(copies) - len(same)} emitted again later, {len(same)} with "
+            f"the same emitted_ts ({len(same) - read_twice} at another offset, {read_twice} at "
+            "the same); (first incarnation, again) rows: "
             + ", ".join(f"({a}, {b}) {n}" for (a, b), n in sorted(by.items()))
         ]
-        for name, seq, first, again in copies[:5]:
-            out.append(f"duplicate {name} seq {seq}: emitted {first:.6f}, again {again:.6f}")
+        for c in copies[:5]:
+            out.append(f"duplicate {c.query} seq {c.seq}: emitted {c.first_ts:.6f} at (partition, "
+                       f"offset) {c.first_at}, again {c.again_ts:.6f} at {c.again_at}")  # fmt: skip
         return out
+
+
+class Copy(NamedTuple):
+    """A row read again: its query and seq, and each copy's emission time and record."""
+
+    query: str
+    seq: int
+    first_ts: float
+    again_ts: float
+    first_at: tuple[int, int]  # (partition, offset)
+    again_at: tuple[int, int]
 
 
 class Diffs:
@@ -822,9 +839,9 @@ class Tally:
     duplicates: Counter[str] = field(default_factory=Counter)
     static: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     _first: dict[tuple[str, str], Any] = field(default_factory=dict)
-    # Each (query, id) row's first emitted_ts, and (query, seq, first, again) per duplicate.
-    _emitted: dict[tuple[str, str], float] = field(default_factory=dict)
-    copies: list[tuple[str, int, float, float]] = field(default_factory=list)
+    # Each (query, id) row's first emitted_ts and (partition, offset), and each duplicate.
+    _emitted: dict[tuple[str, str], tuple[float, tuple[int, int]]] = field(default_factory=dict)
+    copies: list[Copy] = field(default_factory=list)
 
     def add(self, rec: Any) -> None:
         d = self.diffs
@@ -848,9 +865,13 @@ class Tally:
             self.rows[what] += 1
             content = (row["sign"], row["seq"], value, row["arrival_ts"], row.get("backfill"))
             key = (name, row["id"])
-            self._emitted.setdefault(key, row["emitted_ts"])
+            at = (rec.partition, rec.offset)
+            self._emitted.setdefault(key, (row["emitted_ts"], at))
             if not self._once(key, content):
-                self.copies.append((name, row["seq"], self._emitted[key], row["emitted_ts"]))
+                first_ts, first_at = self._emitted[key]
+                self.copies.append(
+                    Copy(name, row["seq"], first_ts, row["emitted_ts"], first_at, at)
+                )
                 self.duplicates[what] += 1
             elif what == "delta":
                 self.deltas[(name, row["sign"], row["seq"], value)] += 1
