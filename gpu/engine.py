@@ -352,6 +352,7 @@ class GpuEngine(Engine):
         self._ext = np.zeros(1024, np.int64)
         self._vlab = np.zeros(1024, np.int32)
         self._meta = np.zeros(1, np.int64)
+        self._host_threads = _host_threads(host_threads)
         if self._host_threads:
             self._warm_host_threads()
         self._slots = QuerySlots(cfg.qmax)
@@ -372,7 +373,6 @@ class GpuEngine(Engine):
         # Per update of the last apply call, when it entered, was taken, started, finished.
         self.last_timeline: dict[str, np.ndarray] = {}
         self._blocks = blocks or self._default_blocks(spare=int(static_beside))
-        self._host_threads = _host_threads(host_threads)
         GpuEngine._live.add(self)
 
     # -- setup -----------------------------------------------------------------------------
