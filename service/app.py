@@ -571,14 +571,15 @@ class Service:
             try:
                 await asyncio.wait_for(self.checkpointer.take(), limit)
             except Exception as exc:  # TimeoutError included
-                why = "timed out" if isinstance(exc, TimeoutError) else f"failed: {exc!r}"
+                timeout = isinstance(exc, TimeoutError)
+                why = "timed out" if timeout else f"failed: {exc!r}"
                 if self.checkpointer.latest is not before:  # written; its offsets' commit not
                     log.warning(
                         "the final checkpoint is written, but committing its input offsets "
                         "%s (the next start resumes from it all the same)", why,
                     )  # fmt: skip
                 else:
-                    self._unclean(f"the final checkpoint {why}", trace=why != "timed out")
+                    self._unclean(f"the final checkpoint {why}", trace=not timeout)
         for st in self.catalog.states():
             for sub in st.all_subscribers():
                 sub.close()
