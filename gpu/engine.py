@@ -124,10 +124,19 @@ def piece_size(n: int) -> int:
     return min(max(_PIECE, n // _PIECES), _PIECE_MAX)
 
 
-def _host_threads(asked: int | None) -> int:
+# host_threads -1 picks this many where the process may run on at least _AUTO_CORES cores.
+_AUTO_THREADS, _AUTO_CORES = 4, 8
+
+
+def _host_threads(asked: int) -> int:
     """Numba threads an apply spreads its id lookups and encoding over (0: the calling
-    thread alone): ``asked``, else ``$DCSM_HOST_THREADS``, else 0; at most numba's."""
-    n = int(os.environ.get("DCSM_HOST_THREADS", "0")) if asked is None else asked
+    thread alone): ``asked`` when >= 0; for -1, ``$DCSM_HOST_THREADS`` where set, else
+    _AUTO_THREADS on a host of _AUTO_CORES cores or more, else 0. At most numba's."""
+    n = asked
+    if n < 0:
+        env = os.environ.get("DCSM_HOST_THREADS")
+        cores = len(os.sched_getaffinity(0))
+        n = int(env) if env else _AUTO_THREADS if cores >= _AUTO_CORES else 0
     return max(0, min(n, numba.config.NUMBA_NUM_THREADS))
 
 
@@ -203,12 +212,14 @@ class GpuEngine(Engine):
             4-clique); -1 (the default): one an executor warp, as many as the room holds;
             0: none. Measured in ``bench/results/gpu/session25``.
         host_threads: numba threads that an apply's id lookups and record encoding are
-            spread over (``$DCSM_HOST_THREADS`` when not given; 0, the default: the calling
-            thread alone). A faster host lets the device take fewer, larger batches:
-            4 threads made the light oracle rows ~0.1 ms faster on an H200 host
-            (``bench/results/gpu/session33``, not yet beside 0 on one host). Under numba's
-            workqueue threading layer (its fallback where neither TBB nor OpenMP loads), two
-            parallel calls at once abort the process.
+            spread over; 0: the calling thread alone; -1 (the default):
+            ``$DCSM_HOST_THREADS`` where set, else 4 on a host of 8 cores or more, else
+            0. 4 against 0 on one H200 host, in turns: the 22 oracle count rows 179.7
+            against 184.7 ms, the heavy rows gaining most (``bench/results/gpu/session34``).
+            Never more than 0 under numba's workqueue threading layer (its fallback where
+            neither TBB nor OpenMP loads), where two parallel calls at once abort the
+            process: a thread count asked for there is refused with EngineError, and -1
+            falls back to 0.
     """
 
     backend = "gpu"
@@ -236,7 +247,7 @@ class GpuEngine(Engine):
         pool_compact: int = 0,
         static_beside: bool = False,
         hub_bitmaps: int = -1,
-        host_threads: int | None = None,
+        host_threads: int = -1,
     ) -> None:
         super().__init__()
         import cupy as cp
@@ -355,6 +366,14 @@ class GpuEngine(Engine):
         self._host_threads = _host_threads(host_threads)
         if self._host_threads:
             self._warm_host_threads()
+            if numba.threading_layer() == "workqueue":
+                if host_threads > 0:
+                    raise EngineError(
+                        f"host_threads={host_threads}: numba's threading layer is workqueue, "
+                        "which two parallel calls at once abort; install tbb or an OpenMP "
+                        "runtime, or use 0"
+                    )
+                self._host_threads = 0
         self._slots = QuerySlots(cfg.qmax)
         self._caps: dict[int, int] = {}  # qid -> max_deltas, applied on the host result
         # Ring positions.

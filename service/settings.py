@@ -178,6 +178,7 @@ class Settings:
     gpu_tail_div: int = _gpu("tail_div")
     gpu_pool_compact: int = _gpu("pool_compact")
     gpu_hub_bitmaps: int = _gpu("hub_bitmaps")
+    gpu_host_threads: int = _gpu("host_threads")
     max_engine_batch_updates: int = field(
         default=0,
         metadata=_doc(
@@ -419,6 +420,8 @@ class Settings:
             raise ConfigError(f"gpu_pool_compact={self.gpu_pool_compact}: choose 0 or 1")
         if self.gpu_hub_bitmaps < -1:
             raise ConfigError(f"gpu_hub_bitmaps={self.gpu_hub_bitmaps}: must be >= -1")
+        if self.gpu_host_threads < -1:
+            raise ConfigError(f"gpu_host_threads={self.gpu_host_threads}: must be >= -1")
         if bool(self.tls_cert) != bool(self.tls_key):
             raise ConfigError("tls_cert and tls_key go together: give both or neither")
 

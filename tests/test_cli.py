@@ -279,7 +279,7 @@ def test_gpu_settings_reach_the_engine(capsys, workload, monkeypatch) -> None:  
     assert seen == [{"pool_slabs": 4096, "max_versions": 0, "max_vertices": 1 << 22,
                      "batch_size": 64, "batch_timeout_us": 0.0, "batch_cap": 16384,
                      "small_path": 2, "maxu": 1 << 16, "tail_div": 0,
-                     "pool_compact": 0, "hub_bitmaps": 0}]  # fmt: skip
+                     "pool_compact": 0, "hub_bitmaps": 0, "host_threads": -1}]  # fmt: skip
     code, _, err = run(capsys, "match", *args, "--gpu-small-path", "3")
     assert code == 2 and "--gpu-small-path" in err
     code, _, err = run(capsys, "match", *args, "--gpu-maxu", "3000")
