@@ -4,7 +4,7 @@
 # 1M, 1.5M and 2M/s; then the GPU test files call 1 did not run (static, input ring, long
 # run), and chaos (SIGKILL x3) on the GPU backend in the time left. (The tree, 41 MB, and the
 # wheels, 23 MB, left no room under the 64 MiB carry for the kernel cache or py-spy.)
-# Carry: .dev28/common.sh .whl
+# Carry: .dev28/common.sh .whlS (.whl less the wheels the device image has)
 NO_CACHE_BACK=1; source .dev28/common.sh
 cp bench/results/gpu/session34/call2/c2.sh $R/; nvidia-smi -L > $R/device.txt
 md5sum gpu/*.cu gpu/*.cuh gpu/*.py service/*.py dcsm/*.py loadgen/*.py > $R/files.md5
@@ -28,7 +28,7 @@ PY
 for turn in a1 z1 a2 z2; do
   [ $(el) -gt 300 ] && break
   T=$([ ${turn:0:1} = a ] && echo "" || echo 0)
-  DCSM_HOST_THREADS=$T timeout -k 5 140 bash scripts/service-bench.sh --whl .whl --out $R/svc --backend gpu --no-pyspy --duration 3 \
+  DCSM_HOST_THREADS=$T timeout -k 5 140 bash scripts/service-bench.sh --whl .whlS --out $R/svc --backend gpu --no-pyspy --duration 3 \
       --timeout 130 --tag $turn 1000000,1500000,2000000 -- --drain-s 30 --vertices 200000 --producers auto > $R/svc-$turn.log 2>&1
   echo "service $turn (DCSM_HOST_THREADS='$T') rc $? at $(el) s" | tee -a $R/time.txt
   summ $R/svc/$turn/results.json
@@ -38,7 +38,7 @@ left=$(( 500 - $(el) ))
     tests/gpu/test_gpu_static.py tests/gpu/test_input_ring_gpu.py tests/gpu/test_long_run.py > $R/tests.log 2>&1
   echo "GPU tests rc $? at $(el) s: $(tail -1 $R/tests/gpu-tests.log)" | tee -a $R/time.txt
   grep -E "FAILED|ERROR" $R/tests/gpu-tests.log | head -5 | tee -a $R/time.txt; }
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl >/dev/null 2>&1
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whlS/*.whl >/dev/null 2>&1
 left=$(( 570 - $(el) ))
 [ $left -gt 70 ] && { PYTHONPATH=/tmp/m:/tmp/site timeout -k 5 $left python3 -P bench/chaos.py --kills 3 --updates 8000 --seed 2 \
     --signal kill --backend gpu --out $R/chaos-gpu-kill > $R/chaos-gpu-kill.log 2>&1
