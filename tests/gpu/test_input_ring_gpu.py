@@ -19,6 +19,11 @@ def rig(cap: int):  # type: ignore[no-untyped-def]
     hctl = np.zeros(1, L.HOST_CTL)
     dstat = np.zeros(1, L.DEV_STATUS)
     mirror = cp.zeros(cap * L.IN_REC.itemsize, np.uint8)
+    # The zeroing runs on the null stream, which a non-blocking stream's copies do not wait
+    # for: unsynchronised, it could land after the ring's first copy and wipe it (two tests
+    # failed so while eight test processes shared the GPU; GpuEngine synchronises the null
+    # stream before its kernel, and so before any copy, runs).
+    cp.cuda.Stream.null.synchronize()
     side = cp.cuda.Stream(non_blocking=True)
     return cp, mem, InputRing(cp, ring, mem.ptr, mirror, hctl, dstat, side), hctl, mirror, side
 
