@@ -142,11 +142,12 @@ class CallResult:
                 "started": self.started[:k], "finished": self.finished[:k],
                 "seen": self.seen[:k]}  # fmt: skip
 
-    def result(self, outcome: np.ndarray) -> BatchResult:
+    def result(self, outcome: np.ndarray, ext: np.ndarray) -> BatchResult:
         """The call's BatchResult: ``outcome`` (the host's, per update; not changed) with the
         device's outcome of every sent update, the device's times (the call's end for
-        updates not sent), counts and deltas in update order. Hands this collector's arrays
-        over: it is done with them."""
+        updates not sent), counts and deltas in update order, their matches in the external
+        ids of ``ext`` (by internal id). Hands this collector's arrays over: it is done with
+        them."""
         k = self.nsent
         every = k == self.n  # every update sent: sent is 0..n-1, no gathers needed
         if every:
@@ -166,7 +167,7 @@ class CallResult:
             counts = Counts(*(f[order] for f in _fields(counts)))
         if self.rows.n:
             op = self.batch.op.astype(np.int8)
-            deltas = Deltas(*self.rows.ordered(self.sent, op, self.batch.seq, self.slot_qid))
+            deltas = Deltas(*self.rows.ordered(self.sent, op, self.batch.seq, self.slot_qid, ext))
         else:
             deltas = Deltas.empty(self.rows.width)
         return BatchResult(outcome, deltas, counts, started, finished)

@@ -1141,7 +1141,7 @@ class GpuEngine(Engine):
         if n:
             self.queries.advance(int(batch.seq[-1]))
         self.last_timeline = col.timeline()
-        return col.result(outcome)
+        return col.result(outcome, self._ext)
 
     def _settle(self, col: CallResult) -> None:
         """Pump until every update sent so far has completed and its records are read."""
@@ -1205,8 +1205,8 @@ class GpuEngine(Engine):
         # Room for every record the completed updates announced, in one step when possible.
         want = _ROWS if col is None else max(_ROWS, self._expect_records - self._got_records)
         while True:
-            self._out_head, k = rows.read(self._out, self._out_head, self._slots.nverts,
-                                          self._ext, tau0, want)  # fmt: skip
+            self._out_head, k = rows.read(self._out, self._out_head, self._slots.nverts, tau0,
+                                          want)  # fmt: skip
             self._hctl["out_consumed"] = self._out_head
             self._got_records += k
             if col is None:

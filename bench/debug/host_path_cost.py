@@ -138,7 +138,7 @@ def run(vertices: int, updates: int, piece: int) -> dict[str, float]:
         t["drain"] += clock() - c0
         first += m
     c0 = clock()
-    res = col.result(outcome)
+    res = col.result(outcome, np.zeros(1, np.int64))
     t["result"] = clock() - c0
     assert len(res.counts.count) == n
     return {k: 1e9 * s / n for k, s in t.items()}

@@ -10,6 +10,8 @@ from dcsm.engine.interface import BatchResult
 from dcsm.gpu.call_result import CallResult, clock_slack, concat_results
 from dcsm.model import OUTCOME_APPLIED, UpdateBatch
 
+NO_EXT = np.zeros(0, np.int64)  # no match rows: no vertex is looked up
+
 
 def test_outcomes_times_and_counts_by_update() -> None:
     batch = UpdateBatch.from_arrays(np.ones(4), np.arange(4), np.arange(4) + 10, first_seq=100)
@@ -22,7 +24,7 @@ def test_outcomes_times_and_counts_by_update() -> None:
     res.add_count_rows(np.array([0, 0, 2]), np.array([5, 3, 3], np.int32),
                        np.array([4, 1, 2], np.int64))  # fmt: skip
     host = np.array([0, 9, 0, 0], np.int8)  # the host's own outcome for update 1
-    out = res.result(host)
+    out = res.result(host, NO_EXT)
     assert out.outcome.tolist() == [OUTCOME_APPLIED, 9, OUTCOME_APPLIED, OUTCOME_APPLIED]
     assert out.started[[0, 2, 3]].tolist() == [1.0, 2.0, 3.0]
     assert out.finished[[0, 2, 3]].tolist() == [1.5, 2.5, 3.5]
@@ -31,7 +33,7 @@ def test_outcomes_times_and_counts_by_update() -> None:
     ]  # fmt: skip
     assert out.counts.count.tolist() == [1, 4, 2] and (out.counts.sign == 1).all()
     assert len(out.deltas.query) == 0 and host[1] == 9  # the caller's array is not changed
-    both = concat_results([out, res.result(host)])
+    both = concat_results([out, res.result(host, NO_EXT)])
     assert isinstance(both, BatchResult) and len(both.outcome) == 8 and len(both.counts) == 6
 
 
@@ -42,7 +44,7 @@ def test_every_update_sent_takes_the_device_arrays_as_they_are() -> None:
     res.dev_outcome[:] = OUTCOME_APPLIED
     res.started[:] = [1.0, 2.0, 3.0]
     res.add_count_rows(np.array([2]), np.array([4], np.int32), np.array([6], np.int64))
-    out = res.result(np.zeros(3, np.int8))
+    out = res.result(np.zeros(3, np.int8), NO_EXT)
     assert out.outcome.tolist() == [OUTCOME_APPLIED] * 3 and out.started.tolist() == [1, 2, 3]
     assert (out.counts.seq.tolist(), out.counts.sign.tolist()) == ([9], [-1])
 
@@ -67,7 +69,7 @@ def test_count_rows_in_order_or_not_come_out_as_a_stable_sort() -> None:
         order = rng.permutation(len(keys)) if shuffled else np.arange(len(keys))
         for part in np.array_split(order, 4):
             res.add_count_rows(i[part], q[part], c[part])
-        out = res.result(np.zeros(n, np.int8)).counts
+        out = res.result(np.zeros(n, np.int8), NO_EXT).counts
         upd = sent[i]
         assert out.query.tolist() == q.tolist() and out.count.tolist() == c.tolist()
         assert out.seq.tolist() == batch.seq[upd].tolist()

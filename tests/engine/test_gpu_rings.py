@@ -31,7 +31,7 @@ def ordered(rows: MatchRows, n_updates: int = 1000) -> tuple[np.ndarray, ...]:
     """Rows of updates 0..n-1 with sign +1 and seq 100 + index."""
     sent = np.arange(n_updates, dtype=np.int64)
     op = np.ones(n_updates, np.int8)
-    return rows.ordered(sent, op, 100 + sent, QID)
+    return rows.ordered(sent, op, 100 + sent, QID, EXT)
 
 
 def test_records_decode_to_external_ids_padded_with_minus_one() -> None:
@@ -39,7 +39,7 @@ def test_records_decode_to_external_ids_padded_with_minus_one() -> None:
     end = put(ring, 0, 11, 0, [1, 2, 3])
     end = put(ring, end, 12, 1, [4, 5])
     rows = MatchRows(width=3)
-    head, got = rows.read(ring, 0, NVERTS, EXT, 10, ALL)
+    head, got = rows.read(ring, 0, NVERTS, 10, ALL)
     assert (head, got, rows.n) == (end, 2, 2)
     q, sign, seq, match = ordered(rows)
     assert q.tolist() == [71, 70] and sign.tolist() == [1, 1]
@@ -54,7 +54,7 @@ def test_rows_come_out_by_update_then_query_id() -> None:
     for tau, slot, v in [(3, 0, 1), (1, 0, 2), (3, 1, 3), (1, 1, 4), (3, 1, 5), (2, 0, 6)]:
         pos = put(ring, pos, tau, slot, [v] * NVERTS[slot])
     rows = MatchRows(width=3)
-    rows.read(ring, 0, NVERTS, EXT, 1, ALL)
+    rows.read(ring, 0, NVERTS, 1, ALL)
     q, _, seq, match = ordered(rows)
     assert seq.tolist() == [100, 100, 101, 102, 102, 102]
     assert q.tolist() == [70, 71, 71, 70, 70, 71]  # query 70 is slot 1
@@ -67,10 +67,10 @@ def test_reading_stops_at_the_first_incomplete_record() -> None:
     b = put(ring, a, 2, 1, [3, 4], stamp=False)  # reserved, body written, stamp not yet
     put(ring, b, 3, 1, [5, 6])  # complete, but after the incomplete one
     rows = MatchRows(width=2)
-    head, got = rows.read(ring, 0, NVERTS, EXT, 0, ALL)
+    head, got = rows.read(ring, 0, NVERTS, 0, ALL)
     assert (head, got) == (a, 1)
     ring[a] = a % STAMP_MOD + 1  # the stamp lands
-    head, got = rows.read(ring, head, NVERTS, EXT, 0, ALL)
+    head, got = rows.read(ring, head, NVERTS, 0, ALL)
     assert got == 2 and ordered(rows)[3][:, 0].tolist() == [1000, 3000, 5000]
 
 
@@ -79,7 +79,7 @@ def test_a_stale_record_of_an_earlier_lap_is_not_read() -> None:
     ring = np.zeros(cap, np.int32)
     put(ring, 0, 1, 1, [1, 2])  # lap 0 at position 0
     rows = MatchRows(width=2)
-    assert rows.read(ring, cap, NVERTS, EXT, 0, ALL) == (cap, 0)  # lap 1: another stamp
+    assert rows.read(ring, cap, NVERTS, 0, ALL) == (cap, 0)  # lap 1: another stamp
 
 
 def test_records_wrap_around_the_ring_end() -> None:
@@ -88,7 +88,7 @@ def test_records_wrap_around_the_ring_end() -> None:
     start = 7  # the body crosses the end of the ring
     end = put(ring, start, 5, 0, [7, 8, 9])
     rows = MatchRows(width=3)
-    assert rows.read(ring, start, NVERTS, EXT, 0, ALL) == (end, 1)
+    assert rows.read(ring, start, NVERTS, 0, ALL) == (end, 1)
     assert ordered(rows)[3].tolist() == [[7000, 8000, 9000]]
 
 
@@ -101,7 +101,7 @@ def test_stamps_wrap_past_2_to_the_31() -> None:
     for tau in range(6):
         pos = put(ring, pos, tau, tau % 2, [1, 2, 3][: NVERTS[tau % 2]])
     rows = MatchRows(width=3)
-    assert rows.read(ring, start, NVERTS, EXT, 0, ALL) == (pos, 6)
+    assert rows.read(ring, start, NVERTS, 0, ALL) == (pos, 6)
     assert [r[0] for r in ordered(rows)[3].tolist()] == [1000] * 6
 
 
@@ -114,7 +114,7 @@ def test_rows_fill_many_chunks_in_small_reads() -> None:
     rows = MatchRows(width=2, chunk_rows=16)
     head, total = 0, 0
     while True:
-        head, got = rows.read(ring, head, NVERTS, EXT, 1, 64)
+        head, got = rows.read(ring, head, NVERTS, 1, 64)
         total += got
         if got < 64:
             break
@@ -129,7 +129,7 @@ def test_clear_keeps_one_chunk_for_reuse() -> None:
     ring = np.zeros(64, np.int32)
     put(ring, 0, 1, 1, [1, 2])
     rows = MatchRows(width=2, chunk_rows=4)
-    rows.read(ring, 0, NVERTS, EXT, 0, ALL)
+    rows.read(ring, 0, NVERTS, 0, ALL)
     rows.clear()
     assert rows.n == 0 and len(rows.chunks) == 1
 
@@ -141,8 +141,8 @@ def test_read_records_fills_only_the_buffer_it_is_given() -> None:
         pos = put(ring, pos, i, 1, [1, 2])
     upd = np.zeros(3, np.int32)
     slot = np.zeros(3, np.int32)
-    match = np.zeros((3, 2), np.int64)
-    head, k = read_records(ring, 0, NVERTS, EXT, 0, upd, slot, match, 1)
+    match = np.zeros((3, 2), np.int32)
+    head, k = read_records(ring, 0, NVERTS, 0, upd, slot, match, 1)
     assert (head, k) == (2 * 5, 3)  # rows 1 and 2: two records of five words
 
 
@@ -161,11 +161,11 @@ def test_ordering_equals_a_stable_sort_by_update_then_query() -> None:
     for r in range(n):
         pos = put(ring, pos, int(tau[r]), int(slot[r]), verts[r].tolist())
     rows = MatchRows(width=2, chunk_rows=256)
-    rows.read(ring, 0, nverts, EXT, 0, n)
+    rows.read(ring, 0, nverts, 0, n)
     sent = np.sort(rng.choice(10 * n_updates, n_updates, replace=False)).astype(np.int64)
     op = rng.choice(np.array([-1, 1], np.int8), 10 * n_updates)
     seq = np.arange(10 * n_updates, dtype=np.int64) + 1000
-    q, sign, s, match = rows.ordered(sent, op, seq, slot_qid)
+    q, sign, s, match = rows.ordered(sent, op, seq, slot_qid, EXT)
     order = np.lexsort((slot_qid[slot], tau))  # stable: arrival order within (update, query)
     assert q.tolist() == slot_qid[slot][order].tolist()
     assert s.tolist() == seq[sent[tau]][order].tolist()
@@ -185,6 +185,6 @@ def test_warm_up_compiles_what_an_embeddings_apply_runs() -> None:
     ring = np.zeros(256, np.int32)
     put(ring, 0, 1, 0, [1, 2, 3])
     rows = MatchRows(width=3)
-    rows.read(ring, 0, NVERTS, EXT, 1, ALL)
+    rows.read(ring, 0, NVERTS, 1, ALL)
     ordered(rows)
     assert [len(f.signatures) for f in decoders] == compiled
