@@ -135,7 +135,8 @@ def _host_threads(asked: int) -> int:
     n = asked
     if n < 0:
         env = os.environ.get("DCSM_HOST_THREADS")
-        cores = len(os.sched_getaffinity(0))
+        affinity = getattr(os, "sched_getaffinity", None)  # Linux: the cores this process may use
+        cores = len(affinity(0)) if affinity else os.cpu_count() or 1
         n = int(env) if env else _AUTO_THREADS if cores >= _AUTO_CORES else 0
     return max(0, min(n, numba.config.NUMBA_NUM_THREADS))
 
