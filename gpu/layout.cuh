@@ -266,6 +266,9 @@
 #ifndef JOB_TRACE
 #define JOB_TRACE 0
 #endif
+// JOB_TRACE=2: JOB_TRACE 1's split, and each task's own time (State.task_hist,
+// task_slowest_ns): whether a job's tail is one slow task or many, and on which warps.
+#define TASK_HIST 16
 // A J_ITEMS task none of whose updates has a work item completes them together
 // (executor.cuh, finalize_empty_lines): their completion records go to host memory as whole
 // lines, one fence and one count for the warp (1); 0: each lane completes its own
@@ -583,6 +586,13 @@ struct State {
     // -> first claim, first -> last claim, last claim -> the job's end.
     u64 trace_first, trace_last;
     u64 trace_ns[3][NSTEP];
+    // JOB_TRACE=2 also: every task's time from its claim to its done count, as a histogram per
+    // job kind and per runner (0: a helper, 1: an updater warp), bucket b holding tasks of
+    // [2^b, 2^(b+1)) * 256 ns (b 0: under 512 ns; the last: the rest); and per job kind the
+    // slowest task's time summed over jobs (trace_slowest: the current job's, by atomicMax).
+    u64 trace_slowest;
+    u64 task_slowest_ns[NSTEP];
+    u64 task_hist[2][NSTEP][TASK_HIST];
 };
 
 // The batch being applied. Half edge h = 2i + side of record i is the endpoint x = a

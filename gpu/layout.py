@@ -113,6 +113,9 @@ def state_dtype(cfg: KernelConfig) -> np.dtype:
         ("trace_first", np.uint64),
         ("trace_last", np.uint64),
         ("trace_ns", np.uint64, (len(JOB_TRACE_PARTS), len(UPDATER_STEPS))),
+        ("trace_slowest", np.uint64),
+        ("task_slowest_ns", np.uint64, len(UPDATER_STEPS)),
+        ("task_hist", np.uint64, (len(TASK_RUNNERS), len(UPDATER_STEPS), TASK_HIST)),
     ]
     return np.dtype(fields)
 
@@ -162,6 +165,10 @@ UPDATER_PHASES = ("form_batch", "classify_allocate", "copy", "publish_versions",
 # that to its last task's claim, and from that to its end; per job kind, the kinds named as
 # UPDATER_STEPS names them, slot 0 being J_READ's.
 JOB_TRACE_PARTS = ("notice", "handout", "tail")
+# JOB_TRACE=2 (State.task_hist): tasks by who ran them and by time, bucket b holding tasks of
+# [2^b, 2^(b+1)) * 256 ns (bucket 0 everything under 512 ns, the last everything above).
+TASK_RUNNERS = ("helper", "updater")
+TASK_HIST = 16
 
 # Steps of the short path timed by the kernel (State.small_ns, updater_small.cuh), in order.
 SMALL_STEPS = ("classify", "prepare", "merge", "publish", "items")

@@ -1093,9 +1093,16 @@ __device__ __noinline__ void help(const Ctx& C, int lane, bool updater = false) 
             if (t == 0) vstore(&C.st->trace_first, t_claim);
             if (t + 1 == (w & 0xffffffffULL)) vstore(&C.st->trace_last, t_claim);
         }
+        const u64 t_task = JOB_TRACE >= 2 ? gtime() : 0;
         run_task(C, (int)((w >> 32) & 0xff), (int)(old & MASK40), lane);
         __threadfence();
         warp_join();  // every lane's writes, not only lane 0's, before the task counts as done
+        if (JOB_TRACE >= 2 && lane == 0) {  // the task's own time, by runner and bucket
+            const u64 dt = gtime() - t_task, units = dt >> 8;
+            const int b = units < 2 ? 0 : min(TASK_HIST - 1, 63 - __clzll(units));
+            atomicAdd(&C.st->task_hist[updater ? 1 : 0][(w >> 32) & 0xff][b], 1ULL);
+            atomicMax((unsigned long long*)&C.st->trace_slowest, (unsigned long long)dt);
+        }
         if (CHECK && lane == 0) {
             u64 t = old & MASK40, seq = w >> 40;
             if (atomicExch(&C.task_mark[t], seq) == seq)
@@ -1146,6 +1153,10 @@ __device__ void job_body(const Ctx& C, int kind, int n, int w, int lane) {
             C.st->trace_ns[0][kind] += first > t_post ? first - t_post : 0;
             C.st->trace_ns[1][kind] += last > first ? last - first : 0;
             C.st->trace_ns[2][kind] += done > last ? done - last : 0;
+            if (JOB_TRACE >= 2) {
+                C.st->task_slowest_ns[kind] += vload(&C.st->trace_slowest);
+                vstore(&C.st->trace_slowest, 0ULL);
+            }
         }
     }
     if (CHECK && w == 0) {

@@ -168,6 +168,26 @@ def call_steps(before: np.ndarray, after: np.ndarray) -> None:
     }
     if split:
         print(f"  trace us/batch ({', '.join(L.JOB_TRACE_PARTS)}):", split)
+    # JOB_TRACE=2 builds: each task's own time.
+    slowest = (after["task_slowest_ns"].astype(np.int64) - before["task_slowest_ns"]) / n / 1e3
+    hist = after["task_hist"].astype(np.int64) - before["task_hist"].astype(np.int64)
+    for k, name in enumerate(L.JOB_NAMES):
+        if not hist[:, k].any():
+            continue
+        runs = "; ".join(
+            f"{who} {task_buckets(hist[r, k])}" for r, who in enumerate(L.TASK_RUNNERS)
+            if hist[r, k].any()
+        )  # fmt: skip
+        print(f"  tasks {name}: slowest {slowest[k]:.1f} us/batch; {runs}")
+
+
+def task_buckets(counts: np.ndarray) -> str:
+    """A task-time histogram (State.task_hist) as 'count@upper bound' for its non-empty
+    buckets: bucket b holds tasks of [2^b, 2^(b+1)) * 256 ns."""
+    return " ".join(
+        f"{int(c)}@<{(2 << b) * 0.256:g}us" if b < len(counts) - 1 else f"{int(c)}@more"
+        for b, c in enumerate(counts) if c
+    )  # fmt: skip
 
 
 def host_timeline(steps: list[tuple[str, float, float]], t0: float) -> None:
