@@ -4,7 +4,7 @@
 on numba's threads.
 
     python3 -P bench/debug/decode_cost.py [--records 1000000] [--vertices 5] \
-        [--graph-vertices 100000] [--repeat 5]
+        [--graph-vertices 100000] [--repeat 5] [--chunk-rows 1048576] [--reuse]
 
 The ring (2^24 ints, as the engine's) holds ``--records`` complete records of one query of
 ``--vertices`` vertices, starting at an absolute position near 2^31 (so stamps and ring
@@ -49,6 +49,12 @@ def main() -> None:
     ap.add_argument("--vertices", type=int, default=5, help="of the query")
     ap.add_argument("--graph-vertices", type=int, default=100_000)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--chunk-rows", type=int, default=1 << 20, help="MatchRows' (the engine's)")
+    ap.add_argument(
+        "--reuse", action="store_true",
+        help="decode every repeat into the first one's chunks (MatchRows.clear keeps one: "
+        "give --chunk-rows >= --records), not into new ones",
+    )  # fmt: skip
     args = ap.parse_args()
     n = args.vertices
     if args.records * (3 + n) > RING:
@@ -60,8 +66,12 @@ def main() -> None:
     sent = np.arange(args.records, dtype=np.int64)  # update tau of record tau
     op, seq, qid = np.ones(args.records, np.int8), sent + 1, np.zeros(1, np.int32)
     read_s = order_s = float("inf")
+    rows = MatchRows(n, args.chunk_rows)
     for _ in range(args.repeat + 1):  # the first also compiles
-        rows = MatchRows(n)
+        if args.reuse:
+            rows.clear()
+        else:
+            rows = MatchRows(n, args.chunk_rows)
         t0 = time.perf_counter()
         got_head, got = rows.read(ring, head, nverts, 0, args.records)
         t1 = time.perf_counter()
