@@ -108,7 +108,7 @@ async def test_undelivered_output_stops_the_service_and_its_restart_resends(tmp_
             enough=lambda recs: len(backfill_ids(recs)) >= want,
         )  # fmt: skip
         assert len(backfill_ids(got)) == want  # every backfill delta, none lost
-        assert again.terminate() == 0
+        assert again.terminate() == 0, again.log()
     finally:
         for s in (svc, again):
             if s is not None:

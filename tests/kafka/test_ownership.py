@@ -76,7 +76,7 @@ async def test_a_restart_after_kill_9_skips_the_lease_wait(broker, topics, make_
     assert lease_held_after(log) < 9.0, log
     async with http_client(again.base_url) as c:
         assert (await c.get("/readyz")).status_code == 200
-    assert again.terminate() == 0
+    assert again.terminate() == 0, again.log()
     third = make_service(*FAST, state_dir=owner.state_dir)
     assert lease_held_after(third.log(1 << 20)) < 9.0, third.log(1 << 20)
 

@@ -74,7 +74,7 @@ async def test_refuses_to_start_empty_where_kafka_has_committed_offsets(
     async with http_client(svc.base_url) as c:
         await produce(broker.bootstrap, topics.updates, records(stream))
         await wait_processed(c, len(stream) - 1)
-    assert svc.terminate() == 0  # the final checkpoint commits the offsets
+    assert svc.terminate() == 0, svc.log()  # the final checkpoint commits the offsets
     with pytest.raises(RuntimeError) as err:
         make_service(state_dir=tmp_path / "elsewhere")
     message = str(err.value)

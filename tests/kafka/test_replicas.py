@@ -372,7 +372,7 @@ async def test_queries_are_placed_by_load_or_pin_and_keep_their_replica(
     # Both stopped and restarted: the owners are kept, not recomputed (recomputing the five
     # in qid order would give q1, q2, q3, heavy, after -> 0, 1, 0, 1, 0).
     for svc in svcs:
-        assert svc.terminate() == 0
+        assert svc.terminate() == 0, svc.log()
     svcs = [start(0), start(1)]
     assert await placements(svcs) == [expected, expected], "kept across restarts"
     late = await register(svcs[1], spec(TRI, name="late", mode="count"))  # at seq 1500
