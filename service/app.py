@@ -64,7 +64,7 @@ from .idempotency import IdempotencyStore, updates_answer
 from .ingest import REQUEST_HEADER, KafkaIngest, committed_offsets, source_name
 from .jsonscan import warm as warm_json_scanner
 from .kafka_security import kafka_options_from_settings
-from .logs import ConnectionState
+from .logs import ConnectionState, dump_tasks
 from .messages import Event, Register, Unregister
 from .metrics import Metrics
 from .outputs import KafkaOutput, OutputLost
@@ -217,6 +217,7 @@ class Service:
         self.ready = False
         self.accepting = False
         self.fatal: str | None = None
+        self._drain_step = "starting"  # the step a drain is in (_settle)
         self.started_at = time.time()
         self.on_fatal: Callable[[str], None] | None = None  # called when startup fails
         self._control_lock = asyncio.Lock()  # query-log order == engine order
@@ -550,7 +551,8 @@ class Service:
         try:
             await asyncio.wait_for(self._settle(), limit)
         except TimeoutError:
-            self._unclean(f"the drain timed out after {limit:.0f}s")
+            self._unclean(f"the drain timed out after {limit:.0f}s while {self._drain_step}")
+            dump_tasks(asyncio.get_running_loop())  # what that step waits for, in the log
             return
         except (OutputLost, FanoutFailed) as exc:
             self._unclean(f"drain: {exc}")
@@ -595,18 +597,25 @@ class Service:
 
     async def _settle(self) -> None:
         """Stop consuming and the background tasks, then wait until everything admitted is
-        fanned out and acknowledged by the broker."""
+        fanned out and acknowledged by the broker. ``_drain_step`` names the step under way
+        (a drain that times out says which)."""
         if self.ingest is not None:
+            self._drain_step = "stopping the consumer"
             await self.ingest.stop()
         # A periodic checkpoint may be writing in its thread: let it finish first (cancelling
         # the task would not stop the thread, and the final checkpoint would race it).
+        self._drain_step = "waiting for a periodic checkpoint"
         async with self.checkpointer.lock if self.checkpointer else contextlib.nullcontext():
+            self._drain_step = "stopping the background tasks"
             for task in self._tasks:
                 task.cancel()
             await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._drain_step = "fanning out what was admitted"
         await self.barrier()
+        self._drain_step = "waiting for backfills"
         await self.fanout.backfills_done()  # a backfill beside the stream holds frames
         if self.output is not None:
+            self._drain_step = "flushing the Kafka output"
             await self.output.flush()
 
     async def stop(self) -> None:

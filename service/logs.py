@@ -12,6 +12,8 @@ every :class:`~dcsm.service.metrics.Metrics` as ``dcsm_kafka_errors_total{kind}`
 
 from __future__ import annotations
 
+import asyncio
+import faulthandler
 import json
 import logging
 import sys
@@ -166,3 +168,16 @@ def quiet_kafka() -> None:
     """Once stopping has begun: aiokafka's complaints about a broker going away with us are
     noise, so only its CRITICAL records remain."""
     logging.getLogger("aiokafka").setLevel(logging.CRITICAL)
+
+
+def dump_tasks(loop: asyncio.AbstractEventLoop) -> None:
+    """The stack of every thread and of every task of ``loop``, on stderr (any thread): what
+    a stop that hangs is waiting for."""
+    faulthandler.dump_traceback(all_threads=True)
+    try:
+        tasks = list(asyncio.all_tasks(loop))
+    except RuntimeError:  # the set changed while copied: one more try
+        tasks = list(asyncio.all_tasks(loop))
+    for task in tasks:
+        task.print_stack(limit=8, file=sys.stderr)
+    sys.stderr.flush()

@@ -8,13 +8,11 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import errno
-import faulthandler
 import logging
 import os
 import signal
 import socket
 import ssl
-import sys
 import threading
 from types import FrameType
 from typing import Any
@@ -23,7 +21,7 @@ from .api import create_app
 from .app import STOP_STEP_S, WEBSOCKET_FLUSH_S, Service
 from .auth import auth_from_settings, check_exposure
 from .errors import ConfigError
-from .logs import uvicorn_log_config
+from .logs import dump_tasks, uvicorn_log_config
 from .settings import Settings
 
 log = logging.getLogger("dcsm.service")
@@ -93,18 +91,6 @@ def stop_budget_s(settings: Settings) -> float:
     """Seconds after SIGTERM by which the process has exited: the drain (settle, websocket
     flush, final checkpoint) and each bounded step of :meth:`Service.stop`, with room."""
     return 2 * settings.drain_timeout_s + WEBSOCKET_FLUSH_S + 8 * STOP_STEP_S
-
-
-def dump_tasks(loop: asyncio.AbstractEventLoop) -> None:
-    """The stack of every thread and of every task of ``loop``, on stderr (any thread)."""
-    faulthandler.dump_traceback(all_threads=True)
-    try:
-        tasks = list(asyncio.all_tasks(loop))
-    except RuntimeError:  # the set changed while copied: one more try
-        tasks = list(asyncio.all_tasks(loop))
-    for task in tasks:
-        task.print_stack(limit=8, file=sys.stderr)
-    sys.stderr.flush()
 
 
 def make_server(config: Any, service: Service) -> Any:

@@ -89,7 +89,7 @@ async def test_sigterm_and_restart_mid_stream_is_exact(broker, topics, make_serv
     assert tri_stats["deltas"]["+"] == sum(1 for d in tri if d[1] == 1)
     assert tri_stats["updates_seen"] == len(batch)
     # And the graph the second run ends with is the one the stream builds.
-    second.terminate()
+    assert second.terminate() == 0, second.log()
     final = Checkpoint.latest(second.state_dir)
     assert final is not None and final.next_seq == len(batch)
     g = final.graph
