@@ -5,7 +5,7 @@ first match started, last update finished). ``--cprofile`` adds cProfile's table
 slow every Python call, so the timeline then runs late).
 
     python3 -P bench/debug/apply_profile.py [--data DIR] [--query Q_0] [--stream insertion10] \
-        [--batch-cap 4096 16384] [--piece 4096] [--cprofile]
+        [--batch-cap 4096 16384] [--piece 4096] [--blocks 132] [--cprofile]
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ def main() -> None:
     ap.add_argument("--stream", default="insertion10")
     ap.add_argument("--batch-cap", type=int, nargs="+", default=[4096])
     ap.add_argument("--piece", type=int, default=0, help="updates sent at a time (0: default)")
+    ap.add_argument("--blocks", type=int, default=0, help="the kernel's grid (0: as many as fit)")
     ap.add_argument("--cprofile", action="store_true", help="also cProfile the timed apply")
     args = ap.parse_args()
     if args.piece:
@@ -51,7 +52,7 @@ def profile(args: argparse.Namespace, batch_cap: int) -> None:
     og = args.data / "oracle-github"
     graph = "initial90.graph" if args.stream == "insertion10" else "full.graph"
     stream = read_csm_stream(og / f"{args.stream}.stream")
-    eng = GpuEngine(batch_cap=batch_cap)
+    eng = GpuEngine(batch_cap=batch_cap, blocks=args.blocks or None)
     eng.load_graph(read_graph(og / graph))
     eng.register(0, read_csm_query(og / "queries" / args.query), from_seq=0, count_only=True)
     # Warm-up (numba compilation of the host decoders): a few updates and their inverse.
