@@ -1067,6 +1067,13 @@ __device__ __noinline__ void run_task(const Ctx& C, int kind, int t, int lane) {
     }
 }
 
+// JOB_TRACE >= 2: a task of `kind` took dt ns (State.task_hist, by runner and bucket).
+__device__ __forceinline__ void count_task(const Ctx& C, bool updater, int kind, u64 dt) {
+    const u64 units = dt >> 8;
+    const int b = units < 2 ? 0 : min(TASK_HIST - 1, 63 - __clzll(units));
+    atomicAdd(&C.st->task_hist[updater ? 1 : 0][kind][b], 1ULL);
+}
+
 // Claim and run tasks of the current job until none is left (whole warp).
 __device__ __noinline__ void help(const Ctx& C, int lane, bool updater = false) {
     while (true) {
@@ -1093,15 +1100,28 @@ __device__ __noinline__ void help(const Ctx& C, int lane, bool updater = false) 
             if (t == 0) vstore(&C.st->trace_first, t_claim);
             if (t + 1 == (w & 0xffffffffULL)) vstore(&C.st->trace_last, t_claim);
         }
+        const int kind = (int)((w >> 32) & 0xff);
         const u64 t_task = JOB_TRACE >= 2 ? gtime() : 0;
-        run_task(C, (int)((w >> 32) & 0xff), (int)(old & MASK40), lane);
+        run_task(C, kind, (int)(old & MASK40), lane);
         __threadfence();
         warp_join();  // every lane's writes, not only lane 0's, before the task counts as done
         if (JOB_TRACE >= 2 && lane == 0) {  // the task's own time, by runner and bucket
-            const u64 dt = gtime() - t_task, units = dt >> 8;
-            const int b = units < 2 ? 0 : min(TASK_HIST - 1, 63 - __clzll(units));
-            atomicAdd(&C.st->task_hist[updater ? 1 : 0][(w >> 32) & 0xff][b], 1ULL);
+            const u64 dt = gtime() - t_task;
+            count_task(C, updater, kind, dt);
             atomicMax((unsigned long long*)&C.st->trace_slowest, (unsigned long long)dt);
+        }
+        if (JOB_TRACE >= 3 && kind == J_CLASSIFY) {
+            // The same task again (it only writes what it computes): its code in the SM's
+            // instruction caches and its data in L2 now. JOB_TRACE=4: a neighbouring task
+            // (its code warm, its lists not). Counted as J_VERIFY's, which runs only with
+            // CHECK=1.
+            const int t = (int)(old & MASK40), n = (int)(w & 0xffffffffULL);
+            const int again = JOB_TRACE == 3 ? t : t + 1 < n ? t + 1 : max(t - 1, 0);
+            const u64 t_again = gtime();
+            run_task(C, kind, again, lane);
+            __threadfence();
+            warp_join();
+            if (lane == 0) count_task(C, updater, J_VERIFY, gtime() - t_again);
         }
         if (CHECK && lane == 0) {
             u64 t = old & MASK40, seq = w >> 40;
