@@ -58,6 +58,19 @@ __device__ __forceinline__ void time_step(const Ctx& C, int k, u64 t0) {
     C.st->step_ns[k] += gtime() - t0;
 }
 
+// JOB_TRACE >= 2: a task of `kind` took dt ns (State.task_hist, by runner and bucket).
+__device__ __forceinline__ void count_task(const Ctx& C, bool updater, int kind, u64 dt) {
+    const u64 units = dt >> 8;
+    const int b = units < 2 ? 0 : min(TASK_HIST - 1, 63 - __clzll(units));
+    atomicAdd(&C.st->task_hist[updater ? 1 : 0][kind][b], 1ULL);
+}
+
+// JOB_TRACE=5: lane 0 of a J_CLASSIFY task counts the parts of its own path in the
+// histograms of jobs this build never runs (J_SEGSTART: before its search, J_COUNT: its
+// search, J_VERIFY: after it; a lane of the larger endpoint's half edge has no after).
+#define CLASSIFY_PART(kind, t0) \
+    do { if (JOB_TRACE >= 5 && lane == 0) count_task(C, false, (kind), gtime() - (t0)); } while (0)
+
 // J_ALLOC: a lane writes the chunk table of an array of at most this many chunks alone.
 #define ALLOC_OWN_CHUNKS 4
 // Segments of more half edges than this (a hub's) are walked by the whole warp (J_SEGINFO)
@@ -467,19 +480,27 @@ __device__ __forceinline__ void task_classify(const Ctx& C, Batch& B, int nb, in
     // from the pair's state in the graph (insert of a present edge / delete of an
     // absent one is a no-op). They sit next to each other in the (other endpoint,
     // update) order of the smaller endpoint's segment. Each lane writes its own update.
+    u64 t_part = JOB_TRACE >= 5 ? gtime() : 0;
     int a = ld(B.rec[e].a), b = ld(B.rec[e].b);
     int lo = min(a, b), hi = max(a, b);
     int h = 2 * e + (a == lo ? 0 : 1);
 #if PRE_ENT
     if (hh != h) {  // the larger endpoint's half edge: its entry, for J_SEGEDIT
+        CLASSIFY_PART(J_SEGSTART, t_part);
+        t_part = JOB_TRACE >= 5 ? gtime() : 0;
         B.pre_ent[hh] = find_live(C, __ldcg(C.head + hi), lo);
+        CLASSIFY_PART(J_COUNT, t_part);
         return;
     }
 #endif
     int p = ld(B.hpair_pos[h]), q = p, h0 = ld(B.seg_h0[ld(B.hseg[h])]);
     while (q > h0 && ld(B.hpair_y[q - 1]) == hi) --q;
     const int chain = p - q + 1;
+    CLASSIFY_PART(J_SEGSTART, t_part);
+    t_part = JOB_TRACE >= 5 ? gtime() : 0;
     i64 ent = find_live(C, __ldcg(C.head + lo), hi);
+    CLASSIFY_PART(J_COUNT, t_part);
+    t_part = JOB_TRACE >= 5 ? gtime() : 0;
 #if PRE_ENT
     B.pre_ent[h] = ent;
 #endif
@@ -514,6 +535,7 @@ __device__ __forceinline__ void task_classify(const Ctx& C, Batch& B, int nb, in
     B.outcome[e] = outcome;
     B.elab[e] = lab;
     if (CHECK) B.outcome_shadow[e] = ((int)vload(&C.st->batch_no) << 4) | outcome;
+    CLASSIFY_PART(J_VERIFY, t_part);
 }
 
 // Where a vertex's new version goes, from its current version ov and nins insertions: true
@@ -1067,13 +1089,6 @@ __device__ __noinline__ void run_task(const Ctx& C, int kind, int t, int lane) {
     }
 }
 
-// JOB_TRACE >= 2: a task of `kind` took dt ns (State.task_hist, by runner and bucket).
-__device__ __forceinline__ void count_task(const Ctx& C, bool updater, int kind, u64 dt) {
-    const u64 units = dt >> 8;
-    const int b = units < 2 ? 0 : min(TASK_HIST - 1, 63 - __clzll(units));
-    atomicAdd(&C.st->task_hist[updater ? 1 : 0][kind][b], 1ULL);
-}
-
 // Claim and run tasks of the current job until none is left (whole warp).
 __device__ __noinline__ void help(const Ctx& C, int lane, bool updater = false) {
     while (true) {
@@ -1110,7 +1125,7 @@ __device__ __noinline__ void help(const Ctx& C, int lane, bool updater = false) 
             count_task(C, updater, kind, dt);
             atomicMax((unsigned long long*)&C.st->trace_slowest, (unsigned long long)dt);
         }
-        if (JOB_TRACE >= 3 && kind == J_CLASSIFY) {
+        if ((JOB_TRACE == 3 || JOB_TRACE == 4) && kind == J_CLASSIFY) {
             // The same task again (it only writes what it computes): its code in the SM's
             // instruction caches and its data in L2 now. JOB_TRACE=4: a neighbouring task
             // (its code warm, its lists not). Counted as J_VERIFY's, which runs only with
