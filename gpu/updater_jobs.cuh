@@ -500,6 +500,22 @@ __device__ __forceinline__ void task_classify(const Ctx& C, Batch& B, int nb, in
     t_part = JOB_TRACE >= 5 ? gtime() : 0;
     i64 ent = find_live(C, __ldcg(C.head + lo), hi);
     CLASSIFY_PART(J_COUNT, t_part);
+    if (JOB_TRACE >= 6) {
+        // The same searches again (their data warm), then lane 0's search on every lane of
+        // this path: one list, no divergence (results discarded).
+        __syncwarp(__activemask());
+        t_part = gtime();
+        ent = find_live(C, __ldcg(C.head + lo), hi);
+        __syncwarp(__activemask());
+        CLASSIFY_PART(J_ALLOC, t_part);
+        const unsigned m = __activemask();
+        const int src = __ffs(m) - 1, lo0 = __shfl_sync(m, lo, src), hi0 = __shfl_sync(m, hi, src);
+        t_part = gtime();
+        const i64 same = find_live(C, __ldcg(C.head + lo0), hi0);
+        __syncwarp(m);
+        CLASSIFY_PART(J_PUBLISH, t_part);
+        if (same == -2) ent = same;  // never: keeps the search
+    }
     t_part = JOB_TRACE >= 5 ? gtime() : 0;
 #if PRE_ENT
     B.pre_ent[h] = ent;
