@@ -81,6 +81,7 @@ from .replicas import (
 )
 from .sequencer import Sequencer
 from .settings import Settings
+from .tasks import cancel_and_wait
 
 log = logging.getLogger("dcsm.service")
 
@@ -607,9 +608,7 @@ class Service:
         self._drain_step = "waiting for a periodic checkpoint"
         async with self.checkpointer.lock if self.checkpointer else contextlib.nullcontext():
             self._drain_step = "stopping the background tasks"
-            for task in self._tasks:
-                task.cancel()
-            await asyncio.gather(*self._tasks, return_exceptions=True)
+            await cancel_and_wait(self._tasks)
         self._drain_step = "fanning out what was admitted"
         await self.barrier()
         self._drain_step = "waiting for backfills"

@@ -37,6 +37,7 @@ from .errors import ConfigError
 from .logs import configure_logging, uvicorn_log_config
 from .settings import Settings
 from .stopping import StopOnSignal
+from .tasks import cancel_and_wait
 
 #: Seconds without a processed update, while some are still due, before the demo gives up.
 STALL_S = 120.0
@@ -316,9 +317,7 @@ async def _demo_with(args: argparse.Namespace, broker: TansuBroker | None) -> in
         print("summary: " + json.dumps(summary), flush=True)
         return 0
     finally:
-        for t in tasks:
-            t.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await cancel_and_wait(tasks)
         server.should_exit = True
         await asyncio.gather(server_task, return_exceptions=True)
 

@@ -59,6 +59,7 @@ from .queries import QueryCatalog, QueryState
 from .replicas import Sharding
 from .sequencer import Sequencer
 from .subscribers import Subscriber
+from .tasks import cancel_and_wait
 
 log = logging.getLogger("dcsm.service.fanout")
 
@@ -127,11 +128,7 @@ class Fanout:
 
     async def stop(self) -> None:
         if self._task is not None:
-            self._task.cancel()
-            try:
-                await self._task
-            except asyncio.CancelledError:
-                pass
+            await cancel_and_wait([self._task])
             self._task = None
 
     async def _run(self) -> None:

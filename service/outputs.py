@@ -30,6 +30,8 @@ from typing import Any
 
 from dcsm.errors import DcsmError
 
+from .tasks import cancel_and_wait
+
 log = logging.getLogger("dcsm.service.outputs")
 
 
@@ -99,8 +101,7 @@ class KafkaOutput:
         with contextlib.suppress(OutputLost):  # reported when it happened (``lost``)
             await self.flush()
         if self._pump_task is not None:
-            self._pump_task.cancel()
-            await asyncio.gather(self._pump_task, return_exceptions=True)
+            await cancel_and_wait([self._pump_task])
         producer, self._producer = self._producer, None
         await producer.stop()
 

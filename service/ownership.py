@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError
+from .tasks import cancel_and_wait
 
 log = logging.getLogger("dcsm.service.ownership")
 
@@ -326,11 +327,7 @@ class InputLease:
     async def release(self) -> None:
         keep = self._keep
         if keep is not None:
-            keep.cancel()
-            try:
-                await keep
-            except (asyncio.CancelledError, Exception):
-                pass
+            await cancel_and_wait([keep])
             self._keep = None
         if self._consumer is not None:
             c, self._consumer = self._consumer, None

@@ -24,6 +24,7 @@ import orjson
 
 from .queries import QueryCatalog, QueryState
 from .replicas import Sharding
+from .tasks import cancel_and_wait
 
 log = logging.getLogger("dcsm.service.relay")
 
@@ -64,11 +65,7 @@ class MatchesRelay:
 
     async def stop(self) -> None:
         if self._task is not None:
-            self._task.cancel()
-            try:
-                await self._task
-            except asyncio.CancelledError:
-                pass
+            await cancel_and_wait([self._task])
             self._task = None
         if self._consumer is not None:
             c, self._consumer = self._consumer, None
