@@ -17,7 +17,7 @@ import numpy as np
 
 
 def source(n: int) -> str:
-    adds = "\n".join(
+    body = "\n".join(
         f'    asm volatile("mad.lo.u32 %0, %0, %0, {k % 97 + 1};" : "+r"(x));' for k in range(n)
     )
     return f"""
@@ -26,7 +26,7 @@ extern "C" __global__ void run(unsigned* out, unsigned seed) {{
     long long c[3];
     for (int r = 0; r < 2; ++r) {{
         c[r] = clock64();
-{adds}
+{body}
         __syncwarp();
     }}
     c[2] = clock64();
