@@ -272,7 +272,8 @@
 // that time counted as J_VERIFY's (a job that runs only with CHECK=1); JOB_TRACE=4: a
 // neighbouring task instead, its code warm, its lists not. JOB_TRACE=5: JOB_TRACE 2, and
 // the parts of J_CLASSIFY's tasks (updater_jobs.cuh, CLASSIFY_PART). JOB_TRACE=6: also the
-// smaller endpoint's searches again, then one list searched by all their lanes.
+// smaller endpoint's searches again, then one list searched by all their lanes. JOB_TRACE=7:
+// JOB_TRACE 2, and chases of dependent loads at the start of J_CLASSIFY's tasks (probe_chases).
 #define TASK_HIST 16
 // A J_ITEMS task none of whose updates has a work item completes them together
 // (executor.cuh, finalize_empty_lines): their completion records go to host memory as whole

@@ -68,8 +68,46 @@ __device__ __forceinline__ void count_task(const Ctx& C, bool updater, int kind,
 // JOB_TRACE=5: lane 0 of a J_CLASSIFY task counts the parts of its own path in the
 // histograms of jobs this build never runs (J_SEGSTART: before its search, J_COUNT: its
 // search, J_VERIFY: after it; a lane of the larger endpoint's half edge has no after).
-#define CLASSIFY_PART(kind, t0) \
-    do { if (JOB_TRACE >= 5 && lane == 0) count_task(C, false, (kind), gtime() - (t0)); } while (0)
+#define CLASSIFY_PART(kind, t0)                                                    \
+    do {                                                                          \
+        if ((JOB_TRACE == 5 || JOB_TRACE == 6) && lane == 0)                      \
+            count_task(C, false, (kind), gtime() - (t0));                         \
+    } while (0)
+
+// JOB_TRACE=7: what a dependent load costs inside the running kernel (bench/debug/
+// load_latency.py measures it alone), at the start of every J_CLASSIFY task, in the
+// histograms of jobs this build never runs: lane 0 chases PROBE_LOADS random words of head
+// (J_SEGSTART's row) and then of the whole entries pool (J_COUNT's); then every lane chases
+// its own entries at once (J_VERIFY's). A row counts a chase's whole time.
+#define PROBE_LOADS 32
+// The largest power of two at most n (and 2^31), less one: a chase's index mask.
+__device__ __forceinline__ unsigned probe_mask(u64 n) {
+    return (unsigned)((1ULL << min(31, 63 - __clzll(n))) - 1);
+}
+// One step of a chase: the next index from the word just loaded (so each load waits for the
+// one before it).
+__device__ __forceinline__ unsigned probe_next(unsigned x, int word, int i) {
+    return x * 2654435761u + (unsigned)word + i;
+}
+__device__ void probe_chases(const Ctx& C, int lane) {
+    const unsigned hm = probe_mask(C.maxv), em = probe_mask(C.nslabs * 32);
+    unsigned x = (unsigned)gtime() * 2654435761u + (unsigned)lane;
+    if (lane == 0) {
+        const u64 t0 = gtime();
+        for (int i = 0; i < PROBE_LOADS; ++i) x = probe_next(x, __ldcg(C.head + (x & hm)), i);
+        const u64 t1 = gtime();
+        for (int i = 0; i < PROBE_LOADS; ++i) x = probe_next(x, __ldcg(&C.entries[x & em].nbr), i);
+        const u64 t2 = gtime();
+        count_task(C, false, J_SEGSTART, t1 - t0);
+        count_task(C, false, J_COUNT, t2 - t1);
+    }
+    __syncwarp(__activemask());
+    const u64 t3 = gtime();
+    for (int i = 0; i < PROBE_LOADS; ++i) x = probe_next(x, __ldcg(&C.entries[x & em].nbr), i);
+    __syncwarp(__activemask());
+    if (lane == 0) count_task(C, false, J_VERIFY, gtime() - t3);
+    asm volatile("" : : "r"(x));  // the chases' loads stay
+}
 
 // J_ALLOC: a lane writes the chunk table of an array of at most this many chunks alone.
 #define ALLOC_OWN_CHUNKS 4
@@ -469,6 +507,7 @@ __device__ __forceinline__ void task_order(const Ctx& C, Batch& B, int nb, int t
 // J_CLASSIFY: per record (PRE_ENT: per half edge): outcome (per endpoint pair, in order,
 // from the graph)
 __device__ __forceinline__ void task_classify(const Ctx& C, Batch& B, int nb, int tau0, int t, int lane) {
+    if (JOB_TRACE == 7) probe_chases(C, lane);
 #if PRE_ENT
     const int hh = t * 32 + lane, e = hh >> 1;  // element of an element job: a half edge
     if (hh >= 2 * nb) return;
@@ -500,7 +539,7 @@ __device__ __forceinline__ void task_classify(const Ctx& C, Batch& B, int nb, in
     t_part = JOB_TRACE >= 5 ? gtime() : 0;
     i64 ent = find_live(C, __ldcg(C.head + lo), hi);
     CLASSIFY_PART(J_COUNT, t_part);
-    if (JOB_TRACE >= 6) {
+    if (JOB_TRACE == 6) {
         // The same searches again (their data warm), then lane 0's search on every lane of
         // this path: one list, no divergence (results discarded).
         __syncwarp(__activemask());
