@@ -22,8 +22,8 @@ AGAIN_S = 0.5
 
 async def cancel_and_wait(tasks: Iterable[asyncio.Task], again_s: float = AGAIN_S) -> None:
     """Cancel ``tasks`` and return once every one has ended, cancelling again any that is
-    still running after ``again_s``. What the tasks raised is retrieved (never logged as
-    "never retrieved"); the caller's own cancellation propagates as usual."""
+    still running after ``again_s``. A task that had ended on an exception has it logged
+    here, one line (not raised); the caller's own cancellation propagates as usual."""
     tasks = list(tasks)
     pending = {t for t in tasks if not t.done()}
     for t in pending:
@@ -34,5 +34,5 @@ async def cancel_and_wait(tasks: Iterable[asyncio.Task], again_s: float = AGAIN_
             log.info("task %s ran on after it was cancelled: cancelling it again", t.get_name())
             t.cancel()
     for t in tasks:
-        if not t.cancelled():
-            t.exception()
+        if not t.cancelled() and (exc := t.exception()) is not None:
+            log.warning("task %s had failed: %r", t.get_name(), exc)

@@ -41,7 +41,7 @@ async def test_a_cancel_swallowed_by_wait_for_is_repeated() -> None:
     assert task.cancelled()
 
 
-async def test_returns_at_once_for_tasks_that_end_and_retrieves_their_errors() -> None:
+async def test_returns_at_once_for_tasks_that_end_and_logs_their_errors(caplog) -> None:
     async def fails() -> None:
         raise RuntimeError("boom")
 
@@ -56,6 +56,7 @@ async def test_returns_at_once_for_tasks_that_end_and_retrieves_their_errors() -
     await cancel_and_wait([failed, waiting], again_s=5)
     assert loop.time() - t0 < 1, "one cancel() was enough: no second round"
     assert waiting.cancelled() and isinstance(failed.exception(), RuntimeError)
+    assert any("had failed: RuntimeError('boom')" in r.getMessage() for r in caplog.records)
 
 
 async def test_the_callers_own_cancellation_propagates() -> None:
