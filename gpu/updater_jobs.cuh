@@ -1144,6 +1144,16 @@ __device__ __noinline__ void run_task(const Ctx& C, int kind, int t, int lane) {
     }
 }
 
+// Run task t of job `kind` (whole warp), every lane's writes, not only lane 0's, visible
+// before it returns (before the task counts as done); JOB_TRACE >= 2: the ns it took.
+__device__ __forceinline__ u64 run_task_fenced(const Ctx& C, int kind, int t, int lane) {
+    const u64 t0 = JOB_TRACE >= 2 ? gtime() : 0;
+    run_task(C, kind, t, lane);
+    __threadfence();
+    warp_join();
+    return JOB_TRACE >= 2 ? gtime() - t0 : 0;
+}
+
 // Claim and run tasks of the current job until none is left (whole warp).
 __device__ __noinline__ void help(const Ctx& C, int lane, bool updater = false) {
     while (true) {
@@ -1165,18 +1175,13 @@ __device__ __noinline__ void help(const Ctx& C, int lane, bool updater = false) 
         w = __shfl_sync(0xffffffffu, w, 0);
         if (old == ~0ULL || (old >> 40) != (w >> 40) || (old & MASK40) >= (w & 0xffffffffULL)) return;
         __threadfence();  // every lane acquires what earlier jobs wrote, not only lane 0
+        const int kind = (int)((w >> 32) & 0xff), t = (int)(old & MASK40);
         if (JOB_TRACE && lane == 0) {  // the first and the last task's claim times
-            const u64 t = old & MASK40;
             if (t == 0) vstore(&C.st->trace_first, t_claim);
             if (t + 1 == (w & 0xffffffffULL)) vstore(&C.st->trace_last, t_claim);
         }
-        const int kind = (int)((w >> 32) & 0xff);
-        const u64 t_task = JOB_TRACE >= 2 ? gtime() : 0;
-        run_task(C, kind, (int)(old & MASK40), lane);
-        __threadfence();
-        warp_join();  // every lane's writes, not only lane 0's, before the task counts as done
+        const u64 dt = run_task_fenced(C, kind, t, lane);
         if (JOB_TRACE >= 2 && lane == 0) {  // the task's own time, by runner and bucket
-            const u64 dt = gtime() - t_task;
             count_task(C, updater, kind, dt);
             atomicMax((unsigned long long*)&C.st->trace_slowest, (unsigned long long)dt);
         }
@@ -1185,13 +1190,10 @@ __device__ __noinline__ void help(const Ctx& C, int lane, bool updater = false) 
             // instruction caches and its data in L2 now. JOB_TRACE=4: a neighbouring task
             // (its code warm, its lists not). Counted as J_VERIFY's, which runs only with
             // CHECK=1.
-            const int t = (int)(old & MASK40), n = (int)(w & 0xffffffffULL);
+            const int n = (int)(w & 0xffffffffULL);
             const int again = JOB_TRACE == 3 ? t : t + 1 < n ? t + 1 : max(t - 1, 0);
-            const u64 t_again = gtime();
-            run_task(C, kind, again, lane);
-            __threadfence();
-            warp_join();
-            if (lane == 0) count_task(C, updater, J_VERIFY, gtime() - t_again);
+            const u64 dt_again = run_task_fenced(C, kind, again, lane);
+            if (lane == 0) count_task(C, updater, J_VERIFY, dt_again);
         }
         if (CHECK && lane == 0) {
             u64 t = old & MASK40, seq = w >> 40;
