@@ -552,8 +552,10 @@ class Service:
         try:
             await asyncio.wait_for(self._settle(), limit)
         except TimeoutError:
+            # What that step waits for, in the log; then the error naming it, last, so that
+            # the end of the log (what a test or an operator reads first) says why.
+            dump_tasks(asyncio.get_running_loop())
             self._unclean(f"the drain timed out after {limit:.0f}s while {self._drain_step}")
-            dump_tasks(asyncio.get_running_loop())  # what that step waits for, in the log
             return
         except (OutputLost, FanoutFailed) as exc:
             self._unclean(f"drain: {exc}")
