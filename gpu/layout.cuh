@@ -273,8 +273,13 @@
 // neighbouring task instead, its code warm, its lists not. JOB_TRACE=5: JOB_TRACE 2, and
 // the parts of J_CLASSIFY's tasks (updater_jobs.cuh, CLASSIFY_PART). JOB_TRACE=6: also the
 // smaller endpoint's searches again, then one list searched by all their lanes. JOB_TRACE=7:
-// JOB_TRACE 2, and chases of dependent loads at the start of J_CLASSIFY's tasks (probe_chases).
+// JOB_TRACE 2, and a dependent load's and a fence's cost before J_CLASSIFY's tasks (probe_costs).
 #define TASK_HIST 16
+// The updater's fences (warp_sync.cuh, upd_fence): 1, sequentially consistent
+// (__threadfence, MEMBAR.SC.GPU on sm_90); 0, acquire-release (MEMBAR.ALL.GPU).
+#ifndef SC_FENCES
+#define SC_FENCES 1
+#endif
 // A J_ITEMS task none of whose updates has a work item completes them together
 // (executor.cuh, finalize_empty_lines): their completion records go to host memory as whole
 // lines, one fence and one count for the warp (1); 0: each lane completes its own

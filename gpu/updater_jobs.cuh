@@ -74,11 +74,14 @@ __device__ __forceinline__ void count_task(const Ctx& C, bool updater, int kind,
             count_task(C, false, (kind), gtime() - (t0));                         \
     } while (0)
 
-// JOB_TRACE=7: what a dependent load costs inside the running kernel (bench/debug/
-// load_latency.py measures it alone), at the start of every J_CLASSIFY task, in the
+// JOB_TRACE=7: what a dependent load and a fence cost inside the running kernel (bench/
+// debug/load_latency.py measures a load alone), before every J_CLASSIFY task, in the
 // histograms of jobs this build never runs: lane 0 chases PROBE_LOADS random words of head
-// (J_SEGSTART's row) and then of the whole entries pool (J_COUNT's); then every lane chases
-// its own entries at once (J_VERIFY's). A row counts a chase's whole time.
+// (J_SEGSTART's row), then of the whole entries pool (J_COUNT's); then the warp times a
+// sequentially consistent fence (__threadfence, J_VERIFY's) and an acquire-release one
+// (J_ALLOC's). help() then splits the task: its body (J_PUBLISH's) and its whole time with
+// the fence (J_CLASSIFY's). Each clock read after a chase is predicated on the chase's last
+// word (gtime_after), so it cannot issue before that load lands.
 #define PROBE_LOADS 32
 // The largest power of two at most n (and 2^31), less one: a chase's index mask.
 __device__ __forceinline__ unsigned probe_mask(u64 n) {
@@ -89,24 +92,28 @@ __device__ __forceinline__ unsigned probe_mask(u64 n) {
 __device__ __forceinline__ unsigned probe_next(unsigned x, int word, int i) {
     return x * 2654435761u + (unsigned)word + i;
 }
-__device__ void probe_chases(const Ctx& C, int lane) {
-    const unsigned hm = probe_mask(C.maxv), em = probe_mask(C.nslabs * 32);
-    unsigned x = (unsigned)gtime() * 2654435761u + (unsigned)lane;
+__device__ void probe_costs(const Ctx& C, int lane) {
     if (lane == 0) {
-        const u64 t0 = gtime();
+        const unsigned hm = probe_mask(C.maxv), em = probe_mask(C.nslabs * 32);
+        unsigned x = (unsigned)gtime() * 2654435761u;
+        const u64 t0 = gtime_after(x);
         for (int i = 0; i < PROBE_LOADS; ++i) x = probe_next(x, __ldcg(C.head + (x & hm)), i);
-        const u64 t1 = gtime();
+        const u64 t1 = gtime_after(x);
         for (int i = 0; i < PROBE_LOADS; ++i) x = probe_next(x, __ldcg(&C.entries[x & em].nbr), i);
-        const u64 t2 = gtime();
+        const u64 t2 = gtime_after(x);
         count_task(C, false, J_SEGSTART, t1 - t0);
         count_task(C, false, J_COUNT, t2 - t1);
+        if (x == 0x5eedu) C.st->trace_slowest = x;  // the chases' loads stay
     }
-    __syncwarp(__activemask());
-    const u64 t3 = gtime();
-    for (int i = 0; i < PROBE_LOADS; ++i) x = probe_next(x, __ldcg(&C.entries[x & em].nbr), i);
-    __syncwarp(__activemask());
-    if (lane == 0) count_task(C, false, J_VERIFY, gtime() - t3);
-    asm volatile("" : : "r"(x));  // the chases' loads stay
+    __syncwarp();
+    u64 t = gtime();
+    __threadfence();
+    if (lane == 0) count_task(C, false, J_VERIFY, gtime() - t);
+    __syncwarp();
+    t = gtime();
+    fence_acq_rel();
+    if (lane == 0) count_task(C, false, J_ALLOC, gtime() - t);
+    __syncwarp();
 }
 
 // J_ALLOC: a lane writes the chunk table of an array of at most this many chunks alone.
@@ -223,7 +230,7 @@ __device__ __forceinline__ int copied_one(const Ctx& C, Batch& B, int g) {
     const int k = atomicAdd(&B.seg_copied[g], 1);
     if (CHECK && k >= target) check_fail(C, CHK_SEG_COUNTER, J_COPY, g, k);
     if (k != target - 1) return -1;
-    __threadfence();
+    upd_fence();
     return g;
 }
 
@@ -258,7 +265,7 @@ __device__ void task_copy_chunks(const Ctx& C, Batch& B, int t, int lane) {
         // Every lane's entries of the task's chunks, then one count a chunk (lane u counts
         // chunk u), then the segments this task completed.
         warp_join();
-        __threadfence();
+        upd_fence();
         const int c = t * COPY_UNROLL + lane;
         const int done = lane < COPY_UNROLL && c < nchunks ? copied_one(C, B, ld(C.chunkseg[c])) : -1;
         publish_completed(C, B, ld(B.ctl.tau0), done, lane);
@@ -441,7 +448,7 @@ __device__ __forceinline__ void task_place_claiming(const Ctx& C, Batch& B, int 
     const int cnt = claims ? take_seg_count(C, B, g, x) : 0;
     const int base = warp_claim(&B.ctl.hcur, cnt, lane);
     if (claims) {
-        __threadfence();  // seg_cnt before the place that publishes it
+        upd_fence();  // seg_cnt before the place that publishes it
         atomicExch(&B.seg_h0[g], base);
     }
     warp_join();
@@ -449,7 +456,7 @@ __device__ __forceinline__ void task_place_claiming(const Ctx& C, Batch& B, int 
     B.hseg[e] = g;
     int h0;
     while ((h0 = vload(&B.seg_h0[g])) < 0) __nanosleep(32);
-    __threadfence();  // acquire: the claimer's seg_cnt is visible after its place
+    upd_fence();  // acquire: the claimer's seg_cnt is visible after its place
     const int at = h0 + ld(B.hrank[e]);
     B.tmp[at] = key;
     B.tmp_y[at] = half_y(B, key);
@@ -507,7 +514,6 @@ __device__ __forceinline__ void task_order(const Ctx& C, Batch& B, int nb, int t
 // J_CLASSIFY: per record (PRE_ENT: per half edge): outcome (per endpoint pair, in order,
 // from the graph)
 __device__ __forceinline__ void task_classify(const Ctx& C, Batch& B, int nb, int tau0, int t, int lane) {
-    if (JOB_TRACE == 7) probe_chases(C, lane);
 #if PRE_ENT
     const int hh = t * 32 + lane, e = hh >> 1;  // element of an element job: a half edge
     if (hh >= 2 * nb) return;
@@ -957,7 +963,7 @@ __device__ __forceinline__ void task_copy(const Ctx& C, Batch& B, int nb, int ta
             make_int4(y, ld(B.rec[i].label), tau0 + i, INF_TS);
     }
     if (FUSE_COPY_PUBLISH) {
-        __threadfence();  // this lane's entry before its count
+        upd_fence();  // this lane's entry before its count
         publish_completed(C, B, tau0, g >= 0 ? copied_one(C, B, g) : -1, lane);
     }
 }
@@ -1019,7 +1025,7 @@ __device__ __forceinline__ void task_items(const Ctx& C, Batch& B, int nb, int t
         u->tau = tau;
         u->t_taken = taken;
         u->t_start = 0;
-        __threadfence();
+        upd_fence();
         if (items == 0 && !lines) finalize_empty(C, tau);
     }
     if (lines) {
@@ -1050,7 +1056,7 @@ __device__ __forceinline__ void task_items(const Ctx& C, Batch& B, int nb, int t
         }
     }
     // One fence for all of the update's items, then their stamps.
-    __threadfence();
+    upd_fence();
     for (u64 j = first; j < idx; ++j) stamp_item(C, j);
 }
 
@@ -1147,9 +1153,14 @@ __device__ __noinline__ void run_task(const Ctx& C, int kind, int t, int lane) {
 // Run task t of job `kind` (whole warp), every lane's writes, not only lane 0's, visible
 // before it returns (before the task counts as done); JOB_TRACE >= 2: the ns it took.
 __device__ __forceinline__ u64 run_task_fenced(const Ctx& C, int kind, int t, int lane) {
+    if (JOB_TRACE == 7 && kind == J_CLASSIFY) probe_costs(C, lane);
     const u64 t0 = JOB_TRACE >= 2 ? gtime() : 0;
     run_task(C, kind, t, lane);
-    __threadfence();
+    if (JOB_TRACE == 7 && kind == J_CLASSIFY) {
+        __syncwarp();
+        if (lane == 0) count_task(C, false, J_PUBLISH, gtime_ordered() - t0);
+    }
+    upd_fence();
     warp_join();
     return JOB_TRACE >= 2 ? gtime() - t0 : 0;
 }
@@ -1165,7 +1176,7 @@ __device__ __noinline__ void help(const Ctx& C, int lane, bool updater = false) 
             if (allowed && (c >> 40) == (w >> 40) && (c & MASK40) < (w & 0xffffffffULL)) {
                 if (JOB_TRACE) t_claim = gtime();  // just before the claim, which orders them
                 old = atomicAdd(&C.st->job_cursor, 1ULL);
-                __threadfence();
+                upd_fence();
                 w = vload(&C.st->job_word);  // the job the claimed task belongs to, if current
             } else {
                 old = ~0ULL;
@@ -1174,7 +1185,7 @@ __device__ __noinline__ void help(const Ctx& C, int lane, bool updater = false) 
         old = __shfl_sync(0xffffffffu, old, 0);
         w = __shfl_sync(0xffffffffu, w, 0);
         if (old == ~0ULL || (old >> 40) != (w >> 40) || (old & MASK40) >= (w & 0xffffffffULL)) return;
-        __threadfence();  // every lane acquires what earlier jobs wrote, not only lane 0
+        upd_fence();  // every lane acquires what earlier jobs wrote, not only lane 0
         const int kind = (int)((w >> 32) & 0xff), t = (int)(old & MASK40);
         if (JOB_TRACE && lane == 0) {  // the first and the last task's claim times
             if (t == 0) vstore(&C.st->trace_first, t_claim);
@@ -1199,7 +1210,7 @@ __device__ __noinline__ void help(const Ctx& C, int lane, bool updater = false) 
             u64 t = old & MASK40, seq = w >> 40;
             if (atomicExch(&C.task_mark[t], seq) == seq)
                 check_fail(C, CHK_TASK_TWICE, (w >> 32) & 0xff, t, seq);
-            __threadfence();
+            upd_fence();
         }
         if (lane == 0) atomicAdd(&C.st->job_done, 1ULL);
     }
@@ -1210,14 +1221,14 @@ __device__ __noinline__ void help(const Ctx& C, int lane, bool updater = false) 
 __device__ void job_body(const Ctx& C, int kind, int n, int w, int lane) {
     const u64 tf = w == 0 && lane == 0 ? gtime() : 0;
     u64 t_post = 0;  // JOB_TRACE
-    __threadfence();
+    upd_fence();
     if (w == 0 && lane == 0) time_step(C, STEP_FENCE, tf);
     named_barrier_updaters();
     if (n <= N_UPDATERS) {
         // A small job (small batches at low update rates): one task per updater warp,
         // without the round trip through the helpers.
         if (w < n) run_task(C, kind, w, lane);
-        __threadfence();
+        upd_fence();
         named_barrier_updaters();
         return;
     }
@@ -1225,9 +1236,9 @@ __device__ void job_body(const Ctx& C, int kind, int n, int w, int lane) {
         State* st = C.st;
         u64 seq = ((vload(&st->job_word) >> 40) + 1) & 0xffffffULL;
         vstore(&st->job_done, 0ULL);
-        __threadfence();
+        upd_fence();
         vstore(&st->job_word, (seq << 40) | ((u64)kind << 32) | (u64)n);
-        __threadfence();
+        upd_fence();
         if (JOB_TRACE) t_post = gtime();
         vstore(&st->job_cursor, seq << 40);
     }
@@ -1239,7 +1250,7 @@ __device__ void job_body(const Ctx& C, int kind, int n, int w, int lane) {
             if (spins % 1024 == 0) relay(C);
             __nanosleep(64);
         }
-        __threadfence();
+        upd_fence();
         if (JOB_TRACE) {  // clamped: two warps' clock reads are not ordered with their claims
             const u64 done = gtime(), first = vload(&C.st->trace_first), last = vload(&C.st->trace_last);
             C.st->trace_ns[0][kind] += first > t_post ? first - t_post : 0;
@@ -1253,13 +1264,13 @@ __device__ void job_body(const Ctx& C, int kind, int n, int w, int lane) {
     }
     if (CHECK && w == 0) {
         warp_join();
-        __threadfence();
+        upd_fence();
         u64 seq = vload(&C.st->job_word) >> 40;
         for (int t = lane; t < n; t += 32)
             if (vload(&C.task_mark[t]) != seq) check_fail(C, CHK_JOB_EARLY, kind, t, n);
     }
     named_barrier_updaters();
-    __threadfence();
+    upd_fence();
 }
 
 // Post a job of n tasks, work on it, and return once every task has finished (all updater

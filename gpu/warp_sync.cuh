@@ -17,6 +17,35 @@ __device__ __forceinline__ u64 gtime() {
     return t;
 }
 
+// The clock once v is known: the read is predicated on v, so it issues only after the load
+// v came from has landed (a plain gtime() may issue before loads it follows in the source).
+__device__ __forceinline__ u64 gtime_after(unsigned v) {
+    u64 t;
+    asm volatile("{ .reg .pred p; setp.ne.u32 p, %1, 0xffffffff; mov.u64 %0, 0;\n\t"
+                 "@p mov.u64 %0, %%globaltimer; }"
+                 : "=l"(t) : "r"(v));
+    return t;
+}
+
+// The clock after every memory access before it in the source has been issued.
+__device__ __forceinline__ u64 gtime_ordered() {
+    u64 t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t) : : "memory");
+    return t;
+}
+
+// A GPU-scope acquire-release fence: this thread's accesses before it are seen before its
+// later writes, and what it read before it, with what that read published, before its
+// later reads. It does not order a write before a later read of another address (SC_FENCES).
+__device__ __forceinline__ void fence_acq_rel() { asm volatile("fence.acq_rel.gpu;" : : : "memory"); }
+
+// The updater's fences (updater*.cuh): each publishes writes before a flag or a count, or
+// acquires after reading one; none orders a write before a later read. SC_FENCES=1:
+// __threadfence(), sequentially consistent; 0: fence_acq_rel().
+__device__ __forceinline__ void upd_fence() {
+    if (SC_FENCES) __threadfence(); else fence_acq_rel();
+}
+
 __device__ __forceinline__ u64 vload(const u64* p) { return *(const volatile u64*)p; }
 __device__ __forceinline__ i64 vload(const i64* p) { return *(const volatile i64*)p; }
 __device__ __forceinline__ int vload(const int* p) { return *(const volatile int*)p; }
