@@ -275,11 +275,6 @@
 // smaller endpoint's searches again, then one list searched by all their lanes. JOB_TRACE=7:
 // JOB_TRACE 2, and a dependent load's and a fence's cost before J_CLASSIFY's tasks (probe_costs).
 #define TASK_HIST 16
-// The updater's fences (warp_sync.cuh, upd_fence): 1, sequentially consistent
-// (__threadfence, MEMBAR.SC.GPU on sm_90); 0, acquire-release (MEMBAR.ALL.GPU).
-#ifndef SC_FENCES
-#define SC_FENCES 1
-#endif
 // A J_ITEMS task none of whose updates has a work item completes them together
 // (executor.cuh, finalize_empty_lines): their completion records go to host memory as whole
 // lines, one fence and one count for the warp (1); 0: each lane completes its own
@@ -406,6 +401,11 @@
 // 0.62-0.68 s for slots whose updates were done, bench/results/gpu/session13).
 #ifndef GC_EAGER
 #define GC_EAGER 1
+#endif
+// 1: each block reads the context (struct Ctx) from a copy in its shared memory; 0: from
+// global memory, where every warp's fence empties the SM's L1 of it (dcsm_kernel.cu).
+#ifndef CTX_SHARED
+#define CTX_SHARED 0
 #endif
 // Blocks of 256 threads per SM the persistent kernel is compiled for (__launch_bounds__):
 // the register cap is 65536 / (256 * MIN_BLOCKS). nvcc 13.0 -Xptxas -v on sm_90: 3 -> 80

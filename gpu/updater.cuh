@@ -120,7 +120,7 @@ __device__ void updater(const Ctx& C, int w, int lane) {
 #else
                 for (int t = w; t < cdiv(S.run_n, RUN_PART); t += N_UPDATERS)
                     read_run(C, S.run_n, S.nb, S.run_pos, S.run_mirror, &S.run_stop, t, lane);
-                upd_fence();
+                __threadfence();
                 named_barrier_updaters();
 #endif
                 if (w == 0) take_run(C, S, lane);
@@ -255,7 +255,7 @@ __device__ void updater(const Ctx& C, int w, int lane) {
                 relay(C);
                 __nanosleep(1000);
             }
-            upd_fence();
+            __threadfence();
             vstore(&C.st->stop, 1ULL);
             C.dstat->running = 0;
             __threadfence_system();

@@ -78,10 +78,11 @@ __device__ __forceinline__ void count_task(const Ctx& C, bool updater, int kind,
 // debug/load_latency.py measures a load alone), before every J_CLASSIFY task, in the
 // histograms of jobs this build never runs: lane 0 chases PROBE_LOADS random words of head
 // (J_SEGSTART's row), then of the whole entries pool (J_COUNT's); then the warp times a
-// sequentially consistent fence (__threadfence, J_VERIFY's) and an acquire-release one
-// (J_ALLOC's). help() then splits the task: its body (J_PUBLISH's) and its whole time with
-// the fence (J_CLASSIFY's). Each clock read after a chase is predicated on the chase's last
-// word (gtime_after), so it cannot issue before that load lands.
+// fence (__threadfence, J_VERIFY's). help() then splits the task: its body (J_PUBLISH's)
+// and its whole time with the fence (J_CLASSIFY's). Each clock read after a chase is
+// predicated on the chase's last word (gtime_after), so it cannot issue before that load
+// lands. (Session 36's call 2 also timed a fence.acq_rel.gpu, and ran the updater with
+// every fence one: both fences took < 0.5 us, and the rows were no faster.)
 #define PROBE_LOADS 32
 // The largest power of two at most n (and 2^31), less one: a chase's index mask.
 __device__ __forceinline__ unsigned probe_mask(u64 n) {
@@ -109,10 +110,6 @@ __device__ void probe_costs(const Ctx& C, int lane) {
     u64 t = gtime();
     __threadfence();
     if (lane == 0) count_task(C, false, J_VERIFY, gtime() - t);
-    __syncwarp();
-    t = gtime();
-    fence_acq_rel();
-    if (lane == 0) count_task(C, false, J_ALLOC, gtime() - t);
     __syncwarp();
 }
 
@@ -230,7 +227,7 @@ __device__ __forceinline__ int copied_one(const Ctx& C, Batch& B, int g) {
     const int k = atomicAdd(&B.seg_copied[g], 1);
     if (CHECK && k >= target) check_fail(C, CHK_SEG_COUNTER, J_COPY, g, k);
     if (k != target - 1) return -1;
-    upd_fence();
+    __threadfence();
     return g;
 }
 
@@ -265,7 +262,7 @@ __device__ void task_copy_chunks(const Ctx& C, Batch& B, int t, int lane) {
         // Every lane's entries of the task's chunks, then one count a chunk (lane u counts
         // chunk u), then the segments this task completed.
         warp_join();
-        upd_fence();
+        __threadfence();
         const int c = t * COPY_UNROLL + lane;
         const int done = lane < COPY_UNROLL && c < nchunks ? copied_one(C, B, ld(C.chunkseg[c])) : -1;
         publish_completed(C, B, ld(B.ctl.tau0), done, lane);
@@ -448,7 +445,7 @@ __device__ __forceinline__ void task_place_claiming(const Ctx& C, Batch& B, int 
     const int cnt = claims ? take_seg_count(C, B, g, x) : 0;
     const int base = warp_claim(&B.ctl.hcur, cnt, lane);
     if (claims) {
-        upd_fence();  // seg_cnt before the place that publishes it
+        __threadfence();  // seg_cnt before the place that publishes it
         atomicExch(&B.seg_h0[g], base);
     }
     warp_join();
@@ -456,7 +453,7 @@ __device__ __forceinline__ void task_place_claiming(const Ctx& C, Batch& B, int 
     B.hseg[e] = g;
     int h0;
     while ((h0 = vload(&B.seg_h0[g])) < 0) __nanosleep(32);
-    upd_fence();  // acquire: the claimer's seg_cnt is visible after its place
+    __threadfence();  // acquire: the claimer's seg_cnt is visible after its place
     const int at = h0 + ld(B.hrank[e]);
     B.tmp[at] = key;
     B.tmp_y[at] = half_y(B, key);
@@ -963,7 +960,7 @@ __device__ __forceinline__ void task_copy(const Ctx& C, Batch& B, int nb, int ta
             make_int4(y, ld(B.rec[i].label), tau0 + i, INF_TS);
     }
     if (FUSE_COPY_PUBLISH) {
-        upd_fence();  // this lane's entry before its count
+        __threadfence();  // this lane's entry before its count
         publish_completed(C, B, tau0, g >= 0 ? copied_one(C, B, g) : -1, lane);
     }
 }
@@ -1025,7 +1022,7 @@ __device__ __forceinline__ void task_items(const Ctx& C, Batch& B, int nb, int t
         u->tau = tau;
         u->t_taken = taken;
         u->t_start = 0;
-        upd_fence();
+        __threadfence();
         if (items == 0 && !lines) finalize_empty(C, tau);
     }
     if (lines) {
@@ -1056,7 +1053,7 @@ __device__ __forceinline__ void task_items(const Ctx& C, Batch& B, int nb, int t
         }
     }
     // One fence for all of the update's items, then their stamps.
-    upd_fence();
+    __threadfence();
     for (u64 j = first; j < idx; ++j) stamp_item(C, j);
 }
 
@@ -1160,7 +1157,7 @@ __device__ __forceinline__ u64 run_task_fenced(const Ctx& C, int kind, int t, in
         __syncwarp();
         if (lane == 0) count_task(C, false, J_PUBLISH, gtime_ordered() - t0);
     }
-    upd_fence();
+    __threadfence();
     warp_join();
     return JOB_TRACE >= 2 ? gtime() - t0 : 0;
 }
@@ -1176,7 +1173,7 @@ __device__ __noinline__ void help(const Ctx& C, int lane, bool updater = false) 
             if (allowed && (c >> 40) == (w >> 40) && (c & MASK40) < (w & 0xffffffffULL)) {
                 if (JOB_TRACE) t_claim = gtime();  // just before the claim, which orders them
                 old = atomicAdd(&C.st->job_cursor, 1ULL);
-                upd_fence();
+                __threadfence();
                 w = vload(&C.st->job_word);  // the job the claimed task belongs to, if current
             } else {
                 old = ~0ULL;
@@ -1185,7 +1182,7 @@ __device__ __noinline__ void help(const Ctx& C, int lane, bool updater = false) 
         old = __shfl_sync(0xffffffffu, old, 0);
         w = __shfl_sync(0xffffffffu, w, 0);
         if (old == ~0ULL || (old >> 40) != (w >> 40) || (old & MASK40) >= (w & 0xffffffffULL)) return;
-        upd_fence();  // every lane acquires what earlier jobs wrote, not only lane 0
+        __threadfence();  // every lane acquires what earlier jobs wrote, not only lane 0
         const int kind = (int)((w >> 32) & 0xff), t = (int)(old & MASK40);
         if (JOB_TRACE && lane == 0) {  // the first and the last task's claim times
             if (t == 0) vstore(&C.st->trace_first, t_claim);
@@ -1210,7 +1207,7 @@ __device__ __noinline__ void help(const Ctx& C, int lane, bool updater = false) 
             u64 t = old & MASK40, seq = w >> 40;
             if (atomicExch(&C.task_mark[t], seq) == seq)
                 check_fail(C, CHK_TASK_TWICE, (w >> 32) & 0xff, t, seq);
-            upd_fence();
+            __threadfence();
         }
         if (lane == 0) atomicAdd(&C.st->job_done, 1ULL);
     }
@@ -1221,14 +1218,14 @@ __device__ __noinline__ void help(const Ctx& C, int lane, bool updater = false) 
 __device__ void job_body(const Ctx& C, int kind, int n, int w, int lane) {
     const u64 tf = w == 0 && lane == 0 ? gtime() : 0;
     u64 t_post = 0;  // JOB_TRACE
-    upd_fence();
+    __threadfence();
     if (w == 0 && lane == 0) time_step(C, STEP_FENCE, tf);
     named_barrier_updaters();
     if (n <= N_UPDATERS) {
         // A small job (small batches at low update rates): one task per updater warp,
         // without the round trip through the helpers.
         if (w < n) run_task(C, kind, w, lane);
-        upd_fence();
+        __threadfence();
         named_barrier_updaters();
         return;
     }
@@ -1236,9 +1233,9 @@ __device__ void job_body(const Ctx& C, int kind, int n, int w, int lane) {
         State* st = C.st;
         u64 seq = ((vload(&st->job_word) >> 40) + 1) & 0xffffffULL;
         vstore(&st->job_done, 0ULL);
-        upd_fence();
+        __threadfence();
         vstore(&st->job_word, (seq << 40) | ((u64)kind << 32) | (u64)n);
-        upd_fence();
+        __threadfence();
         if (JOB_TRACE) t_post = gtime();
         vstore(&st->job_cursor, seq << 40);
     }
@@ -1250,7 +1247,7 @@ __device__ void job_body(const Ctx& C, int kind, int n, int w, int lane) {
             if (spins % 1024 == 0) relay(C);
             __nanosleep(64);
         }
-        upd_fence();
+        __threadfence();
         if (JOB_TRACE) {  // clamped: two warps' clock reads are not ordered with their claims
             const u64 done = gtime(), first = vload(&C.st->trace_first), last = vload(&C.st->trace_last);
             C.st->trace_ns[0][kind] += first > t_post ? first - t_post : 0;
@@ -1264,13 +1261,13 @@ __device__ void job_body(const Ctx& C, int kind, int n, int w, int lane) {
     }
     if (CHECK && w == 0) {
         warp_join();
-        upd_fence();
+        __threadfence();
         u64 seq = vload(&C.st->job_word) >> 40;
         for (int t = lane; t < n; t += 32)
             if (vload(&C.task_mark[t]) != seq) check_fail(C, CHK_JOB_EARLY, kind, t, n);
     }
     named_barrier_updaters();
-    upd_fence();
+    __threadfence();
 }
 
 // Post a job of n tasks, work on it, and return once every task has finished (all updater

@@ -404,7 +404,7 @@ __device__ void merge_share(const Ctx& C, SmallShared& S, int w, int lane) {
     }
     if (lane == 0 && chunks) atomicAdd(&S.chunks, chunks);
     if (__any_sync(0xffffffffu, chunks > 0 || w < S.nmerge))
-        upd_fence();  // this lane's entries before warp 0 publishes the versions
+        __threadfence();  // this lane's entries before warp 0 publishes the versions
     warp_join();
 }
 
@@ -447,7 +447,7 @@ __device__ __noinline__ bool apply_small(const Ctx& C, Batch& B, SmallShared& S,
     int ok = 1;
     if (lane == 0 && S.nver) {
         ok = take_runs(C, S);
-        upd_fence();  // the free rings' slots after the tails that cover them
+        __threadfence();  // the free rings' slots after the tails that cover them
     }
     if (!__shfl_sync(0xffffffffu, ok, 0)) {
         if (lane == 0) S.nmerge = 0;
@@ -556,7 +556,7 @@ __device__ __noinline__ bool apply_small(const Ctx& C, Batch& B, SmallShared& S,
                                 1000LL * S.mlen[j] + 1000000LL * S.nins[j]);
     }
     warp_join();
-    upd_fence();  // the versions and their entries before the heads that name them
+    __threadfence();  // the versions and their entries before the heads that name them
     int npush = 0, napp = 0, nruns = 0;
     for (int j0 = 0; j0 < nv; j0 += 32) {
         const int j = j0 + lane;
@@ -572,7 +572,7 @@ __device__ __noinline__ bool apply_small(const Ctx& C, Batch& B, SmallShared& S,
     if (lane == 0 && napp) atomicAdd(&C.st->appends, (u64)napp);  // as J_ALLOC counts them
     if (lane == 0 && nruns) atomicAdd(&C.st->new_runs, (u64)nruns);
     warp_join();  // every lane's head and queue slot, not only lane 0's, before the tail
-    upd_fence();  // every head published before the versions it replaced are retired
+    __threadfence();  // every head published before the versions it replaced are retired
     if (lane == 0 && npush) vstore(&C.st->gcq_tail, gcq_tail + (u64)npush);
     cost.t[3] = gtime();
     // Work items, as the bulk path's last jobs (one task: nb <= 32).

@@ -34,18 +34,6 @@ __device__ __forceinline__ u64 gtime_ordered() {
     return t;
 }
 
-// A GPU-scope acquire-release fence: this thread's accesses before it are seen before its
-// later writes, and what it read before it, with what that read published, before its
-// later reads. It does not order a write before a later read of another address (SC_FENCES).
-__device__ __forceinline__ void fence_acq_rel() { asm volatile("fence.acq_rel.gpu;" : : : "memory"); }
-
-// The updater's fences (updater*.cuh): each publishes writes before a flag or a count, or
-// acquires after reading one; none orders a write before a later read. SC_FENCES=1:
-// __threadfence(), sequentially consistent; 0: fence_acq_rel().
-__device__ __forceinline__ void upd_fence() {
-    if (SC_FENCES) __threadfence(); else fence_acq_rel();
-}
-
 __device__ __forceinline__ u64 vload(const u64* p) { return *(const volatile u64*)p; }
 __device__ __forceinline__ i64 vload(const i64* p) { return *(const volatile i64*)p; }
 __device__ __forceinline__ int vload(const int* p) { return *(const volatile int*)p; }
