@@ -113,6 +113,39 @@ __device__ void probe_costs(const Ctx& C, int lane) {
     __syncwarp();
 }
 
+// JOB_TRACE=8: whether a J_CLASSIFY task's lanes search one after another. Each active
+// lane's pair (lo, hi) is searched (find_live) three ways, in the histograms of jobs this
+// build never runs: by the first active lane alone, the others waiting (J_SEGSTART's row);
+// by every lane its own at once (J_COUNT's); by every lane the first lane's, one list
+// (J_ALLOC's). Each clock read waits for the search's result (gtime_after).
+__device__ void probe_searches(const Ctx& C, int lo, int hi, int lane) {
+    const unsigned m = __activemask();
+    const int src = __ffs(m) - 1;
+    i64 sink = 0;
+    __syncwarp(m);
+    if (lane == src) {
+        const u64 t0 = gtime();
+        const i64 r = find_live(C, __ldcg(C.head + lo), hi);
+        count_task(C, false, J_SEGSTART, gtime_after((unsigned)r) - t0);
+        sink += r;
+    }
+    // The warp's time: from a common start to its last lane's result.
+    __syncwarp(m);
+    u64 t0 = gtime();
+    i64 r = find_live(C, __ldcg(C.head + lo), hi);
+    unsigned dt = __reduce_max_sync(m, (unsigned)(gtime_after((unsigned)r) - t0));
+    if (lane == src) count_task(C, false, J_COUNT, dt);
+    sink += r;
+    const int lo0 = __shfl_sync(m, lo, src), hi0 = __shfl_sync(m, hi, src);
+    __syncwarp(m);
+    t0 = gtime();
+    r = find_live(C, __ldcg(C.head + lo0), hi0);
+    dt = __reduce_max_sync(m, (unsigned)(gtime_after((unsigned)r) - t0));
+    if (lane == src) count_task(C, false, J_ALLOC, dt);
+    sink += r;
+    if (sink == 0x5eed) C.st->trace_slowest = (u64)sink;  // the searches stay
+}
+
 // J_ALLOC: a lane writes the chunk table of an array of at most this many chunks alone.
 #define ALLOC_OWN_CHUNKS 4
 // Segments of more half edges than this (a hub's) are walked by the whole warp (J_SEGINFO)
@@ -526,6 +559,7 @@ __device__ __forceinline__ void task_classify(const Ctx& C, Batch& B, int nb, in
     int a = ld(B.rec[e].a), b = ld(B.rec[e].b);
     int lo = min(a, b), hi = max(a, b);
     int h = 2 * e + (a == lo ? 0 : 1);
+    if (JOB_TRACE == 8) probe_searches(C, lo, hi, lane);
 #if PRE_ENT
     if (hh != h) {  // the larger endpoint's half edge: its entry, for J_SEGEDIT
         CLASSIFY_PART(J_SEGSTART, t_part);

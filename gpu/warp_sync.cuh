@@ -21,7 +21,7 @@ __device__ __forceinline__ u64 gtime() {
 // v came from has landed (a plain gtime() may issue before loads it follows in the source).
 __device__ __forceinline__ u64 gtime_after(unsigned v) {
     u64 t;
-    asm volatile("{ .reg .pred p; setp.ne.u32 p, %1, 0xffffffff; mov.u64 %0, 0;\n\t"
+    asm volatile("{ .reg .pred p; setp.ne.u32 p, %1, 0x5eed5eed; mov.u64 %0, 0;\n\t"
                  "@p mov.u64 %0, %%globaltimer; }"
                  : "=l"(t) : "r"(v));
     return t;
