@@ -404,6 +404,12 @@
 #ifndef GC_EAGER
 #define GC_EAGER 1
 #endif
+// find_live (mvg_read.cuh) in one code path for every lane, and J_CLASSIFY's two kinds of
+// half edge searching at one call site (1); 0: a path each for lists with and without a
+// tail, and a call site each.
+#ifndef FIND_ONE_PATH
+#define FIND_ONE_PATH 0
+#endif
 // 1: each block reads the context (struct Ctx) from a copy in its shared memory; 0: from
 // global memory, where every warp's fence empties the SM's L1 of it (dcsm_kernel.cu).
 #ifndef CTX_SHARED

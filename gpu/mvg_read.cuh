@@ -242,6 +242,38 @@ __device__ i64 run_find_live(const Ctx& C, i64 off, int len, int y) {
     return scan_find_live(C, off, lower_nbr(C, off, len, y), len, y);
 }
 
+#if FIND_ONE_PATH
+// Live entry of neighbour y in version v (base or tail), or -1. One code path for every
+// lane, whether its vertex has a version and its list a tail or not: both runs searched at
+// once (a missing tail, or list, is empty), then the base's entries of y and the tail's in
+// one loop. So the lanes of a warp that search lists of their own issue each step's loads
+// together (JOB_TRACE=8, session 36: a J_CLASSIFY task's lanes searching their own lists
+// took 4x as long as one lane, or all lanes one list, when lists with and without a tail
+// took paths of their own).
+__device__ i64 find_live(const Ctx& C, int v, int y) {
+    Adj a{0, 0, 0, 0};
+    if (v >= 0) a = adj_of(load_version_list(C.vers + v));
+    int kb, kt;
+    lower_nbr_both(C, a, y, kb, kt);
+    i64 off = a.off;
+    int k = kb, n = a.blen;
+    bool in_tail = false;
+    while (true) {
+        const Entry e = run_entry(C, off, k, n);  // past the run's end: no vertex (-1)
+        if (e.nbr == y) {
+            if (e.dt == INF_TS) return off + k;
+            ++k;
+        } else if (in_tail) {
+            return -1;
+        } else {
+            in_tail = true;
+            off = a.off2 + a.blen;
+            k = kt;
+            n = a.len - a.blen;
+        }
+    }
+}
+#else
 // Live entry of neighbour y in version v (base or tail), or -1. With a tail, both runs'
 // searches at once.
 __device__ i64 find_live(const Ctx& C, int v, int y) {
@@ -253,6 +285,7 @@ __device__ i64 find_live(const Ctx& C, int v, int y) {
     const i64 b = scan_find_live(C, a.off, kb, a.blen, y);
     return b >= 0 ? b : scan_find_live(C, a.off2 + a.blen, kt, a.len - a.blen, y);
 }
+#endif
 
 __device__ __forceinline__ const int* plan_ptr(const Ctx& C, int slot, int p) {
     return C.plans + ((size_t)slot * PMAX + p) * PLAN_INTS;

@@ -560,6 +560,26 @@ __device__ __forceinline__ void task_classify(const Ctx& C, Batch& B, int nb, in
     int lo = min(a, b), hi = max(a, b);
     int h = 2 * e + (a == lo ? 0 : 1);
     if (JOB_TRACE == 8) probe_searches(C, lo, hi, lane);
+#if PRE_ENT && FIND_ONE_PATH
+    // Both kinds of half edge search at one call site, so their lanes search together.
+    const bool larger = hh != h;  // the larger endpoint's half edge: its entry, for J_SEGEDIT
+    int p = 0, q = 0;
+    if (!larger) {
+        const int h0 = ld(B.seg_h0[ld(B.hseg[h])]);
+        p = q = ld(B.hpair_pos[h]);
+        while (q > h0 && ld(B.hpair_y[q - 1]) == hi) --q;
+    }
+    const int chain = p - q + 1;
+    CLASSIFY_PART(J_SEGSTART, t_part);
+    t_part = JOB_TRACE >= 5 ? gtime() : 0;
+    const int x = larger ? hi : lo, y = larger ? lo : hi;
+    i64 ent = find_live(C, __ldcg(C.head + x), y);
+    CLASSIFY_PART(J_COUNT, t_part);
+    if (larger) {
+        B.pre_ent[hh] = ent;
+        return;
+    }
+#else
 #if PRE_ENT
     if (hh != h) {  // the larger endpoint's half edge: its entry, for J_SEGEDIT
         CLASSIFY_PART(J_SEGSTART, t_part);
@@ -576,6 +596,7 @@ __device__ __forceinline__ void task_classify(const Ctx& C, Batch& B, int nb, in
     t_part = JOB_TRACE >= 5 ? gtime() : 0;
     i64 ent = find_live(C, __ldcg(C.head + lo), hi);
     CLASSIFY_PART(J_COUNT, t_part);
+#endif
     if (JOB_TRACE == 6) {
         // The same searches again (their data warm), then lane 0's search on every lane of
         // this path: one list, no divergence (results discarded).
