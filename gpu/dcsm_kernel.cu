@@ -49,17 +49,7 @@
 #include "updater.cuh"
 
 extern "C" __global__ void __launch_bounds__(256, MIN_BLOCKS) dcsm_persistent(const u64* ctx_words) {
-#if CTX_SHARED
-    // The context's pointers and sizes, copied into shared memory: the roles reread them all
-    // the time (80 registers cannot hold them), and a read of global memory after any
-    // warp's fence (which empties the SM's L1) is a round trip to L2.
-    __shared__ u64 ctx_copy[sizeof(Ctx) / 8];
-    if (threadIdx.x < sizeof(Ctx) / 8) ctx_copy[threadIdx.x] = ctx_words[threadIdx.x];
-    __syncthreads();
-    const Ctx& C = *reinterpret_cast<const Ctx*>(ctx_copy);
-#else
     const Ctx& C = *reinterpret_cast<const Ctx*>(ctx_words);
-#endif
     __shared__ BlockView V;
     int lane = threadIdx.x & 31;
     int warp = threadIdx.x >> 5;

@@ -404,16 +404,21 @@
 #ifndef GC_EAGER
 #define GC_EAGER 1
 #endif
+// J_COPY's publication of the segments a task completed (updater_jobs.cuh,
+// publish_completed): a segment of at most PUBLISH_ALONE half edges from its first insertion
+// on by the lane that completed it, all such lanes at once; 0: every segment by the whole
+// warp, one after another (up to 32 a task of insertions).
+#ifndef PUBLISH_ALONE
+#define PUBLISH_ALONE 0
+#endif
 // find_live (mvg_read.cuh) in one code path for every lane, and J_CLASSIFY's two kinds of
 // half edge searching at one call site (1); 0: a path each for lists with and without a
-// tail, and a call site each.
+// tail, and a call site each. Session 36, call 5 (H200): a classify task's lanes searching
+// their own lists at once 4-8 us (8-16 with 0), the 22 oracle rows and both all-at-once
+// rows 180.71 against 183.04 ms in turns, every count equal, race hunt 0 of 8 wrong; call
+// 6: 74 engine GPU tests passed (the rest of the suite did not run in the time left).
 #ifndef FIND_ONE_PATH
 #define FIND_ONE_PATH 0
-#endif
-// 1: each block reads the context (struct Ctx) from a copy in its shared memory; 0: from
-// global memory, where every warp's fence empties the SM's L1 of it (dcsm_kernel.cu).
-#ifndef CTX_SHARED
-#define CTX_SHARED 0
 #endif
 // Blocks of 256 threads per SM the persistent kernel is compiled for (__launch_bounds__):
 // the register cap is 65536 / (256 * MIN_BLOCKS). nvcc 13.0 -Xptxas -v on sm_90: 3 -> 80

@@ -232,20 +232,21 @@ __device__ __forceinline__ void end_deleted(const Ctx& C, Batch& B, int tau0, in
     atomicAdd(&C.vers[v].ndead, 1);
 }
 
-// FUSE_COPY_PUBLISH: segment g's new version, once every unit of J_COPY for g is done
-// (whole warp, one segment): the applied deletions after its first insertion end their
-// entries in it, head names it, and its predecessor goes into the GC queue (J_PUBLISH's
-// work for g).
-__device__ void publish_segment(const Ctx& C, Batch& B, int tau0, int g, int lane) {
+// FUSE_COPY_PUBLISH: segment g's new version, once every unit of J_COPY for g is done:
+// the applied deletions after its first insertion end their entries in it, head names it,
+// and its predecessor goes into the GC queue (J_PUBLISH's work for g). `step` lanes share
+// the half edges from the first insertion on, this one taking every step-th from `first`
+// (the whole warp: lane, 32; one lane alone: 0, 1); `leader` publishes head.
+__device__ void publish_segment(const Ctx& C, Batch& B, int tau0, int g, int first, int step, bool leader) {
     const int v = ld(B.seg_new[g]);
     const Version ver = load_version_list(C.vers + v);
     const int h1 = ld(B.seg_h0[g]) + ld(B.seg_cnt[g]);
-    for (int q = ld(B.seg_first_ins[g]) + lane; q < h1; q += 32) {
+    for (int q = ld(B.seg_first_ins[g]) + first; q < h1; q += step) {
         const u64 key = ld(B.half[q]);
         const int i = half_i(key);
         if (applied(C, B, i, J_PUBLISH) && !is_insert(B, i)) end_deleted(C, B, tau0, g, v, ver, key);
     }
-    if (lane == 0) {
+    if (leader) {
         vstore(C.head + ld(B.seg_x[g]), v);
         const int cur = ld(B.seg_cur[g]);
         if (cur >= 0) C.gcq[(ld(B.ctl.gcq_base) + atomicAdd(&B.ctl.gcpos, 1)) % C.gcq_cap] = cur;
@@ -264,10 +265,16 @@ __device__ __forceinline__ int copied_one(const Ctx& C, Batch& B, int g) {
     return g;
 }
 
-// Publish the segments the lanes completed (-1: none), one after another (whole warp).
+// Publish the segments the lanes completed (-1: none). PUBLISH_ALONE > 0: a segment of at
+// most that many half edges from its first insertion on is published by the lane that
+// completed it, every such lane at once; the others by the whole warp, one after another.
+// (A J_COPY task of insertions may complete a segment on every lane.)
 __device__ __forceinline__ void publish_completed(const Ctx& C, Batch& B, int tau0, int done, int lane) {
-    for (unsigned m = __ballot_sync(0xffffffffu, done >= 0); m; m &= m - 1)
-        publish_segment(C, B, tau0, __shfl_sync(0xffffffffu, done, __ffs(m) - 1), lane);
+    const bool alone = PUBLISH_ALONE > 0 && done >= 0 &&
+                       ld(B.seg_h0[done]) + ld(B.seg_cnt[done]) - ld(B.seg_first_ins[done]) <= PUBLISH_ALONE;
+    if (alone) publish_segment(C, B, tau0, done, 0, 1, true);
+    for (unsigned m = __ballot_sync(0xffffffffu, done >= 0 && !alone); m; m &= m - 1)
+        publish_segment(C, B, tau0, __shfl_sync(0xffffffffu, done, __ffs(m) - 1), lane, 32, lane == 0);
 }
 
 __device__ void task_copy_chunks(const Ctx& C, Batch& B, int t, int lane) {
