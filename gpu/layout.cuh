@@ -411,6 +411,12 @@
 #ifndef PUBLISH_ALONE
 #define PUBLISH_ALONE 0
 #endif
+// J_COPY's searches in one code path for every lane (updater_jobs.cuh: merged_pos, lanes of
+// base and tail entries at one call site; live_upto, an insertion's two runs searched at
+// once) (1); 0: a path each, and an insertion's two searches one after the other.
+#ifndef COPY_ONE_PATH
+#define COPY_ONE_PATH 0
+#endif
 // find_live (mvg_read.cuh) in one code path for every lane, and J_CLASSIFY's two kinds of
 // half edge searching at one call site (1); 0: a path each for lists with and without a
 // tail, and a call site each. Session 36, call 5 (H200): a classify task's lanes searching

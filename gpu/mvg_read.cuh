@@ -160,6 +160,26 @@ __device__ __forceinline__ void lower_nbr_both(const Ctx& C, const Adj& a, int c
     kt = lt;
 }
 
+// lower_nbr_both's search for any two runs, [off0, off0+len0) and [off1, off1+len1), and
+// either bound (`upper`): k0 and k1. (lower_nbr_both stays apart while its build is the one
+// the device measured: folded into this, ptxas lays the kernel out differently.)
+template <int W = SEARCH_WAYS>
+__device__ __forceinline__ void lower_nbr_two(const Ctx& C, i64 off0, int len0, i64 off1, int len1, int c,
+                                              bool upper, int& k0, int& k1) {
+    int l0 = 0, h0 = len0, l1 = 0, h1 = len1;
+    if constexpr (W == 4) narrow_both(C, off0, c, upper, l0, h0, off1, c, upper, l1, h1);
+    while (l0 < h0 || l1 < h1) {
+        const bool o0 = l0 < h0, o1 = l1 < h1;
+        const int m0 = (l0 + h0) >> 1, m1 = (l1 + h1) >> 1;
+        const int v0 = o0 ? __ldcg(&C.entries[off0 + m0].nbr) : 0;
+        const int v1 = o1 ? __ldcg(&C.entries[off1 + m1].nbr) : 0;
+        if (o0) { if (before(v0, c, upper)) l0 = m0 + 1; else h0 = m0; }
+        if (o1) { if (before(v1, c, upper)) l1 = m1 + 1; else h1 = m1; }
+    }
+    k0 = l0;
+    k1 = l1;
+}
+
 // Entry k of the run [off, off+len); past its end, one whose neighbour (-1) is no vertex.
 __device__ __forceinline__ Entry run_entry(const Ctx& C, i64 off, int k, int len) {
     return k < len ? load_entry(C.entries + off + k) : Entry{-1, 0, 0, 0};

@@ -210,9 +210,33 @@ __device__ __forceinline__ int live_tail_below(const Ctx& C, const Batch& B, int
 // entries).
 __device__ __forceinline__ int merged_pos(const Ctx& C, const Batch& B, int g, int j, int y) {
     const int bl = ld(B.seg_blen[g]);
+#if COPY_ONE_PATH
+    // Lanes of base and tail entries at one call site each: the other run's search (a base
+    // entry goes after the tail's entries below y, a tail entry after the base's up to y),
+    // then the live entries before three positions.
+    const bool in_base = j < bl;
+    const int n = ld(B.seg_oldlen[g]);
+    const i64 off = in_base ? ld(B.seg_off2[g]) + bl : ld(B.seg_off[g]);
+    const int k = lower_nbr(C, off, in_base ? n - bl : bl, y, !in_base);
+    const int lb = live_before(C, B, g, bl), lj = live_before(C, B, g, j);
+    const int lk = live_before(C, B, g, in_base ? bl + k : k);
+    return (in_base ? lj + lk - lb : lj - lb + lk) + ins_below(B, g, y);
+#endif
+#if !COPY_ONE_PATH
     const int own = j < bl ? live_before(C, B, g, j) : live_before(C, B, g, j) - live_before(C, B, g, bl);
     const int other = j < bl ? live_tail_below(C, B, g, y, false) : live_base_upto(C, B, g, y);
     return own + other + ins_below(B, g, y);
+#endif
+}
+
+// COPY_ONE_PATH: live old entries of segment g that go before an insertion of neighbour y,
+// the base's and the tail's up to y, both runs searched at once (0: live_base_upto +
+// live_tail_below(upper), one search after the other).
+__device__ __forceinline__ int live_upto(const Ctx& C, const Batch& B, int g, int y) {
+    const int bl = ld(B.seg_blen[g]), n = ld(B.seg_oldlen[g]);
+    int kb, kt;
+    lower_nbr_two(C, ld(B.seg_off[g]), bl, ld(B.seg_off2[g]) + bl, max(n - bl, 0), y, true, kb, kt);
+    return live_before(C, B, g, kb) + live_before(C, B, g, bl + kt) - live_before(C, B, g, bl);
 }
 
 // Applied deletion `key` (of segment g, after its first insertion) ends the entry alive at
@@ -1017,7 +1041,11 @@ __device__ __forceinline__ void task_copy(const Ctx& C, Batch& B, int nb, int ta
     if (k < nins) {
         g = ld(B.ins_seg[k]);
         int y = ld(B.ins_y[k]), i = ld(B.ins_i[k]);
+#if COPY_ONE_PATH
+        int pos = (k - ld(B.seg_ins0[g])) + live_upto(C, B, g, y);
+#else
         int pos = (k - ld(B.seg_ins0[g])) + live_base_upto(C, B, g, y) + live_tail_below(C, B, g, y, true);
+#endif
         *reinterpret_cast<int4*>(C.entries + ld(B.seg_noff[g]) + pos) =
             make_int4(y, ld(B.rec[i].label), tau0 + i, INF_TS);
     }
