@@ -211,9 +211,9 @@ __device__ __forceinline__ int live_tail_below(const Ctx& C, const Batch& B, int
 __device__ __forceinline__ int merged_pos(const Ctx& C, const Batch& B, int g, int j, int y) {
     const int bl = ld(B.seg_blen[g]);
 #if COPY_ONE_PATH
-    // Lanes of base and tail entries at one call site each: the other run's search (a base
-    // entry goes after the tail's entries below y, a tail entry after the base's up to y),
-    // then the live entries before three positions.
+    // Lanes of base and tail entries at one call site: the other run's search (a base entry
+    // goes after the tail's entries below y, a tail entry after the base's up to y), then
+    // the live entries before three positions.
     const bool in_base = j < bl;
     const int n = ld(B.seg_oldlen[g]);
     const i64 off = in_base ? ld(B.seg_off2[g]) + bl : ld(B.seg_off[g]);
@@ -221,8 +221,7 @@ __device__ __forceinline__ int merged_pos(const Ctx& C, const Batch& B, int g, i
     const int lb = live_before(C, B, g, bl), lj = live_before(C, B, g, j);
     const int lk = live_before(C, B, g, in_base ? bl + k : k);
     return (in_base ? lj + lk - lb : lj - lb + lk) + ins_below(B, g, y);
-#endif
-#if !COPY_ONE_PATH
+#else
     const int own = j < bl ? live_before(C, B, g, j) : live_before(C, B, g, j) - live_before(C, B, g, bl);
     const int other = j < bl ? live_tail_below(C, B, g, y, false) : live_base_upto(C, B, g, y);
     return own + other + ins_below(B, g, y);
