@@ -275,7 +275,8 @@
 // smaller endpoint's searches again, then one list searched by all their lanes. JOB_TRACE=7:
 // JOB_TRACE 2, and a dependent load's and a fence's cost before J_CLASSIFY's tasks (probe_costs).
 // JOB_TRACE=8: JOB_TRACE 2, and a J_CLASSIFY task's searches one lane alone, every lane its
-// own, and every lane one list (probe_searches).
+// own, and every lane one list (probe_searches). JOB_TRACE=9: JOB_TRACE 2, and the parts of
+// J_ITEMS' tasks (updater_jobs.cuh, ITEMS_PART).
 #define TASK_HIST 16
 // A J_ITEMS task none of whose updates has a work item completes them together
 // (executor.cuh, finalize_empty_lines): their completion records go to host memory as whole

@@ -74,6 +74,23 @@ __device__ __forceinline__ void count_task(const Ctx& C, bool updater, int kind,
             count_task(C, false, (kind), gtime() - (t0));                         \
     } while (0)
 
+// JOB_TRACE=9: the parts of a J_ITEMS task, each from the warp's meeting (lanes `m`) at its
+// end, in the histograms of jobs this build never runs: the update records, with the
+// completions of updates without items (J_SEGSTART's row); a task without items, its
+// completions as lines (J_VERIFY's); the claim of the item slots (J_COUNT's); the items'
+// plans, slots and bodies (J_ALLOC's); the fence and the stamps (J_PUBLISH's). The clock
+// after the meeting is ordered after every access before it (gtime_ordered).
+#define ITEMS_PART(m, kind, t0)                                                    \
+    do {                                                                          \
+        if (JOB_TRACE == 9) {                                                     \
+            const unsigned m_ = (m);                                              \
+            __syncwarp(m_);                                                       \
+            const u64 t_ = gtime_ordered();                                       \
+            if (lane == __ffs(m_) - 1) count_task(C, false, (kind), t_ - (t0));   \
+            (t0) = t_;                                                            \
+        }                                                                         \
+    } while (0)
+
 // JOB_TRACE=7: what a dependent load and a fence cost inside the running kernel (bench/
 // debug/load_latency.py measures a load alone), before every J_CLASSIFY task, in the
 // histograms of jobs this build never runs: lane 0 chases PROBE_LOADS random words of head
@@ -1093,6 +1110,7 @@ __device__ __forceinline__ void task_count(const Ctx& C, Batch& B, int nb, int t
 
 // J_ITEMS: per record: update record, then its items
 __device__ __forceinline__ void task_items(const Ctx& C, Batch& B, int nb, int tau0, int t, int lane) {
+    u64 t_part = JOB_TRACE == 9 ? gtime() : 0;
     const int e = t * 32 + lane;  // element of an element job
     bool on = e < nb;
     int tau = tau0 + e, items = on ? ld(B.nitems[e]) : 0;
@@ -1114,11 +1132,14 @@ __device__ __forceinline__ void task_items(const Ctx& C, Batch& B, int nb, int t
         __threadfence();
         if (items == 0 && !lines) finalize_empty(C, tau);
     }
+    ITEMS_PART(0xffffffffu, J_SEGSTART, t_part);
     if (lines) {
         finalize_empty_lines(C, tau, __popc(__ballot_sync(0xffffffffu, on)), outcome, taken, lane);
+        ITEMS_PART(0xffffffffu, J_VERIFY, t_part);
         return;
     }
     u64 idx = warp_claim(&C.st->item_reserve, (u64)items, lane);
+    ITEMS_PART(0xffffffffu, J_COUNT, t_part);
     if (items == 0) return;
     int a = ld(B.rec[e].a), b = ld(B.rec[e].b), elab = ld(B.elab[e]);
     int mlen[2] = {ld(B.len_a[e]), ld(B.len_b[e])};
@@ -1141,9 +1162,11 @@ __device__ __forceinline__ void task_items(const Ctx& C, Batch& B, int nb, int t
             write_item_body(C, reserve_item_slot(C, idx), it);
         }
     }
+    ITEMS_PART(__activemask(), J_ALLOC, t_part);
     // One fence for all of the update's items, then their stamps.
     __threadfence();
     for (u64 j = first; j < idx; ++j) stamp_item(C, j);
+    ITEMS_PART(__activemask(), J_PUBLISH, t_part);
 }
 
 // CHECK=1: a new version's entries [off, off + len) of vertex x are all written, sorted by

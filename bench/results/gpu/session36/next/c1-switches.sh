@@ -15,7 +15,8 @@
 # 1. Turns on the 22 oracle count rows: m (main), u (FIND), a (all three), c (FIND + COPY),
 #    p (FIND + PUBLISH).
 # 2. JOB_TRACE=2 on Q_7 insertion10 and Q_1 deletion10, m against a (copy and classify tasks).
-# 3. The race hunt with all three and self-checks.
+# 3. JOB_TRACE=9 of main: a J_ITEMS task's parts.
+# 4. The race hunt with all three and self-checks.
 # Then c2-tests.sh with the defines that won, and flip them in gpu/layout.cuh if it passes.
 # Carry: .dev28/common.sh .dev28/shd.tar.xz (the kernel cache does not fit beside main's tree)
 NO_CACHE_BACK=1; source .dev28/common.sh
@@ -42,6 +43,16 @@ for v in m a; do for row in "Q_7 insertion10" "Q_1 deletion10"; do
   echo "JOB_TRACE=2 ($v) $1 $2 rc $? at $(el) s" | tee -a $R/time.txt
   grep -E "^apply|step_ns|^  tasks (classify|copy|items)" $R/trace2$v-$1-$2.txt | cut -c1-300 | tee -a $R/time.txt
 done; done
+# JOB_TRACE=9 (compiled, never run): where a J_ITEMS task's 33-65 us go. Rows: segstart =
+# update records and empty completions, verify = a task completed as lines, count = the slot
+# claim, alloc = plans, slots and item bodies, publish = fence and stamps.
+for row in "Q_7 insertion10" "Q_1 deletion10"; do
+  set -- $row
+  DCSM_KERNEL_DEFINES="-DJOB_TRACE=9" timeout -k 5 60 python3 -P bench/debug/apply_profile.py --data /tmp/shd \
+      --query $1 --stream $2 --batch-cap 16384 > $R/trace9-$1-$2.txt 2>&1
+  echo "JOB_TRACE=9 $1 $2 rc $? at $(el) s" | tee -a $R/time.txt
+  grep -E "^  tasks (items|segstart|verify|count|alloc|publish)" $R/trace9-$1-$2.txt | cut -c1-300 | tee -a $R/time.txt
+done
 left=$(( 560 - $(el) ))
 [ $left -gt 40 ] && { timeout -k 5 $left python3 -P bench/debug/race_hunt.py --repeat 6 --check --budget $(( left - 10 )) \
     --variant="$(defs a)" > $R/race.log 2>&1; echo "race_hunt rc $? at $(el) s" | tee -a $R/time.txt; tail -2 $R/race.log | tee -a $R/time.txt; }
