@@ -270,13 +270,12 @@
 // task_slowest_ns): whether a job's tail is one slow task or many, and on which warps.
 // JOB_TRACE=3: also each J_CLASSIFY task run a second time at once, its code and data warm,
 // that time counted as J_VERIFY's (a job that runs only with CHECK=1); JOB_TRACE=4: a
-// neighbouring task instead, its code warm, its lists not. JOB_TRACE=5: JOB_TRACE 2, and
-// the parts of J_CLASSIFY's tasks (updater_jobs.cuh, CLASSIFY_PART). JOB_TRACE=6: also the
-// smaller endpoint's searches again, then one list searched by all their lanes. JOB_TRACE=7:
-// JOB_TRACE 2, and a dependent load's and a fence's cost before J_CLASSIFY's tasks (probe_costs).
-// JOB_TRACE=8: JOB_TRACE 2, and a J_CLASSIFY task's searches one lane alone, every lane its
-// own, and every lane one list (probe_searches). JOB_TRACE=9: JOB_TRACE 2, and the parts of
-// J_ITEMS' tasks (updater_jobs.cuh, ITEMS_PART).
+// neighbouring task instead, its code warm, its lists not. (5 and 6, removed, timed a
+// J_CLASSIFY task's parts with clock reads its loads did not hold back; 8 replaces them.)
+// JOB_TRACE=7: JOB_TRACE 2, and a dependent load's and a fence's cost before J_CLASSIFY's
+// tasks (probe_costs). JOB_TRACE=8: JOB_TRACE 2, and a J_CLASSIFY task's searches one lane
+// alone, every lane its own, and every lane one list (probe_searches). JOB_TRACE=9:
+// JOB_TRACE 2, and the parts of J_ITEMS' tasks (updater_jobs.cuh, ITEMS_PART).
 #define TASK_HIST 16
 // A J_ITEMS task none of whose updates has a work item completes them together
 // (executor.cuh, finalize_empty_lines): their completion records go to host memory as whole

@@ -65,15 +65,6 @@ __device__ __forceinline__ void count_task(const Ctx& C, bool updater, int kind,
     atomicAdd(&C.st->task_hist[updater ? 1 : 0][kind][b], 1ULL);
 }
 
-// JOB_TRACE=5: lane 0 of a J_CLASSIFY task counts the parts of its own path in the
-// histograms of jobs this build never runs (J_SEGSTART: before its search, J_COUNT: its
-// search, J_VERIFY: after it; a lane of the larger endpoint's half edge has no after).
-#define CLASSIFY_PART(kind, t0)                                                    \
-    do {                                                                          \
-        if ((JOB_TRACE == 5 || JOB_TRACE == 6) && lane == 0)                      \
-            count_task(C, false, (kind), gtime() - (t0));                         \
-    } while (0)
-
 // JOB_TRACE=9: the parts of a J_ITEMS task, each from the warp's meeting (lanes `m`) at its
 // end, in the histograms of jobs this build never runs: the update records, with the
 // completions of updates without items (J_SEGSTART's row); a task without items, its
@@ -602,7 +593,6 @@ __device__ __forceinline__ void task_classify(const Ctx& C, Batch& B, int nb, in
     // from the pair's state in the graph (insert of a present edge / delete of an
     // absent one is a no-op). They sit next to each other in the (other endpoint,
     // update) order of the smaller endpoint's segment. Each lane writes its own update.
-    u64 t_part = JOB_TRACE >= 5 ? gtime() : 0;
     int a = ld(B.rec[e].a), b = ld(B.rec[e].b);
     int lo = min(a, b), hi = max(a, b);
     int h = 2 * e + (a == lo ? 0 : 1);
@@ -617,11 +607,8 @@ __device__ __forceinline__ void task_classify(const Ctx& C, Batch& B, int nb, in
         while (q > h0 && ld(B.hpair_y[q - 1]) == hi) --q;
     }
     const int chain = p - q + 1;
-    CLASSIFY_PART(J_SEGSTART, t_part);
-    t_part = JOB_TRACE >= 5 ? gtime() : 0;
     const int x = larger ? hi : lo, y = larger ? lo : hi;
     i64 ent = find_live(C, __ldcg(C.head + x), y);
-    CLASSIFY_PART(J_COUNT, t_part);
     if (larger) {
         B.pre_ent[hh] = ent;
         return;
@@ -629,38 +616,15 @@ __device__ __forceinline__ void task_classify(const Ctx& C, Batch& B, int nb, in
 #else
 #if PRE_ENT
     if (hh != h) {  // the larger endpoint's half edge: its entry, for J_SEGEDIT
-        CLASSIFY_PART(J_SEGSTART, t_part);
-        t_part = JOB_TRACE >= 5 ? gtime() : 0;
         B.pre_ent[hh] = find_live(C, __ldcg(C.head + hi), lo);
-        CLASSIFY_PART(J_COUNT, t_part);
         return;
     }
 #endif
     int p = ld(B.hpair_pos[h]), q = p, h0 = ld(B.seg_h0[ld(B.hseg[h])]);
     while (q > h0 && ld(B.hpair_y[q - 1]) == hi) --q;
     const int chain = p - q + 1;
-    CLASSIFY_PART(J_SEGSTART, t_part);
-    t_part = JOB_TRACE >= 5 ? gtime() : 0;
     i64 ent = find_live(C, __ldcg(C.head + lo), hi);
-    CLASSIFY_PART(J_COUNT, t_part);
 #endif
-    if (JOB_TRACE == 6) {
-        // The same searches again (their data warm), then lane 0's search on every lane of
-        // this path: one list, no divergence (results discarded).
-        __syncwarp(__activemask());
-        t_part = gtime();
-        ent = find_live(C, __ldcg(C.head + lo), hi);
-        __syncwarp(__activemask());
-        CLASSIFY_PART(J_ALLOC, t_part);
-        const unsigned m = __activemask();
-        const int src = __ffs(m) - 1, lo0 = __shfl_sync(m, lo, src), hi0 = __shfl_sync(m, hi, src);
-        t_part = gtime();
-        const i64 same = find_live(C, __ldcg(C.head + lo0), hi0);
-        __syncwarp(m);
-        CLASSIFY_PART(J_PUBLISH, t_part);
-        if (same == -2) ent = same;  // never: keeps the search
-    }
-    t_part = JOB_TRACE >= 5 ? gtime() : 0;
 #if PRE_ENT
     B.pre_ent[h] = ent;
 #endif
@@ -695,7 +659,6 @@ __device__ __forceinline__ void task_classify(const Ctx& C, Batch& B, int nb, in
     B.outcome[e] = outcome;
     B.elab[e] = lab;
     if (CHECK) B.outcome_shadow[e] = ((int)vload(&C.st->batch_no) << 4) | outcome;
-    CLASSIFY_PART(J_VERIFY, t_part);
 }
 
 // Where a vertex's new version goes, from its current version ov and nins insertions: true
