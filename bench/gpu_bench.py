@@ -42,6 +42,7 @@ import argparse
 import csv
 import json
 import os
+import resource
 import sys
 import time
 from pathlib import Path
@@ -126,27 +127,32 @@ class Runner:
 
     def time_query(
         self, query_path: Path, count_only: bool, repeat: int = 1
-    ) -> tuple[float, list[float], int, int, str]:
+    ) -> tuple[float, list[float], int, int, str, list[int]]:
         """The median of ``repeat`` timed applies of the stream (each undone after), every
-        one's seconds, + and - matches (equal in every repetition, else an error), and what
-        the first timed apply did to the pools."""
+        one's seconds, + and - matches (equal in every repetition, else an error), what
+        the first timed apply did to the pools, and every one's page faults."""
         runs = [self.time_once(query_path, count_only) for _ in range(repeat)]
-        if len({(pos, neg) for _, pos, neg, _ in runs}) != 1:
+        if len({(pos, neg) for _, pos, neg, _, _ in runs}) != 1:
             raise RuntimeError(f"{query_path.name}: repetitions disagree: {runs}")
-        seconds = [s for s, _, _, _ in runs]
-        return float(np.median(seconds)), seconds, runs[0][1], runs[0][2], runs[0][3]
+        seconds = [s for s, _, _, _, _ in runs]
+        faults = [f for _, _, _, _, f in runs]
+        return float(np.median(seconds)), seconds, runs[0][1], runs[0][2], runs[0][3], faults
 
-    def time_once(self, query_path: Path, count_only: bool) -> tuple[float, int, int, str]:
-        """(seconds, + matches, - matches, what the timed apply did to the pools)."""
+    def time_once(self, query_path: Path, count_only: bool) -> tuple[float, int, int, str, int]:
+        """(seconds, + matches, - matches, what the timed apply did to the pools, the
+        process's minor page faults during the timed apply: first touches of memory, ~2 us
+        each)."""
         eng = self.engine
         q, self.qid = self.qid, self.qid + 1
         batch = self._shift(self.stream)
         eng.register(q, read_csm_query(query_path), from_seq=batch.seq[0], count_only=count_only)
         eng.unregister(q, from_seq=batch.seq[-1] + 1)
         before = eng.stats()
+        faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
         t0 = time.perf_counter()
         res = eng.apply(batch)
         seconds = time.perf_counter() - t0
+        faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults
         events = pool_events(before, eng.stats())
         if count_only:
             pos = int(res.counts.count[res.counts.sign > 0].sum())
@@ -155,7 +161,7 @@ class Runner:
             pos = int((res.deltas.sign > 0).sum())
             neg = int((res.deltas.sign < 0).sum())
         eng.apply(self._shift(undo(self.stream, res.outcome)))
-        return seconds, pos, neg, events
+        return seconds, pos, neg, events, faults
 
     def time_all(self, query_paths: list[Path]) -> tuple[float, int]:
         """Every query registered at once, count mode: (seconds, total matches)."""
@@ -374,10 +380,11 @@ def search_part(
         try:
             for mode in modes:
                 for q in queries:
-                    s, each, pos, neg, events = run.time_query(qdir / q, mode == "count", repeat)
+                    s, each, pos, neg, events, faults = run.time_query(qdir / q, mode == "count",
+                                                                       repeat)  # fmt: skip
                     rows.append((dict(dataset=dataset, query=q, stream=stream, mode=mode,
                                       matches=pos + neg, seconds=s, seconds_each=each,
-                                      pool_events=events,
+                                      page_faults_each=faults, pool_events=events,
                                       rapidflow_published_s=pub[(q, stream)][0],
                                       peer_matches=pub[(q, stream)][1]),
                                  qdir / q, pos + neg))  # fmt: skip

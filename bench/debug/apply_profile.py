@@ -14,6 +14,7 @@ import argparse
 import cProfile
 import os
 import pstats
+import resource
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -83,16 +84,19 @@ def profile(args: argparse.Namespace, batch_cap: int) -> None:
     before = eng._get_state()[0]
     prof = cProfile.Profile()
     t0 = time.time()
+    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
     p0 = time.perf_counter()
     if args.cprofile:
         prof.enable()
     res = eng.apply(batch)
     prof.disable()
     wall = time.perf_counter() - p0
+    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults
     unwrap()
     print(
         f"apply: {wall * 1e3:.2f} ms; device: first start {1e3 * (res.started.min() - t0):.2f} ms, "
-        f"last finish {1e3 * (res.finished.max() - t0):.2f} ms after the call began"
+        f"last finish {1e3 * (res.finished.max() - t0):.2f} ms after the call began; "
+        f"{faults} page faults"
     )
     host_timeline(steps, t0)
     batches(eng.last_timeline, t0)

@@ -39,7 +39,7 @@ def main() -> None:
             t0 = time.perf_counter()
             if profile:
                 prof.enable()
-            seconds, pos, neg, _ = runner.time_once(query, count_only=False)
+            seconds, pos, neg, _, _ = runner.time_once(query, count_only=False)
             prof.disable()
             total = time.perf_counter() - t0
             runner.close()

@@ -55,8 +55,8 @@ def test_a_row_is_the_median_of_its_repeated_applies(tmp_path: Path) -> None:
     run.stream = UpdateBatch.from_arrays(np.ones(2), np.array([1, 4]), np.array([3, 6]))
     run.engine, run.seq, run.qid = Engine(), 0, 0
     run.engine.load_graph(g)
-    seconds, each, pos, neg, events = run.time_query(query, True, repeat=3)
-    assert len(each) == 3 and seconds == float(np.median(each))
+    seconds, each, pos, neg, events, faults = run.time_query(query, True, repeat=3)
+    assert len(each) == len(faults) == 3 and seconds == float(np.median(each))
     # Chord 1-3 closes triangles with 2 and with the hub: 2 x 6 embeddings; 4-6 likewise.
     assert (pos, neg, events) == (24, 0, "")
     assert run.time_once(query, True)[1:3] == (24, 0)
