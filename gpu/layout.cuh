@@ -411,21 +411,6 @@
 #ifndef PUBLISH_ALONE
 #define PUBLISH_ALONE 0
 #endif
-// J_COPY's searches in one code path for every lane (updater_jobs.cuh: merged_pos, lanes of
-// base and tail entries at one call site; live_upto, an insertion's two runs searched at
-// once) (1); 0: a path each, and an insertion's two searches one after the other.
-#ifndef COPY_ONE_PATH
-#define COPY_ONE_PATH 0
-#endif
-// find_live (mvg_read.cuh) in one code path for every lane, and J_CLASSIFY's two kinds of
-// half edge searching at one call site (1); 0: a path each for lists with and without a
-// tail, and a call site each. Session 36, call 5 (H200): a classify task's lanes searching
-// their own lists at once 4-8 us (8-16 with 0), the 22 oracle rows and both all-at-once
-// rows 180.71 against 183.04 ms in turns, every count equal, race hunt 0 of 8 wrong; call
-// 6: 74 engine GPU tests passed (the rest of the suite did not run in the time left).
-#ifndef FIND_ONE_PATH
-#define FIND_ONE_PATH 0
-#endif
 // Blocks of 256 threads per SM the persistent kernel is compiled for (__launch_bounds__):
 // the register cap is 65536 / (256 * MIN_BLOCKS). nvcc 13.0 -Xptxas -v on sm_90: 3 -> 80
 // registers, 356 B of spill stores and 800 B of loads; 2 -> 128 registers, 64 B and 296 B;

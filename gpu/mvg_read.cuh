@@ -262,7 +262,6 @@ __device__ i64 run_find_live(const Ctx& C, i64 off, int len, int y) {
     return scan_find_live(C, off, lower_nbr(C, off, len, y), len, y);
 }
 
-#if FIND_ONE_PATH
 // Live entry of neighbour y in version v (base or tail), or -1. One code path for every
 // lane, whether its vertex has a version and its list a tail or not: both runs searched at
 // once (a missing tail, or list, is empty), then the base's entries of y and the tail's in
@@ -293,19 +292,6 @@ __device__ i64 find_live(const Ctx& C, int v, int y) {
         }
     }
 }
-#else
-// Live entry of neighbour y in version v (base or tail), or -1. With a tail, both runs'
-// searches at once.
-__device__ i64 find_live(const Ctx& C, int v, int y) {
-    if (v < 0) return -1;
-    const Adj a = adj_of(load_version_list(C.vers + v));
-    if (a.len == a.blen) return run_find_live(C, a.off, a.blen, y);
-    int kb, kt;
-    lower_nbr_both(C, a, y, kb, kt);
-    const i64 b = scan_find_live(C, a.off, kb, a.blen, y);
-    return b >= 0 ? b : scan_find_live(C, a.off2 + a.blen, kt, a.len - a.blen, y);
-}
-#endif
 
 __device__ __forceinline__ const int* plan_ptr(const Ctx& C, int slot, int p) {
     return C.plans + ((size_t)slot * PMAX + p) * PLAN_INTS;

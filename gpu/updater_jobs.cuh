@@ -199,29 +199,15 @@ __device__ __forceinline__ i64 old_at(const Batch& B, int g, int j) {
     return ld(j < ld(B.seg_blen[g]) ? B.seg_off[g] : B.seg_off2[g]) + j;
 }
 
-// Live old entries of segment g that go before neighbour y in the merge: the base's with a
-// neighbour <= y (they are older than anything else of y), and the tail's below y, or <= y
-// when `upper_tail` (an insertion is younger than the tail too).
-__device__ __forceinline__ int live_base_upto(const Ctx& C, const Batch& B, int g, int y) {
-    return live_before(C, B, g, lower_nbr(C, ld(B.seg_off[g]), ld(B.seg_blen[g]), y, true));
-}
-__device__ __forceinline__ int live_tail_below(const Ctx& C, const Batch& B, int g, int y, bool upper_tail) {
-    const int bl = ld(B.seg_blen[g]), n = ld(B.seg_oldlen[g]);
-    if (bl >= n) return 0;
-    const int k = lower_nbr(C, ld(B.seg_off2[g]) + bl, n - bl, y, upper_tail);
-    return live_before(C, B, g, bl + k) - live_before(C, B, g, bl);
-}
-
 // New position of segment g's live old entry at old position j with neighbour y: the live
 // entries before it in its own run, the other run's that go before it, the insertions below
 // it (J_COPY: base and tail are each sorted, and y's tail entries are younger than its base
 // entries).
 __device__ __forceinline__ int merged_pos(const Ctx& C, const Batch& B, int g, int j, int y) {
     const int bl = ld(B.seg_blen[g]);
-#if COPY_ONE_PATH
-    // Lanes of base and tail entries at one call site: the other run's search (a base entry
-    // goes after the tail's entries below y, a tail entry after the base's up to y), then
-    // the live entries before three positions.
+    // Lanes of base and tail entries at one call site, so that they search together: the
+    // other run's search (a base entry goes after the tail's entries below y, a tail entry
+    // after the base's up to y), then the live entries before three positions.
     const bool in_base = j < bl;
     const int n = ld(B.seg_oldlen[g]);
     const i64 off = in_base ? ld(B.seg_off2[g]) + bl : ld(B.seg_off[g]);
@@ -229,16 +215,12 @@ __device__ __forceinline__ int merged_pos(const Ctx& C, const Batch& B, int g, i
     const int lb = live_before(C, B, g, bl), lj = live_before(C, B, g, j);
     const int lk = live_before(C, B, g, in_base ? bl + k : k);
     return (in_base ? lj + lk - lb : lj - lb + lk) + ins_below(B, g, y);
-#else
-    const int own = j < bl ? live_before(C, B, g, j) : live_before(C, B, g, j) - live_before(C, B, g, bl);
-    const int other = j < bl ? live_tail_below(C, B, g, y, false) : live_base_upto(C, B, g, y);
-    return own + other + ins_below(B, g, y);
-#endif
 }
 
-// COPY_ONE_PATH: live old entries of segment g that go before an insertion of neighbour y,
-// the base's and the tail's up to y, both runs searched at once (0: live_base_upto +
-// live_tail_below(upper), one search after the other).
+// Live old entries of segment g that go before an insertion of neighbour y, the base's and
+// the tail's up to y, both runs searched at once (one after the other before session 37:
+// the lanes of a task then searched their runs one lane after another where their paths
+// differed).
 __device__ __forceinline__ int live_upto(const Ctx& C, const Batch& B, int g, int y) {
     const int bl = ld(B.seg_blen[g]), n = ld(B.seg_oldlen[g]);
     int kb, kt;
@@ -597,7 +579,7 @@ __device__ __forceinline__ void task_classify(const Ctx& C, Batch& B, int nb, in
     int lo = min(a, b), hi = max(a, b);
     int h = 2 * e + (a == lo ? 0 : 1);
     if (JOB_TRACE == 8) probe_searches(C, lo, hi, lane);
-#if PRE_ENT && FIND_ONE_PATH
+#if PRE_ENT
     // Both kinds of half edge search at one call site, so their lanes search together.
     const bool larger = hh != h;  // the larger endpoint's half edge: its entry, for J_SEGEDIT
     int p = 0, q = 0;
@@ -614,12 +596,6 @@ __device__ __forceinline__ void task_classify(const Ctx& C, Batch& B, int nb, in
         return;
     }
 #else
-#if PRE_ENT
-    if (hh != h) {  // the larger endpoint's half edge: its entry, for J_SEGEDIT
-        B.pre_ent[hh] = find_live(C, __ldcg(C.head + hi), lo);
-        return;
-    }
-#endif
     int p = ld(B.hpair_pos[h]), q = p, h0 = ld(B.seg_h0[ld(B.hseg[h])]);
     while (q > h0 && ld(B.hpair_y[q - 1]) == hi) --q;
     const int chain = p - q + 1;
@@ -1020,11 +996,7 @@ __device__ __forceinline__ void task_copy(const Ctx& C, Batch& B, int nb, int ta
     if (k < nins) {
         g = ld(B.ins_seg[k]);
         int y = ld(B.ins_y[k]), i = ld(B.ins_i[k]);
-#if COPY_ONE_PATH
         int pos = (k - ld(B.seg_ins0[g])) + live_upto(C, B, g, y);
-#else
-        int pos = (k - ld(B.seg_ins0[g])) + live_base_upto(C, B, g, y) + live_tail_below(C, B, g, y, true);
-#endif
         *reinterpret_cast<int4*>(C.entries + ld(B.seg_noff[g]) + pos) =
             make_int4(y, ld(B.rec[i].label), tau0 + i, INF_TS);
     }
