@@ -596,13 +596,19 @@ def main() -> None:
         "--piece", type=int, default=0,
         help="updates the host sends at a time (0: the engine's rule, gpu.engine.piece_size)",
     )  # fmt: skip
+    ap.add_argument(
+        "--first-piece", type=int, default=0,
+        help="at most this many updates in an apply's first piece (0: the engine's rule)",
+    )  # fmt: skip
     add_engine_flag(ap, "n_updaters=7")
     args = ap.parse_args()
     ENGINE_OPTIONS.update(args.engine)
-    if args.piece:
-        import dcsm.gpu.engine as ge
+    import dcsm.gpu.engine as ge
 
+    if args.piece:
         ge._PIECE = ge._PIECE_MAX = args.piece
+    if args.first_piece:
+        ge._PIECE_FIRST = args.first_piece
     args.out.mkdir(parents=True, exist_ok=True)
     rf_repeat = args.repeat if args.rapidflow_repeat is None else args.rapidflow_repeat
     report = Report(args.out, args.rapidflow_limit, rf_repeat)

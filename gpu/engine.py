@@ -96,6 +96,9 @@ THREADS = 256
 _PIECE = 4096
 _PIECE_MAX = 16384
 _PIECES = 16
+# An unpaced apply's first piece holds at most this many (0: as many as the others): the
+# device's first batch starts sooner, while the host admits the next piece.
+_PIECE_FIRST = 0
 _ROWS = 1 << 16  # match records decoded per read of the output ring
 # Between two pieces of an apply, read the completions once more than maxu / _READ_AHEAD
 # updates sent have not had theirs read: the kernel takes update tau only once the host has
@@ -122,6 +125,15 @@ def uses_hub_bits(plan: QueryPlan) -> bool:
 def piece_size(n: int) -> int:
     """Updates a piece of an apply of ``n`` updates holds (see ``_PIECES``)."""
     return min(max(_PIECE, n // _PIECES), _PIECE_MAX)
+
+
+def piece_bounds(n: int, piece: int, first: int = 0) -> Iterator[tuple[int, int]]:
+    """(lo, hi) of each piece of an apply of ``n`` updates: ``piece`` updates each, the
+    first one at most ``first`` (0: no smaller)."""
+    lo, hi = 0, min(n, min(piece, first) if first else piece)
+    while lo < n:
+        yield lo, hi
+        lo, hi = hi, min(n, hi + piece)
 
 
 # host_threads -1 picks this many where the process may run on at least _AUTO_CORES cores.
@@ -1074,10 +1086,9 @@ class GpuEngine(Engine):
         # first piece while the host prepares the next.
         # Paced: a piece is admitted only once the last one is written, as its records fall
         # due; a larger one would leave the stream's next records waiting on its admission.
-        piece = _PIECE if paced else piece_size(n)
+        bounds = piece_bounds(n, _PIECE) if paced else piece_bounds(n, piece_size(n), _PIECE_FIRST)
         with numba_threads(self._host_threads):  # the pieces' parallel calls
-            for lo in range(0, n, piece):
-                hi = min(n, lo + piece)
+            for lo, hi in bounds:
                 self._vertices_in_reach(col, hi - lo)
                 self._pools_in_reach(col)
                 known = int(self._meta[0])  # vertices the device was sent before this piece

@@ -306,6 +306,19 @@ def test_an_apply_goes_in_pieces_within_the_bounds() -> None:
             assert piece == gpu_engine._PIECE
 
 
+def test_pieces_cover_an_apply_in_order_with_a_smaller_first_one() -> None:
+    """piece_bounds: consecutive (lo, hi) from 0 to n, each of ``piece`` updates but the
+    last, the first of at most ``first`` when it is given."""
+    assert list(gpu_engine.piece_bounds(0, 4096)) == []
+    assert list(gpu_engine.piece_bounds(5, 4096, 1024)) == [(0, 5)]
+    assert list(gpu_engine.piece_bounds(10_000, 4096)) == [(0, 4096), (4096, 8192), (8192, 10_000)]
+    assert list(gpu_engine.piece_bounds(10_000, 4096, 1024)) == [
+        (0, 1024), (1024, 5120), (5120, 9216), (9216, 10_000)
+    ]  # fmt: skip
+    assert list(gpu_engine.piece_bounds(9000, 4096, 8192)) == [(0, 4096), (4096, 8192),
+                                                               (8192, 9000)]  # fmt: skip
+
+
 def test_hub_bitmaps_are_sized_to_the_graph_and_the_pools_free_room() -> None:
     """One bit a vertex, rounded up to 65,536 vertices; one an executor warp unless fewer
     are asked for; carved from two thirds of the slab pool's room above its look threshold,
