@@ -598,7 +598,7 @@ def main() -> None:
     )  # fmt: skip
     ap.add_argument(
         "--first-piece", type=int, default=0,
-        help="at most this many updates in an apply's first piece (0: the engine's rule)",
+        help="at most this many updates in an apply's first piece (0: engine's _PIECE_FIRST)",
     )  # fmt: skip
     add_engine_flag(ap, "n_updaters=7")
     args = ap.parse_args()

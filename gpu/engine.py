@@ -97,8 +97,12 @@ _PIECE = 4096
 _PIECE_MAX = 16384
 _PIECES = 16
 # An unpaced apply's first piece holds at most this many (0: as many as the others): the
-# device's first batch starts sooner, while the host admits the next piece.
-_PIECE_FIRST = 0
+# device's first batch starts sooner, while the host admits the next piece. Session 37,
+# call 3 (H200, 22 oracle count rows, 4 turns): the 8 light rows (Q_1, Q_5, Q_7, Q_10)
+# 12.93-13.35 ms together against 13.29-13.80 with 0, lower in every turn; all rows 176.38
+# against 178.62 ms (medians). A batch_cap of 32768 beside it gained too little to pay for
+# the heavy rows it slowed.
+_PIECE_FIRST = 2048
 _ROWS = 1 << 16  # match records decoded per read of the output ring
 # Between two pieces of an apply, read the completions once more than maxu / _READ_AHEAD
 # updates sent have not had theirs read: the kernel takes update tau only once the host has
