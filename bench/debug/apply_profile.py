@@ -5,7 +5,7 @@ first match started, last update finished). ``--cprofile`` adds cProfile's table
 slow every Python call, so the timeline then runs late).
 
     python3 -P bench/debug/apply_profile.py [--data DIR] [--query Q_0] [--stream insertion10] \
-        [--batch-cap 4096 16384] [--piece 4096] [--blocks 132] [--cprofile]
+        [--batch-cap 4096 16384] [--piece 4096] [--blocks 132] [--cprofile] [--rounds 40]
 """
 
 from __future__ import annotations
@@ -39,6 +39,11 @@ def main() -> None:
     ap.add_argument("--piece", type=int, default=0, help="updates sent at a time (0: default)")
     ap.add_argument("--blocks", type=int, default=0, help="the kernel's grid (0: as many as fit)")
     ap.add_argument("--cprofile", action="store_true", help="also cProfile the timed apply")
+    ap.add_argument(
+        "--rounds", type=int, default=0,
+        help="then time this many applies, each with a query of its own as gpu_bench "
+        "registers them, a line each (the light rows' two modes)",
+    )  # fmt: skip
     args = ap.parse_args()
     if args.piece:
         import dcsm.gpu.engine as ge
@@ -104,7 +109,53 @@ def profile(args: argparse.Namespace, batch_cap: int) -> None:
     print(eng.updater_profile(), eng.stats())
     if args.cprofile:
         pstats.Stats(prof).sort_stats("cumulative").print_stats(18)
+    if args.rounds:
+        undo_at = int(batch.seq[-1]) + 1
+        eng.apply(UpdateBatch.from_arrays(-batch.op[::-1], batch.u[::-1], batch.v[::-1],
+                                          batch.label[::-1], first_seq=undo_at))  # fmt: skip
+        eng.unregister(0, from_seq=undo_at + len(batch))
+        rounds(eng, args, undo_at + len(batch))
     eng.close()
+
+
+_ROUND_STEPS = ("look_up_parallel", "admit_looked_up", "_encode", "ring.commit", "_pump")
+
+
+def rounds(eng: GpuEngine, args: argparse.Namespace, seq: int) -> None:
+    """``args.rounds`` timed applies of the stream, each undone after, each with a query
+    registered for it alone (as bench/gpu_bench.py times a row): a line each with the
+    apply's time, its batches, when the device took the first and started and finished
+    matching, the host's main steps (ms) and the core the host thread last ran on."""
+    og = args.data / "oracle-github"
+    stream = read_csm_stream(og / f"{args.stream}.stream")
+    query = read_csm_query(og / "queries" / args.query)
+    print("round  apply  batches  taken  start  finish  " + "  ".join(_ROUND_STEPS) + "  cpu")
+    for r in range(args.rounds):
+        batch = UpdateBatch.from_arrays(stream.op, stream.u, stream.v, stream.label,
+                                        first_seq=seq)  # fmt: skip
+        eng.register(r + 1, query, from_seq=seq, count_only=True)
+        eng.unregister(r + 1, from_seq=seq + len(batch))
+        steps: list[tuple[str, float, float]] = []
+        unwrap = wrap_steps(eng, steps)
+        t0 = time.time()
+        p0 = time.perf_counter()
+        res = eng.apply(batch)
+        wall = time.perf_counter() - p0
+        unwrap()
+        taken = eng.last_timeline["taken"]
+        ms = {name: 0.0 for name in _ROUND_STEPS}
+        for name, a, b in steps:
+            if name in ms:
+                ms[name] += 1e3 * (b - a)
+        cpu = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[36]
+        print(f"{r:5d} {1e3 * wall:6.2f} {len(np.unique(taken)):8d} "
+              f"{1e3 * (taken.min() - t0):6.2f} {1e3 * (res.started.min() - t0):6.2f} "
+              f"{1e3 * (res.finished.max() - t0):6.2f}  "
+              + "  ".join(f"{ms[n]:.3f}" for n in _ROUND_STEPS) + f"  {cpu}")  # fmt: skip
+        seq += len(batch)
+        eng.apply(UpdateBatch.from_arrays(-batch.op[::-1], batch.u[::-1], batch.v[::-1],
+                                          batch.label[::-1], first_seq=seq))  # fmt: skip
+        seq += len(batch)
 
 
 # The host's steps of an apply call that the timeline shows: engine methods, and the

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Written in session 37 for the next one (its device time was spent). The light rows run in
+# two modes, ~0.4-0.5 ms apart on a row and stable over its five repeats (session 37, call
+# 1; sessions 30-33's turns show it too; heavy rows do not move, so the host's pace is the
+# suspect): not page faults, not glibc's trimming (call 2). Here:
+# 1. apply_profile --rounds 40 on Q_1 deletion10 and Q_7 insertion10: a line an apply (its
+#    batches, when the device took the first, the host's steps, the core the host thread
+#    ran on), with numba's 4 host threads (main), with none (DCSM_HOST_THREADS=0), and with
+#    OpenMP's workers sleeping at once (OMP_WAIT_POLICY=PASSIVE: no worker spins on a
+#    sibling of the host thread's core).
+# 2. Turns of the 22 oracle count rows: m (main), z (DCSM_HOST_THREADS=0), w (PASSIVE).
+# Carry: .dev28/common.sh .dev28/shd.tar.xz
+NO_CACHE_BACK=1; source .dev28/common.sh
+cp bench/results/gpu/session37/next/c1-modes.sh $R/; nvidia-smi -L > $R/device.txt; md5sum gpu/*.cu gpu/*.cuh gpu/*.py > $R/files.md5
+mkdir -p /tmp/shd && tar xJf .dev28/shd.tar.xz -C /tmp/shd
+rm -rf /tmp/m; python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/m . >/dev/null 2>&1 || exit 1
+export DCSM_SHARED_DATA=/tmp/shd PYTHONPATH=/tmp/m
+(lscpu; cat /sys/devices/system/cpu/cpu0/topology/thread_siblings_list) > $R/host.txt 2>&1
+env_of() { case $1 in m) echo "";; z) echo "DCSM_HOST_THREADS=0";; w) echo "OMP_WAIT_POLICY=PASSIVE";; esac; }
+for v in m z w; do for row in "Q_1 deletion10" "Q_7 insertion10"; do
+  set -- $row
+  env $(env_of $v) timeout -k 5 90 python3 -P bench/debug/apply_profile.py --data /tmp/shd --query $1 --stream $2 \
+      --batch-cap 16384 --rounds 40 > $R/rounds$v-$1-$2.txt 2>&1
+  echo "rounds ($v) $1 $2 rc $? at $(el) s" | tee -a $R/time.txt
+  sed -n '/^round/,$p' $R/rounds$v-$1-$2.txt | awk 'NR>1 {print $2, $3}' | sort -n | awk '{a[NR]=$1; b[$2]++} END {printf "  apply ms min %s median %s max %s; batches:", a[1], a[int((NR+1)/2)], a[NR]; for (k in b) printf " %s x%d", k, b[k]; print ""}' | tee -a $R/time.txt
+done; done
+mkdir -p $R/turns
+for turn in m1 z1 w1 m2 z2 w2 m3 z3 w3; do
+  [ $(el) -gt 400 ] && break
+  env $(env_of ${turn:0:1}) timeout -k 5 60 python3 -P bench/gpu_bench.py --out $R/turns/$turn --data /tmp/shd \
+      --oracle-count-only --skip-latency --repeat 5 > $R/turns/$turn.log 2>&1
+  echo "$turn rc $? at $(el) s" | tee -a $R/time.txt
+done
+python3 bench/debug/compare_turns.py $R/turns $(ls -d $R/turns/[mzw][0-9] | xargs -n1 basename) > $R/turns.md 2>&1
+cat $R/turns.md | tee -a $R/time.txt
