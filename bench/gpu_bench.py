@@ -141,7 +141,7 @@ class Runner:
     def time_once(self, query_path: Path, count_only: bool) -> tuple[float, int, int, str, int]:
         """(seconds, + matches, - matches, what the timed apply did to the pools, the
         process's minor page faults during the timed apply: first touches of memory, ~2 us
-        each)."""
+        each on the development host)."""
         eng = self.engine
         q, self.qid = self.qid, self.qid + 1
         batch = self._shift(self.stream)
