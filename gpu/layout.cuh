@@ -425,6 +425,22 @@
 #if BATCH_CAP > 32768
 #error "BATCH_CAP must be at most 32768 (15 bits of update index in a half edge)"
 #endif
+// A soft batch cap (form_batch, updater_batch.cuh): a batch closes at BATCH_SOFT records,
+// unless every record waiting fits within BATCH_SOFT_ALL together with the batch's; then it
+// takes them all, up to BATCH_CAP. So an apply's last records are not left to a batch of
+// their own just past the cap (session 37, call 2: Q_1 deletion10's batches of 4,096,
+// 8,192, 16,384 and then 228 updates, the last 0.13-0.16 ms of a 1.43 ms apply), while
+// batches under a backlog stay at BATCH_SOFT (a batch_cap of 32,768 slowed the heavy rows,
+// call 3). 0: off, BATCH_CAP alone.
+#ifndef BATCH_SOFT
+#define BATCH_SOFT 0
+#endif
+#ifndef BATCH_SOFT_ALL
+#define BATCH_SOFT_ALL (BATCH_SOFT + BATCH_SOFT / 4)
+#endif
+#if BATCH_SOFT && (BATCH_SOFT > BATCH_CAP || BATCH_SOFT_ALL < BATCH_SOFT)
+#error "need BATCH_SOFT <= BATCH_CAP and BATCH_SOFT_ALL >= BATCH_SOFT"
+#endif
 
 #define KMAX 16
 #define NSTEP 29

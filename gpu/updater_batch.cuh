@@ -131,6 +131,13 @@ struct UpdShared {
     u64 run_head, run_pos, no_run_at;
 };
 
+// The most records the batch being formed may hold, with nb taken and `waiting` more in the
+// ring (BATCH_SOFT, layout.cuh). nb + waiting stays the same through a pass over one tail.
+__device__ __forceinline__ int batch_limit(int nb, u64 waiting) {
+    if (!BATCH_SOFT) return BATCH_CAP;
+    return (u64)nb + waiting <= (u64)BATCH_SOFT_ALL ? BATCH_CAP : BATCH_SOFT;
+}
+
 // A long run of records waiting (a backlog, or a whole apply call's updates): RING_WIDE
 // records a lane in one round trip to host memory, taken when they are all updates and the
 // batch and the update slots have room for all of them (else the caller reads 32 at a time,
@@ -147,8 +154,9 @@ __device__ __noinline__ bool read_wide(const Ctx& C, Batch& B, u64& head, Tail t
     const u64 tail = t.tail;
     constexpr int N = 32 * RING_WIDE, W = 3 * RING_WIDE;  // records; 16-byte words a lane
     static_assert(sizeof(InRec) == 48, "an input record is three 16-byte words");
-    if (tail - head < (u64)N || nb + N > BATCH_CAP) return false;
-    const u64 far = tau0 + min((u64)BATCH_CAP, nb + (tail - head)) - 1;
+    const int lim = batch_limit(nb, tail - head);
+    if (tail - head < (u64)N || nb + N > lim) return false;
+    const u64 far = tau0 + min((u64)lim, nb + (tail - head)) - 1;
     if (!slot_free_upto(C, tau0 + nb + N - 1, far, known)) return false;
     const bool mirrored = head >= t.mirror_from;
     const int4* ring = reinterpret_cast<const int4*>(mirrored ? C.in_mirror : C.in_ring);
@@ -202,17 +210,18 @@ __device__ void form_batch(const Ctx& C, UpdShared& S, int lane) {
         if (nb == 0) t_read = gtime();
         const Tail t = decode_tail(__shfl_sync(0xffffffffu, relay(C), 0), head);
         const u64 tail = t.tail;
+        const int lim = batch_limit(nb, tail - head);  // this pass's room (BATCH_SOFT)
         __threadfence_system();  // every lane reads the records behind the tail
         bool blocked = false;  // an update slot is not free yet
         // Read up to 32 records at once, one per lane (host reads are ~1 us each); RING_WIDE
         // a lane when a long run waits.
-        while (head < tail && nb < BATCH_CAP && !stop && !blocked) {
+        while (head < tail && nb < lim && !stop && !blocked) {
             if (!run_tried && tail - head >= (u64)BULK_MIN) {
                 // A long run waits: leave it to read_run, as much of it as the batch and
                 // the update slots have room for (slot_free is monotone in tau: halve
                 // until free).
                 run_tried = true;
-                int k = (int)min((u64)(BATCH_CAP - nb), tail - head);
+                int k = (int)min((u64)(lim - nb), tail - head);
                 while (k >= BULK_MIN && !slot_free_upto(C, tau0 + nb + k - 1, tau0 + nb + k - 1, known)) k >>= 1;
                 if (k >= BULK_MIN) { run = k; run_mirror = head >= t.mirror_from; break; }
             }
@@ -223,10 +232,10 @@ __device__ void form_batch(const Ctx& C, UpdShared& S, int lane) {
             u64 now = gtime();
             bool upd = lane >= avail || r.kind == REC_INSERT || r.kind == REC_DELETE;
             const u64 last_tau = tau0 + nb + avail - 1;
-            const u64 far = tau0 + min((u64)BATCH_CAP, nb + (tail - head)) - 1;
+            const u64 far = tau0 + min((u64)lim, nb + (tail - head)) - 1;
             bool slots_free = slot_free_upto(C, last_tau, far, known);
             int took = 0;
-            if (__all_sync(0xffffffffu, upd) && nb + avail <= BATCH_CAP && slots_free) {
+            if (__all_sync(0xffffffffu, upd) && nb + avail <= lim && slots_free) {
                 // Only updates, and room for all of them.
                 if (lane < avail) { B.rec[nb + lane] = r; B.taken[nb + lane] = now; }
                 nb += avail;
@@ -234,7 +243,7 @@ __device__ void form_batch(const Ctx& C, UpdShared& S, int lane) {
             } else {
                 // Accept records in order (control records change state between updates).
                 bool control = false;
-                for (int k = 0; k < avail && nb < BATCH_CAP && !stop; ++k) {
+                for (int k = 0; k < avail && nb < lim && !stop; ++k) {
                     int kind = __shfl_sync(0xffffffffu, r.kind, k);
                     int ra = __shfl_sync(0xffffffffu, r.a, k);
                     int rb = __shfl_sync(0xffffffffu, r.b, k);
@@ -268,7 +277,8 @@ __device__ void form_batch(const Ctx& C, UpdShared& S, int lane) {
             if (took < avail) break;  // waiting for a slot, or batch full, or stop
         }
         if ((nb > 0 || run) && first_seen == 0) first_seen = gtime();
-        if (stop || nb == BATCH_CAP || run) break;
+        // (BATCH_SOFT: a batch past BATCH_SOFT, taken whole, may meet more records here.)
+        if (stop || (BATCH_SOFT ? nb >= lim : nb == BATCH_CAP) || run) break;
         bool due = nb >= BATCH_B || (nb > 0 && gtime() - first_seen >= BATCH_TIMEOUT_NS);
         if (!hold && due && (head == tail || blocked)) {
             // Nothing more waiting (or nothing more admissible): close. CLOSE_RECHECK 1

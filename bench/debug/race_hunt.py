@@ -32,9 +32,9 @@ from dcsm.errors import EngineError  # noqa: E402
 from dcsm.gpu.engine import GpuEngine  # noqa: E402
 
 
-def one_run(g, stream, want, want_edges, check: bool, pool: int) -> str:  # type: ignore[no-untyped-def]
+def one_run(g, stream, want, want_edges, check: bool, pool: int, batch_cap: int) -> str:  # type: ignore[no-untyped-def]
     eng = GpuEngine(pool_slabs=pool, max_versions=4096, max_vertices=1 << 12, out_cap=1 << 16,
-                    check=check)  # fmt: skip
+                    check=check, batch_cap=batch_cap)  # fmt: skip
     try:
         eng.load_graph(g)
         eng.register(0, TRIANGLE, from_seq=0, count_only=True)
@@ -66,6 +66,7 @@ def main() -> None:
     ap.add_argument("--check", action="store_true", help="also run each variant with CHECK=1")
     ap.add_argument("--only-check", action="store_true", help="run each variant with CHECK=1 only")
     ap.add_argument("--budget", type=float, default=1e9, help="stop after this many seconds")
+    ap.add_argument("--batch-cap", type=int, default=16384, help="the engines' batch_cap")
     args = ap.parse_args()
     rng = np.random.default_rng(args.seed)
     g = random_graph(rng, nv=200, ne=800)
@@ -85,7 +86,7 @@ def main() -> None:
                 break
             os.environ["DCSM_KERNEL_DEFINES"] = variant
             t = time.monotonic()
-            verdict = one_run(g, stream, want, want_edges, check, args.pool)
+            verdict = one_run(g, stream, want, want_edges, check, args.pool, args.batch_cap)
             tally[(variant, check)][0] += 1
             tally[(variant, check)][1] += verdict != "ok"
             print(f"run {i} [{variant or 'as is'}{' CHECK' if check else ''}] "
