@@ -9,11 +9,12 @@
 #    OpenMP's workers sleeping at once (OMP_WAIT_POLICY=PASSIVE: no worker spins on a
 #    sibling of the host thread's core).
 # 2. Turns of the 22 oracle count rows: m (main), z (DCSM_HOST_THREADS=0), w (PASSIVE).
-# Carry: .dev28/common.sh .dev28/shd.tar.xz
-NO_CACHE_BACK=1; source .dev28/common.sh
+# Carry: .dev28/common.sh .dev28/shd.tar.xz. Alone, or with c2-soft-cap.sh in one call
+# (both.sh).
+[ -n "${R:-}" ] || { NO_CACHE_BACK=1; source .dev28/common.sh; }
 cp bench/results/gpu/session37/next/c1-modes.sh $R/; nvidia-smi -L > $R/device.txt; md5sum gpu/*.cu gpu/*.cuh gpu/*.py > $R/files.md5
 mkdir -p /tmp/shd && tar xJf .dev28/shd.tar.xz -C /tmp/shd
-rm -rf /tmp/m; python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/m . >/dev/null 2>&1 || exit 1
+[ -d /tmp/m/dcsm ] || python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/m . >/dev/null 2>&1 || exit 1
 export DCSM_SHARED_DATA=/tmp/shd PYTHONPATH=/tmp/m
 (lscpu; cat /sys/devices/system/cpu/cpu0/topology/thread_siblings_list) > $R/host.txt 2>&1
 env_of() { case $1 in m) echo "";; z) echo "DCSM_HOST_THREADS=0";; w) echo "OMP_WAIT_POLICY=PASSIVE";; esac; }
@@ -24,12 +25,12 @@ for v in m z w; do for row in "Q_1 deletion10" "Q_7 insertion10"; do
   echo "rounds ($v) $1 $2 rc $? at $(el) s" | tee -a $R/time.txt
   sed -n '/^round/,$p' $R/rounds$v-$1-$2.txt | awk 'NR>1 {print $2, $3}' | sort -n | awk '{a[NR]=$1; b[$2]++} END {printf "  apply ms min %s median %s max %s; batches:", a[1], a[int((NR+1)/2)], a[NR]; for (k in b) printf " %s x%d", k, b[k]; print ""}' | tee -a $R/time.txt
 done; done
-mkdir -p $R/turns
+mkdir -p $R/turns-modes
 for turn in m1 z1 w1 m2 z2 w2 m3 z3 w3; do
-  [ $(el) -gt 400 ] && break
-  env $(env_of ${turn:0:1}) timeout -k 5 60 python3 -P bench/gpu_bench.py --out $R/turns/$turn --data /tmp/shd \
-      --oracle-count-only --skip-latency --repeat 5 > $R/turns/$turn.log 2>&1
+  [ $(el) -gt ${MODES_UNTIL:-400} ] && break
+  env $(env_of ${turn:0:1}) timeout -k 5 60 python3 -P bench/gpu_bench.py --out $R/turns-modes/$turn --data /tmp/shd \
+      --oracle-count-only --skip-latency --repeat 5 > $R/turns-modes/$turn.log 2>&1
   echo "$turn rc $? at $(el) s" | tee -a $R/time.txt
 done
-python3 bench/debug/compare_turns.py $R/turns $(ls -d $R/turns/[mzw][0-9] | xargs -n1 basename) > $R/turns.md 2>&1
-cat $R/turns.md | tee -a $R/time.txt
+python3 bench/debug/compare_turns.py $R/turns-modes $(ls -d $R/turns-modes/[mzw][0-9] | xargs -n1 basename) > $R/turns-modes.md 2>&1
+cat $R/turns-modes.md | tee -a $R/time.txt

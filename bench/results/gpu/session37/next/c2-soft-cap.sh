@@ -14,24 +14,25 @@
 # If s or S wins: the engine and oracle GPU tests with it (session36/next/c2-tests.sh needs
 # the batch cap too: DCSM_KERNEL_DEFINES cannot change BATCH_CAP; make batch_cap 32768 and
 # BATCH_SOFT 16384 the defaults on a branch and run the suite there first).
-# Carry: .dev28/common.sh .dev28/shd.tar.xz
-NO_CACHE_BACK=1; source .dev28/common.sh
+# Carry: .dev28/common.sh .dev28/shd.tar.xz. Alone, or after c1-modes.sh in one call
+# (both.sh).
+[ -n "${R:-}" ] || { NO_CACHE_BACK=1; source .dev28/common.sh; }
 cp bench/results/gpu/session37/next/c2-soft-cap.sh $R/; nvidia-smi -L > $R/device.txt; md5sum gpu/*.cu gpu/*.cuh gpu/*.py > $R/files.md5
 mkdir -p /tmp/shd && tar xJf .dev28/shd.tar.xz -C /tmp/shd
-rm -rf /tmp/m; python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/m . >/dev/null 2>&1 || exit 1
+[ -d /tmp/m/dcsm ] || python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/m . >/dev/null 2>&1 || exit 1
 export DCSM_SHARED_DATA=/tmp/shd PYTHONPATH=/tmp/m
 defs() { case $1 in m|k) echo "";; s) echo "-DBATCH_SOFT=16384";; S) echo "-DBATCH_SOFT=16384 -DBATCH_SOFT_ALL=24576";; esac; }
 cap() { case $1 in m) echo 16384;; *) echo 32768;; esac; }
-mkdir -p $R/turns
+mkdir -p $R/turns-soft
 for turn in m1 s1 S1 k1 m2 s2 S2 k2 m3 s3 S3 k3; do
-  [ $(el) -gt 250 ] && break
+  [ $(el) -gt ${SOFT_UNTIL:-250} ] && break
   v=${turn:0:1}
-  DCSM_KERNEL_DEFINES="$(defs $v)" timeout -k 5 60 python3 -P bench/gpu_bench.py --out $R/turns/$turn --data /tmp/shd \
-      --oracle-count-only --skip-latency --repeat 5 --batch-cap $(cap $v) > $R/turns/$turn.log 2>&1
+  DCSM_KERNEL_DEFINES="$(defs $v)" timeout -k 5 60 python3 -P bench/gpu_bench.py --out $R/turns-soft/$turn --data /tmp/shd \
+      --oracle-count-only --skip-latency --repeat 5 --batch-cap $(cap $v) > $R/turns-soft/$turn.log 2>&1
   echo "$turn rc $? at $(el) s" | tee -a $R/time.txt
 done
-python3 bench/debug/compare_turns.py $R/turns $(ls -d $R/turns/[msSk][0-9] | xargs -n1 basename) > $R/turns.md 2>&1
-cat $R/turns.md | tee -a $R/time.txt
+python3 bench/debug/compare_turns.py $R/turns-soft $(ls -d $R/turns-soft/[msSk][0-9] | xargs -n1 basename) > $R/turns-soft.md 2>&1
+cat $R/turns-soft.md | tee -a $R/time.txt
 DCSM_KERNEL_DEFINES="$(defs s)" timeout -k 5 60 python3 -P bench/debug/apply_profile.py --data /tmp/shd --query Q_1 \
     --stream deletion10 --batch-cap 32768 > $R/profs-Q_1-deletion10.txt 2>&1
 echo "apply_profile (s) rc $? at $(el) s" | tee -a $R/time.txt; grep -E "^apply|timed call" $R/profs-Q_1-deletion10.txt | tee -a $R/time.txt
