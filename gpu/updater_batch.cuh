@@ -132,7 +132,8 @@ struct UpdShared {
 };
 
 // The most records the batch being formed may hold, with nb taken and `waiting` more in the
-// ring (BATCH_SOFT, layout.cuh). nb + waiting stays the same through a pass over one tail.
+// ring (BATCH_SOFT, layout.cuh). nb + waiting stays the same through a pass over one tail
+// (control records aside: they leave the ring without joining the batch).
 __device__ __forceinline__ int batch_limit(int nb, u64 waiting) {
     if (!BATCH_SOFT) return BATCH_CAP;
     return (u64)nb + waiting <= (u64)BATCH_SOFT_ALL ? BATCH_CAP : BATCH_SOFT;
