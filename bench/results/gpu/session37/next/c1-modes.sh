@@ -9,9 +9,9 @@
 #    OpenMP's workers sleeping at once (OMP_WAIT_POLICY=PASSIVE: no worker spins on a
 #    sibling of the host thread's core).
 # 2. Turns of the 22 oracle count rows: m (main), z (DCSM_HOST_THREADS=0), w (PASSIVE).
-# Carry: .dev28/common.sh .dev28/shd.tar.xz. Alone, or with c2-soft-cap.sh in one call
+# Carry: .dev28/shd.tar.xz (bench/device/README.md). Alone, or with c2-soft-cap.sh in one call
 # (both.sh).
-[ -n "${R:-}" ] || { NO_CACHE_BACK=1; source .dev28/common.sh; }
+[ -n "${R:-}" ] || { NO_CACHE_BACK=1; source bench/device/common.sh; }
 cp bench/results/gpu/session37/next/c1-modes.sh $R/; nvidia-smi -L > $R/device.txt; md5sum gpu/*.cu gpu/*.cuh gpu/*.py > $R/files.md5
 mkdir -p /tmp/shd && tar xJf .dev28/shd.tar.xz -C /tmp/shd
 [ -d /tmp/m/dcsm ] || python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/m . >/dev/null 2>&1 || exit 1

@@ -14,9 +14,9 @@
 # If s or S wins: the engine and oracle GPU tests with it (session36/next/c2-tests.sh needs
 # the batch cap too: DCSM_KERNEL_DEFINES cannot change BATCH_CAP; make batch_cap 32768 and
 # BATCH_SOFT 16384 the defaults on a branch and run the suite there first).
-# Carry: .dev28/common.sh .dev28/shd.tar.xz. Alone, or after c1-modes.sh in one call
+# Carry: .dev28/shd.tar.xz (bench/device/README.md). Alone, or after c1-modes.sh in one call
 # (both.sh).
-[ -n "${R:-}" ] || { NO_CACHE_BACK=1; source .dev28/common.sh; }
+[ -n "${R:-}" ] || { NO_CACHE_BACK=1; source bench/device/common.sh; }
 cp bench/results/gpu/session37/next/c2-soft-cap.sh $R/; nvidia-smi -L > $R/device.txt; md5sum gpu/*.cu gpu/*.cuh gpu/*.py > $R/files.md5
 mkdir -p /tmp/shd && tar xJf .dev28/shd.tar.xz -C /tmp/shd
 [ -d /tmp/m/dcsm ] || python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/m . >/dev/null 2>&1 || exit 1

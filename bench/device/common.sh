@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Sourced first by a device call's script, on the device machine, in the repository root:
+#
+#     NO_CACHE_BACK=1; source bench/device/common.sh
+#
+# What it sets up (each step idempotent, so two scripts of one call may both source it):
+#   T0, el       the call's start and the seconds since (`[ $(el) -gt 300 ] && break`)
+#   R            $OUT/r, the results folder; packed into $OUT/r.tgz when the call exits
+#                (a call brings back at most 8 files: one archive holds them all)
+#   /tmp/m       this checkout installed as the `dcsm` package (PYTHONPATH); run scripts with
+#                python3 -P so that the source folder never shadows it
+#   /tmp/shd     ../shared/data, unpacked from .dev28/shd.tar.xz where the call carried it
+#                (bench/device/pack-shared.sh makes it here); DCSM_SHARED_DATA points to it
+#   CuPy's kernel cache in /tmp/cupy-cache: seeded from .dev28/cupy-cache.tgz.* where
+#                carried, and sent back in 15 MiB parts unless NO_CACHE_BACK=1 (a stale
+#                cache only misses: CuPy keys its entries by source, options and compiler)
+# and $R/device.txt (the GPU, driver, CuPy), $R/files.md5 (the kernel and engine files run).
+# Nothing here is fetched code: the peers' binaries (.peers/bin) are built by hand, as
+# bench/device/README.md says, and carried beside it.
+set -u
+if [ -z "${DCSM_DEVICE_COMMON:-}" ]; then
+  DCSM_DEVICE_COMMON=1
+  T0=$(date +%s)
+  el() { echo $(( $(date +%s) - T0 )); }
+  R=${OUT:?OUT is set on the device machine only}/r
+  mkdir -p "$R"
+  export PYTHONUNBUFFERED=1 CUPY_CACHE_DIR=/tmp/cupy-cache
+  _repo=$PWD
+  _finish() {
+    cd "$OUT" || return
+    tar czf r.tgz r && rm -rf r
+    if [ "${NO_CACHE_BACK:-0}" != 1 ] && [ -d "$CUPY_CACHE_DIR" ]; then
+      tar cz -C /tmp cupy-cache | split -b 15m - cupy-cache.tgz.
+    fi
+  }
+  trap _finish EXIT
+  if ls "$_repo"/.dev28/cupy-cache.tgz.* > /dev/null 2>&1; then
+    cat "$_repo"/.dev28/cupy-cache.tgz.* | tar xz -C /tmp
+  fi
+  if [ -f .dev28/shd.tar.xz ]; then
+    mkdir -p /tmp/shd && tar xJf .dev28/shd.tar.xz -C /tmp/shd
+    export DCSM_SHARED_DATA=/tmp/shd
+  fi
+  if [ ! -d /tmp/m/dcsm ]; then
+    python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/m . \
+      > "$R/install.log" 2>&1 || { echo "installing the package failed: $R/install.log"; exit 1; }
+  fi
+  export PYTHONPATH=/tmp/m${PYTHONPATH:+:$PYTHONPATH}
+  { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+    python3 -c "import cupy; print('cupy', cupy.__version__, 'cuda', cupy.cuda.runtime.runtimeGetVersion())"
+    nproc; } > "$R/device.txt" 2>&1
+  md5sum gpu/*.cu gpu/*.cuh gpu/*.py > "$R/files.md5"
+  git log -1 --format=%H > "$R/head.txt" 2>/dev/null || true
+  echo "setup at $(el) s" | tee -a "$R/time.txt"
+fi
