@@ -125,15 +125,20 @@ def rounds(eng: GpuEngine, args: argparse.Namespace, seq: int) -> None:
     """``args.rounds`` timed applies of the stream, each undone after, each with a query
     registered for it alone (as bench/gpu_bench.py times a row): a line each with the
     apply's time, its batches, when the device took the first and started and finished
-    matching, the host's main steps (ms) and the core the host thread last ran on."""
+    matching, the host's main steps (ms), the core the host thread last ran on, and where the
+    apply sat: its query's slot, its first tau's update slot (tau0 % maxu), the input ring's
+    and the output ring's positions (what a registration changes for the rows after it)."""
     og = args.data / "oracle-github"
     stream = read_csm_stream(og / f"{args.stream}.stream")
     query = read_csm_query(og / "queries" / args.query)
-    print("round  apply  batches  taken  start  finish  " + "  ".join(_ROUND_STEPS) + "  cpu")
+    print("round  apply  batches  taken  start  finish  " + "  ".join(_ROUND_STEPS)
+          + "  cpu  slot  tau_slot  in_pos  out_pos")  # fmt: skip
     for r in range(args.rounds):
         batch = UpdateBatch.from_arrays(stream.op, stream.u, stream.v, stream.label,
                                         first_seq=seq)  # fmt: skip
         eng.register(r + 1, query, from_seq=seq, count_only=True)
+        where = (eng._slots._of[r + 1], eng._next_tau % eng.cfg.maxu,
+                 eng._ring.tail % eng._ring.cap, eng._out_head)  # fmt: skip
         eng.unregister(r + 1, from_seq=seq + len(batch))
         steps: list[tuple[str, float, float]] = []
         unwrap = wrap_steps(eng, steps)
@@ -151,7 +156,8 @@ def rounds(eng: GpuEngine, args: argparse.Namespace, seq: int) -> None:
         print(f"{r:5d} {1e3 * wall:6.2f} {len(np.unique(taken)):8d} "
               f"{1e3 * (taken.min() - t0):6.2f} {1e3 * (res.started.min() - t0):6.2f} "
               f"{1e3 * (res.finished.max() - t0):6.2f}  "
-              + "  ".join(f"{ms[n]:.3f}" for n in _ROUND_STEPS) + f"  {cpu}")  # fmt: skip
+              + "  ".join(f"{ms[n]:.3f}" for n in _ROUND_STEPS) + f"  {cpu}  "
+              + "  ".join(str(int(x)) for x in where))  # fmt: skip
         seq += len(batch)
         eng.apply(UpdateBatch.from_arrays(-batch.op[::-1], batch.u[::-1], batch.v[::-1],
                                           batch.label[::-1], first_seq=seq))  # fmt: skip

@@ -10,6 +10,10 @@
 #   s  batch_cap 32768, -DBATCH_SOFT=16384 (all taken up to 20,480 waiting)
 #   S  batch_cap 32768, -DBATCH_SOFT=16384 -DBATCH_SOFT_ALL=24576
 #   k  batch_cap 32768
+#   p  batch_cap 32768, pieces of 8192 after the first of 2048 (call 3's p, before the first
+#      piece was 2048, had the eight light rows lowest of all, 12.46-12.74 ms against main's
+#      13.29-13.80, and its heavy rows within main's spread; added in session 38)
+#   P  p and -DBATCH_SOFT=16384
 # then apply_profile of s on Q_1 deletion10 (its batches), and the race hunt with s.
 # If s or S wins: the engine and oracle GPU tests with it (session36/next/c2-tests.sh needs
 # the batch cap too: DCSM_KERNEL_DEFINES cannot change BATCH_CAP; make batch_cap 32768 and
@@ -21,17 +25,18 @@ cp bench/results/gpu/session37/next/c2-soft-cap.sh $R/; nvidia-smi -L > $R/devic
 mkdir -p /tmp/shd && tar xJf .dev28/shd.tar.xz -C /tmp/shd
 [ -d /tmp/m/dcsm ] || python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/m . >/dev/null 2>&1 || exit 1
 export DCSM_SHARED_DATA=/tmp/shd PYTHONPATH=/tmp/m
-defs() { case $1 in m|k) echo "";; s) echo "-DBATCH_SOFT=16384";; S) echo "-DBATCH_SOFT=16384 -DBATCH_SOFT_ALL=24576";; esac; }
+defs() { case $1 in m|k|p) echo "";; s|P) echo "-DBATCH_SOFT=16384";; S) echo "-DBATCH_SOFT=16384 -DBATCH_SOFT_ALL=24576";; esac; }
 cap() { case $1 in m) echo 16384;; *) echo 32768;; esac; }
+piece() { case $1 in p|P) echo 8192;; *) echo 0;; esac; }
 mkdir -p $R/turns-soft
-for turn in m1 s1 S1 k1 m2 s2 S2 k2 m3 s3 S3 k3; do
+for turn in m1 s1 S1 k1 p1 P1 m2 s2 S2 k2 p2 P2 m3 s3 S3 k3 p3 P3 m4 s4 S4 k4 p4 P4; do
   [ $(el) -gt ${SOFT_UNTIL:-250} ] && break
   v=${turn:0:1}
   DCSM_KERNEL_DEFINES="$(defs $v)" timeout -k 5 60 python3 -P bench/gpu_bench.py --out $R/turns-soft/$turn --data /tmp/shd \
-      --oracle-count-only --skip-latency --repeat 5 --batch-cap $(cap $v) > $R/turns-soft/$turn.log 2>&1
+      --oracle-count-only --skip-latency --repeat 5 --batch-cap $(cap $v) --piece $(piece $v) > $R/turns-soft/$turn.log 2>&1
   echo "$turn rc $? at $(el) s" | tee -a $R/time.txt
 done
-python3 bench/debug/compare_turns.py $R/turns-soft $(ls -d $R/turns-soft/[msSk][0-9] | xargs -n1 basename) > $R/turns-soft.md 2>&1
+python3 bench/debug/compare_turns.py $R/turns-soft $(ls -d $R/turns-soft/[msSkpP][0-9] | xargs -n1 basename) > $R/turns-soft.md 2>&1
 cat $R/turns-soft.md | tee -a $R/time.txt
 DCSM_KERNEL_DEFINES="$(defs s)" timeout -k 5 60 python3 -P bench/debug/apply_profile.py --data /tmp/shd --query Q_1 \
     --stream deletion10 --batch-cap 32768 > $R/profs-Q_1-deletion10.txt 2>&1
