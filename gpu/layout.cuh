@@ -284,6 +284,12 @@
 #ifndef DONE_LINES
 #define DONE_LINES 1
 #endif
+// RECORD_SM=1: updater w0 stores the SM its block runs on in DevStatus.updater_sm at launch
+// (bench/debug/engine_modes.py: whether the light rows' two modes follow the updater's SM,
+// a launch's placement, or an engine's memory). 0: not recorded (the default build).
+#ifndef RECORD_SM
+#define RECORD_SM 0
+#endif
 #if FUSE_SEGSTART_PLACE && !FUSE_HALVES_COUNT
 #error "FUSE_SEGSTART_PLACE needs FUSE_HALVES_COUNT (the counts in vmark)"
 #endif
@@ -549,7 +555,8 @@ struct DevStatus {
     u64 slab_bump;        // GC (snapshot of st): slabs ever taken from the bump region
     u64 clock_pong_ns;    // w0: %globaltimer when it saw HostCtl.clock_ping change
     u64 clock_pong;       // w0: that clock_ping, written after clock_pong_ns
-    u64 pad[2];
+    u64 updater_sm;       // w0 at launch, RECORD_SM=1 only: 1 + the SM block 0 runs on (0: unknown)
+    u64 pad;
 };
 
 struct State {

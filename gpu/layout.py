@@ -66,7 +66,8 @@ DEV_STATUS = np.dtype(
         ("versions_in_use", np.uint64), ("clock_ns", np.uint64), ("running", np.uint64),
         ("error", np.uint64), ("completed", np.uint64), ("gc_freed", np.uint64),
         ("gc_queue", np.uint64), ("donated", np.uint64), ("slab_bump", np.uint64),
-        ("clock_pong_ns", np.uint64), ("clock_pong", np.uint64), ("pad", np.uint64, 2),
+        ("clock_pong_ns", np.uint64), ("clock_pong", np.uint64), ("updater_sm", np.uint64),
+        ("pad", np.uint64),
     ]
 )  # fmt: skip
 

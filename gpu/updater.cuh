@@ -101,6 +101,11 @@ __device__ void updater(const Ctx& C, int w, int lane) {
         S.fatal = 0;
         S.no_run_at = ~0ULL;
         C.dstat->clock_ns = gtime();
+        if (RECORD_SM) {
+            unsigned sm;
+            asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+            C.dstat->updater_sm = 1 + (u64)sm;
+        }
         C.dstat->running = 1;
         __threadfence_system();
     }

@@ -1,0 +1,104 @@
+"""What sets a light row's mode: several engines in one process, each timed over a few
+rounds as bench/gpu_bench.py times a row (a query registered for each apply, the apply
+undone after), then stopped, relaunched on the same memory and timed again.
+
+In turns of the oracle count rows (sessions 30-37), a light row took ~0.4-0.5 ms more in
+some runs than in others, and the light rows of one engine (one stream of one run) moved
+together; the two engines of one process mostly agreed (bench/debug/turn_modes.py). If the
+modes follow the engine here, its memory sets them; if they change at a relaunch, the
+launch (where block 0, the updater warps, runs); if they follow the core the host thread
+runs on (--cpus pins each engine's to a core of its own), the host. A line per (engine,
+launch): the applies' median, least and largest ms, the SM of block 0 (with
+DCSM_KERNEL_DEFINES=-DRECORD_SM=1, else ?), the core the host thread last ran on, the NUMA
+nodes of the pinned done and input rings' pages, and the low bits of the device state's
+and batch's addresses.
+
+    DCSM_KERNEL_DEFINES=-DRECORD_SM=1 python3 -P bench/debug/engine_modes.py [--data DIR] \
+        [--query Q_1] [--stream deletion10] [--engines 8] [--launches 2] [--rounds 7] \
+        [--cpus 0,2,4,6,8,10,12,14]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from gpu_bench import Runner  # noqa: E402
+
+from dcsm.gpu.engine import GpuEngine  # noqa: E402
+
+
+def numa_nodes(address: int) -> str:
+    """The NUMA nodes of the pages of the mapping holding ``address`` ("N0=12 N1=4"), from
+    /proc/self/numa_maps; "?" where the kernel does not say."""
+    start = None
+    for line in Path("/proc/self/maps").read_text().splitlines():
+        lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
+        if lo <= address < hi:
+            start = lo
+            break
+    try:
+        lines = Path("/proc/self/numa_maps").read_text().splitlines()
+    except OSError:
+        return "?"
+    for line in lines:
+        if start is not None and int(line.split()[0], 16) == start:
+            return " ".join(w for w in line.split() if w[0] == "N" and "=" in w) or "?"
+    return "?"
+
+
+def where(eng: GpuEngine) -> str:
+    sm = int(eng._dstat["updater_sm"][0])
+    cpu = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[36]
+    st, batch = (eng._d[k].data.ptr & 0xFFFFFF for k in ("st", "batch"))
+    return (
+        f"sm {sm - 1 if sm else '?':>3}  cpu {cpu:>2}  "
+        f"done [{numa_nodes(eng._done.ctypes.data)}]  in [{numa_nodes(eng._in.ctypes.data)}]  "
+        f"st {st:06x}  batch {batch:06x}"
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument(
+        "--data", type=Path, default=Path(os.environ.get("DCSM_SHARED_DATA", "../shared/data"))
+    )
+    ap.add_argument("--query", default="Q_1")
+    ap.add_argument("--stream", default="deletion10", choices=("insertion10", "deletion10"))
+    ap.add_argument("--engines", type=int, default=8)
+    ap.add_argument("--launches", type=int, default=2, help="kernel launches an engine")
+    ap.add_argument("--rounds", type=int, default=7, help="timed applies a launch")
+    ap.add_argument("--batch-cap", type=int, default=16384)
+    ap.add_argument(
+        "--cpus", default="",
+        help="comma list: engine e's host thread runs on cpus[e %% len] alone (default: where "
+        "the OS puts it)",
+    )  # fmt: skip
+    args = ap.parse_args()
+    cpus = [int(c) for c in args.cpus.split(",") if c]
+    og = args.data / "oracle-github"
+    graph = og / ("initial90.graph" if args.stream == "insertion10" else "full.graph")
+    query = og / "queries" / args.query
+    print(f"{args.query} {args.stream}: {args.engines} engines, {args.launches} launches each, "
+          f"{args.rounds} timed applies a launch (ms)")  # fmt: skip
+    for e in range(args.engines):
+        if cpus:
+            os.sched_setaffinity(0, {cpus[e % len(cpus)]})  # this thread's, not numba's
+        run = Runner(graph, og / f"{args.stream}.stream", args.batch_cap)
+        for launch in range(args.launches):
+            if launch:
+                run.engine.stop()  # the next apply launches the kernel again
+            run.time_once(query, True)  # untimed: numba, the launch, the pools' first look
+            ms = [1e3 * run.time_once(query, True)[0] for _ in range(args.rounds)]
+            print(f"engine {e} launch {launch}  median {statistics.median(ms):6.3f}  "
+                  f"min {min(ms):6.3f}  max {max(ms):6.3f}  {where(run.engine)}",
+                  flush=True)  # fmt: skip
+        run.close()
+
+
+if __name__ == "__main__":
+    main()
