@@ -100,6 +100,16 @@ def new_engine(**kwargs: float) -> GpuEngine:
 POOL_COUNTERS = ("pool_looks", "pool_compactions", "pool_slabs", "max_versions", "max_vertices")
 
 
+def host_cpu() -> int:
+    """The core this thread last ran on (/proc/thread-self/stat's 39th field); -1 where
+    the OS does not say. The light rows' modes followed the process (turn_modes.py): each
+    row records its applies' cores, to set beside their times."""
+    try:
+        return int(Path("/proc/thread-self/stat").read_text().rsplit(")", 1)[1].split()[36])
+    except (OSError, IndexError, ValueError):
+        return -1
+
+
 def pool_events(before: dict[str, int], after: dict[str, int]) -> str:
     """What changed in POOL_COUNTERS, e.g. "pool_looks 3->4, pool_slabs 1024->2048"; ""
     when nothing did."""
@@ -119,6 +129,7 @@ class Runner:
         self.engine.load_graph(read_graph(graph_path))
         self.seq = 0
         self.qid = 0
+        self.cpus: list[int] = []  # host_cpu() after each timed apply of time_query
 
     def _shift(self, b: UpdateBatch) -> UpdateBatch:
         out = UpdateBatch.from_arrays(b.op, b.u, b.v, b.label, first_seq=self.seq)
@@ -131,6 +142,7 @@ class Runner:
         """The median of ``repeat`` timed applies of the stream (each undone after), every
         one's seconds, + and - matches (equal in every repetition, else an error), what
         the first timed apply did to the pools, and every one's page faults."""
+        self.cpus = []
         runs = [self.time_once(query_path, count_only) for _ in range(repeat)]
         if len({(pos, neg) for _, pos, neg, _, _ in runs}) != 1:
             raise RuntimeError(f"{query_path.name}: repetitions disagree: {runs}")
@@ -153,6 +165,7 @@ class Runner:
         res = eng.apply(batch)
         seconds = time.perf_counter() - t0
         faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults
+        self.cpus.append(host_cpu())
         events = pool_events(before, eng.stats())
         if count_only:
             pos = int(res.counts.count[res.counts.sign > 0].sum())
@@ -384,7 +397,8 @@ def search_part(
                                                                        repeat)  # fmt: skip
                     rows.append((dict(dataset=dataset, query=q, stream=stream, mode=mode,
                                       matches=pos + neg, seconds=s, seconds_each=each,
-                                      page_faults_each=faults, pool_events=events,
+                                      page_faults_each=faults, host_cpu_each=run.cpus,
+                                      pool_events=events,
                                       rapidflow_published_s=pub[(q, stream)][0],
                                       peer_matches=pub[(q, stream)][1]),
                                  qdir / q, pos + neg))  # fmt: skip
