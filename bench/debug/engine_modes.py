@@ -3,19 +3,22 @@ rounds as bench/gpu_bench.py times a row (a query registered for each apply, the
 undone after), then stopped, relaunched on the same memory and timed again.
 
 In turns of the oracle count rows (sessions 30-37), a light row took ~0.4-0.5 ms more in
-some runs than in others, and the light rows of one engine (one stream of one run) moved
-together; the two engines of one process mostly agreed (bench/debug/turn_modes.py). If the
-modes follow the engine here, its memory sets them; if they change at a relaunch, the
-launch (where block 0, the updater warps, runs); if they follow the core the host thread
-runs on (--cpus pins each engine's to a core of its own), the host. A line per (engine,
-launch): the applies' median, least and largest ms, the SM of block 0 (with
-DCSM_KERNEL_DEFINES=-DRECORD_SM=1, else ?), the core the host thread last ran on, the NUMA
-nodes of the pinned done and input rings' pages, and the low bits of the device state's
-and batch's addresses.
+some runs than in others; the light rows of one engine moved together, and so did the two
+engines of one process, but not adjacent processes (bench/debug/turn_modes.py). Caching
+allocators hand a closed engine's memory to the next, so gpu_bench's two engines of a
+process may well share their addresses: here each engine is only stopped, so that every
+engine's memory is new (--close-each: as gpu_bench does). If the modes follow the engine
+here, its memory sets them; if they change at a relaunch, the launch (where block 0, the
+updater warps, runs); if they follow the core the host thread runs on (--cpus pins each
+engine's to a core of its own), the host; if every engine of a process shares one, the
+process. A line per (engine, launch): the applies' median, least and largest ms, the SM of
+block 0 (with DCSM_KERNEL_DEFINES=-DRECORD_SM=1, else ?), the core the host thread last ran
+on, the NUMA nodes of the pinned done and input rings' pages, and the low bits of the device
+state's and batch's addresses.
 
     DCSM_KERNEL_DEFINES=-DRECORD_SM=1 python3 -P bench/debug/engine_modes.py [--data DIR] \
         [--query Q_1] [--stream deletion10] [--engines 8] [--launches 2] [--rounds 7] \
-        [--cpus 0,2,4,6,8,10,12,14]
+        [--cpus 0,2,4,6,8,10,12,14] [--close-each]
 """
 
 from __future__ import annotations
@@ -78,6 +81,12 @@ def main() -> None:
         help="comma list: engine e's host thread runs on cpus[e %% len] alone (default: where "
         "the OS puts it)",
     )  # fmt: skip
+    ap.add_argument(
+        "--close-each", action="store_true",
+        help="close each engine before the next is made (its device and pinned memory then "
+        "serve the next, as in gpu_bench's processes); default: each engine is only stopped, "
+        "so that every engine's memory is new",
+    )  # fmt: skip
     args = ap.parse_args()
     cpus = [int(c) for c in args.cpus.split(",") if c]
     og = args.data / "oracle-github"
@@ -85,6 +94,7 @@ def main() -> None:
     query = og / "queries" / args.query
     print(f"{args.query} {args.stream}: {args.engines} engines, {args.launches} launches each, "
           f"{args.rounds} timed applies a launch (ms)")  # fmt: skip
+    kept: list[Runner] = []
     for e in range(args.engines):
         if cpus:
             os.sched_setaffinity(0, {cpus[e % len(cpus)]})  # this thread's, not numba's
@@ -97,6 +107,12 @@ def main() -> None:
             print(f"engine {e} launch {launch}  median {statistics.median(ms):6.3f}  "
                   f"min {min(ms):6.3f}  max {max(ms):6.3f}  {where(run.engine)}",
                   flush=True)  # fmt: skip
+        if args.close_each:
+            run.close()
+        else:
+            run.engine.stop()  # its kernel ends; its memory stays taken
+            kept.append(run)
+    for run in kept:
         run.close()
 
 

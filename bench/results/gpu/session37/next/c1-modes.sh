@@ -8,9 +8,11 @@
 #    memory and timed again, on Q_1 deletion10 and Q_7 insertion10. Session 38 found in the
 #    turns of session 37 that the light rows of one engine (one stream of one run) move
 #    together: if the mode follows the engine, its memory sets it; if it changes at a
-#    relaunch, the launch (block 0's SM is printed); the two engines of one process mostly
-#    agreed, so also with each engine's host thread pinned to a core of its own (--cpus).
-# 1. apply_profile --rounds 40 on Q_1 deletion10 and Q_7 insertion10: a line an apply (its
+#    relaunch, the launch (block 0's SM is printed). The two engines of one process mostly
+#    agreed, adjacent processes did not (turn_modes.py): so also with each engine's host
+#    thread pinned to a core of its own (--cpus), and with each engine closed before the
+#    next (--close-each: memory reused, as in gpu_bench) against kept (new memory each).
+# 1. apply_profile --rounds 40 on Q_1 deletion10 (Q_7 insertion10 dropped in session 38): a line an apply (its
 #    batches, when the device took the first, the host's steps, the core the host thread
 #    ran on), with numba's 4 host threads (main), with none (DCSM_HOST_THREADS=0), and with
 #    OpenMP's workers sleeping at once (OMP_WAIT_POLICY=PASSIVE: no worker spins on a
@@ -24,14 +26,15 @@ mkdir -p /tmp/shd && tar xJf .dev28/shd.tar.xz -C /tmp/shd
 [ -d /tmp/m/dcsm ] || python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/m . >/dev/null 2>&1 || exit 1
 export DCSM_SHARED_DATA=/tmp/shd PYTHONPATH=/tmp/m
 (lscpu; cat /sys/devices/system/cpu/cpu0/topology/thread_siblings_list) > $R/host.txt 2>&1
-for row in "Q_1 deletion10 -" "Q_1 deletion10 0,2,4,6,8,10,12,14" "Q_7 insertion10 -"; do
-  set -- $row; pin=$3; [ $pin = - ] && pin=""
-  DCSM_KERNEL_DEFINES=-DRECORD_SM=1 timeout -k 5 120 python3 -P bench/debug/engine_modes.py --data /tmp/shd --query $1 \
-      --stream $2 --engines 8 --launches 2 --rounds 7 --cpus "$pin" > $R/engines-$1-$2${pin:+-pinned}.txt 2>&1
-  echo "engine_modes $1 $2 ${pin:+cpus $pin }rc $? at $(el) s" | tee -a $R/time.txt; cat $R/engines-$1-$2${pin:+-pinned}.txt | tee -a $R/time.txt
+for row in "Q_1 deletion10 - keep" "Q_1 deletion10 0,2,4,6,8,10,12,14 keep" "Q_1 deletion10 - close" "Q_7 insertion10 - keep"; do
+  set -- $row; pin=$3; [ $pin = - ] && pin=""; close=""; [ $4 = close ] && close=--close-each
+  f=$R/engines-$1-$2${pin:+-pinned}${close:+-closed}.txt
+  DCSM_KERNEL_DEFINES=-DRECORD_SM=1 timeout -k 5 100 python3 -P bench/debug/engine_modes.py --data /tmp/shd --query $1 \
+      --stream $2 --engines 8 --launches 2 --rounds 7 --cpus "$pin" $close > $f 2>&1
+  echo "engine_modes $1 $2 ${pin:+cpus $pin }$close rc $? at $(el) s" | tee -a $R/time.txt; cat $f | tee -a $R/time.txt
 done
 env_of() { case $1 in m) echo "";; z) echo "DCSM_HOST_THREADS=0";; w) echo "OMP_WAIT_POLICY=PASSIVE";; esac; }
-for v in m z w; do for row in "Q_1 deletion10" "Q_7 insertion10"; do
+for v in m z w; do for row in "Q_1 deletion10"; do
   set -- $row
   env $(env_of $v) timeout -k 5 90 python3 -P bench/debug/apply_profile.py --data /tmp/shd --query $1 --stream $2 \
       --batch-cap 16384 --rounds 40 > $R/rounds$v-$1-$2.txt 2>&1
