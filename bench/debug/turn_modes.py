@@ -73,7 +73,7 @@ def folder(root: Path, counts: dict[str, list]) -> None:
             light, heavy = ratios(run, s, LIGHT), ratios(run, s, HEAVY)
             side[(run, s)] = (min(light) > 1) - (max(light) < 1) if light else 0
             if light:
-                counts["cells"].append(side[(run, s)])
+                counts["cells"].append((side[(run, s)], statistics.mean(light)))
             spread = f" ({min(light):.2f}..{max(light):.2f})" if light else ""
             cells.append(f"{statistics.mean(light):.3f}{spread}" if light else "")
             cells.append(f"{statistics.mean(heavy):.3f}" if heavy else "")
@@ -93,9 +93,13 @@ def main() -> None:
     counts: dict[str, list] = {"cells": [], "within": [], "across": []}
     for root in args.roots:
         folder(root, counts)
-    one_sided = sum(1 for c in counts["cells"] if c)
-    print(f"(run, stream) cells whose light rows all lie on one side: {one_sided} of "
-          f"{len(counts['cells'])} (by chance, 2 in 2^{len(LIGHT)} a cell)")  # fmt: skip
+    slow = [m for c, m in counts["cells"] if c > 0]
+    fast = [m for c, m in counts["cells"] if c < 0]
+    print(f"(run, stream) cells whose light rows all lie on one side: {len(slow) + len(fast)} "
+          f"of {len(counts['cells'])} (by chance, 2 in 2^{len(LIGHT)} a cell); their light "
+          f"rows' mean: {statistics.mean(slow):.3f} in the {len(slow)} slow ones, "
+          f"{statistics.mean(fast):.3f} in the {len(fast)} fast ones"
+          if slow and fast else "no one-sided cells of both kinds")  # fmt: skip
     print(f"one-sided pairs, the two engines of one process: {tally(counts['within'])}")
     print(f"one-sided pairs, a process's last engine and the next one's first: "
           f"{tally(counts['across'])}")  # fmt: skip
