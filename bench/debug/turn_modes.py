@@ -11,7 +11,8 @@ stream) is one-sided when every light row lies above 1, or every one below: by c
 often two one-sided cells agree: the two engines of one process, and the last engine of a
 process with the first of the next (in the order the call's time.txt beside the folder
 lists the runs). Agreement within a process but not across adjacent processes says the
-mode is set per process, not by something that drifts over a call.
+mode is set per process, not by something that drifts over a call. Rows that record their
+host cores (gpu_bench's host_cpu_each, since session 38) show them beside the light rows.
 
     python3 bench/debug/turn_modes.py bench/results/gpu/session37/call1/turns [more ...]
 """
@@ -48,10 +49,12 @@ def tally(pairs: list[tuple[int, int]]) -> str:
 def folder(root: Path, counts: dict[str, list]) -> None:
     runs = sorted(p.name for p in root.iterdir() if (p / "gpu_bench.json").is_file())
     seconds: dict[tuple[str, str, str], float] = {}
+    cores: dict[tuple[str, str], set[int]] = {}  # the host cores of a cell's timed applies
     for run in runs:
         for row in json.loads((root / run / "gpu_bench.json").read_text())["search"]:
             if row["mode"] == "count":
                 seconds[(run, row["stream"], row["query"])] = row["seconds"]
+                cores.setdefault((run, row["stream"]), set()).update(row.get("host_cpu_each", []))
 
     def ratios(run: str, s: str, queries: tuple[str, ...]) -> list[float]:
         out = []
@@ -75,7 +78,9 @@ def folder(root: Path, counts: dict[str, list]) -> None:
             if light:
                 counts["cells"].append((side[(run, s)], statistics.mean(light)))
             spread = f" ({min(light):.2f}..{max(light):.2f})" if light else ""
-            cells.append(f"{statistics.mean(light):.3f}{spread}" if light else "")
+            ran_on = sorted(cores.get((run, s), ()))
+            on = f" cores {','.join(map(str, ran_on))}" if ran_on else ""
+            cells.append(f"{statistics.mean(light):.3f}{spread}{on}" if light else "")
             cells.append(f"{statistics.mean(heavy):.3f}" if heavy else "")
         print(f"| {run} | " + " | ".join(cells) + " |")
     ordered = run_order(root, runs)
