@@ -13,8 +13,9 @@ updater warps, runs); if they follow the core the host thread runs on (--cpus pi
 engine's to a core of its own), the host; if every engine of a process shares one, the
 process. A line per (engine, launch): the applies' median, least and largest ms, the SM of
 block 0 (with DCSM_KERNEL_DEFINES=-DRECORD_SM=1, else ?), the core the host thread last ran
-on, the NUMA nodes of the pinned done and input rings' pages, and the low bits of the device
-state's and batch's addresses.
+on (its hyperthread siblings, the cores of the process's threads running beside it) and how
+fast it ran a fixed piece of Python right after the applies, the NUMA nodes of the pinned
+done and input rings' pages, and the low bits of the device state's and batch's addresses.
 
     DCSM_KERNEL_DEFINES=-DRECORD_SM=1 python3 -P bench/debug/engine_modes.py [--data DIR] \
         [--query Q_1] [--stream deletion10] [--engines 8] [--launches 2] [--rounds 7] \
@@ -27,6 +28,7 @@ import argparse
 import os
 import statistics
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -54,12 +56,46 @@ def numa_nodes(address: int) -> str:
     return "?"
 
 
+def thread_cores() -> tuple[int, list[int], str]:
+    """The core this thread last ran on, the cores of the process's other threads that are
+    running now (numba's OpenMP workers spin a while after each parallel call), and this
+    core's hyperthread siblings."""
+
+    def stat(path: Path) -> list[str]:
+        return path.read_text().rsplit(")", 1)[1].split()
+
+    me = stat(Path("/proc/thread-self/stat"))
+    own = Path("/proc/thread-self").resolve().name
+    busy = []
+    for task in Path("/proc/self/task").iterdir():
+        try:
+            f = stat(task / "stat")
+        except OSError:
+            continue
+        if task.name != own and f[0] == "R":
+            busy.append(int(f[36]))
+    sib = Path(f"/sys/devices/system/cpu/cpu{me[36]}/topology/thread_siblings_list")
+    return int(me[36]), sorted(busy), sib.read_text().strip() if sib.exists() else "?"
+
+
+def python_us() -> float:
+    """A fixed piece of pure Python, least of 5, in us: how fast this thread's core runs
+    the host's Python now (a busy hyperthread sibling slows it)."""
+    best = float("inf")
+    for _ in range(5):
+        t = time.perf_counter()
+        sum(i * i for i in range(20_000))
+        best = min(best, time.perf_counter() - t)
+    return 1e6 * best
+
+
 def where(eng: GpuEngine) -> str:
     sm = int(eng._dstat["updater_sm"][0])
-    cpu = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[36]
+    cpu, busy, siblings = thread_cores()
     st, batch = (eng._d[k].data.ptr & 0xFFFFFF for k in ("st", "batch"))
     return (
-        f"sm {sm - 1 if sm else '?':>3}  cpu {cpu:>2}  "
+        f"sm {sm - 1 if sm else '?':>3}  cpu {cpu:>2} (siblings {siblings}; running beside it "
+        f"{busy})  python {python_us():.0f} us  "
         f"done [{numa_nodes(eng._done.ctypes.data)}]  in [{numa_nodes(eng._in.ctypes.data)}]  "
         f"st {st:06x}  batch {batch:06x}"
     )
