@@ -17,7 +17,10 @@
 #    ran on), with numba's 4 host threads (main), with none (DCSM_HOST_THREADS=0), and with
 #    OpenMP's workers sleeping at once (OMP_WAIT_POLICY=PASSIVE: no worker spins on a
 #    sibling of the host thread's core).
-# 2. Turns of the 22 oracle count rows: m (main), z (DCSM_HOST_THREADS=0), w (PASSIVE).
+# 2. Turns of the 22 oracle count rows: m (main), z (DCSM_HOST_THREADS=0), w (PASSIVE), b
+#    (added in session 38: OMP_PROC_BIND=spread OMP_PLACES=cores, OpenMP's threads, the
+#    host thread among them, bound to cores of their own); turn_modes.py on them (the rows
+#    now record their host cores).
 # Carry: .dev28/shd.tar.xz (bench/device/README.md). Alone, or with c2-soft-cap.sh in one call
 # (both.sh).
 [ -n "${R:-}" ] || { NO_CACHE_BACK=1; source bench/device/common.sh; }
@@ -33,7 +36,8 @@ for row in "Q_1 deletion10 - keep" "Q_1 deletion10 0,2,4,6,8,10,12,14 keep" "Q_1
       --stream $2 --engines 8 --launches 2 --rounds 7 --cpus "$pin" $close > $f 2>&1
   echo "engine_modes $1 $2 ${pin:+cpus $pin }$close rc $? at $(el) s" | tee -a $R/time.txt; cat $f | tee -a $R/time.txt
 done
-env_of() { case $1 in m) echo "";; z) echo "DCSM_HOST_THREADS=0";; w) echo "OMP_WAIT_POLICY=PASSIVE";; esac; }
+env_of() { case $1 in m) echo "";; z) echo "DCSM_HOST_THREADS=0";; w) echo "OMP_WAIT_POLICY=PASSIVE";;
+  b) echo "OMP_PROC_BIND=spread OMP_PLACES=cores";; esac; }
 for v in m z w; do for row in "Q_1 deletion10"; do
   set -- $row
   env $(env_of $v) timeout -k 5 90 python3 -P bench/debug/apply_profile.py --data /tmp/shd --query $1 --stream $2 \
@@ -42,11 +46,12 @@ for v in m z w; do for row in "Q_1 deletion10"; do
   sed -n '/^round/,$p' $R/rounds$v-$1-$2.txt | awk 'NR>1 {print $2, $3}' | sort -n | awk '{a[NR]=$1; b[$2]++} END {printf "  apply ms min %s median %s max %s; batches:", a[1], a[int((NR+1)/2)], a[NR]; for (k in b) printf " %s x%d", k, b[k]; print ""}' | tee -a $R/time.txt
 done; done
 mkdir -p $R/turns-modes
-for turn in m1 z1 w1 m2 z2 w2 m3 z3 w3; do
+for turn in m1 z1 w1 b1 m2 z2 w2 b2 m3 z3 w3 b3 m4 z4 w4 b4; do
   [ $(el) -gt ${MODES_UNTIL:-400} ] && break
   env $(env_of ${turn:0:1}) timeout -k 5 60 python3 -P bench/gpu_bench.py --out $R/turns-modes/$turn --data /tmp/shd \
       --oracle-count-only --skip-latency --repeat 5 > $R/turns-modes/$turn.log 2>&1
   echo "$turn rc $? at $(el) s" | tee -a $R/time.txt
 done
-python3 bench/debug/compare_turns.py $R/turns-modes $(ls -d $R/turns-modes/[mzw][0-9] | xargs -n1 basename) > $R/turns-modes.md 2>&1
+python3 bench/debug/compare_turns.py $R/turns-modes $(ls -d $R/turns-modes/[mzwb][0-9] | xargs -n1 basename) > $R/turns-modes.md 2>&1
+python3 bench/debug/turn_modes.py $R/turns-modes >> $R/turns-modes.md 2>&1
 cat $R/turns-modes.md | tee -a $R/time.txt
