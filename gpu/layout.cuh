@@ -555,7 +555,7 @@ struct DevStatus {
     u64 slab_bump;        // GC (snapshot of st): slabs ever taken from the bump region
     u64 clock_pong_ns;    // w0: %globaltimer when it saw HostCtl.clock_ping change
     u64 clock_pong;       // w0: that clock_ping, written after clock_pong_ns
-    u64 updater_sm;       // w0 at launch, RECORD_SM=1 only: 1 + the SM block 0 runs on (0: unknown)
+    u64 updater_sm;       // w0 at launch, RECORD_SM=1 only: 1 + block 0's SM (0: unknown)
     u64 pad;
 };
 
