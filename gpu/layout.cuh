@@ -257,6 +257,18 @@
 #ifndef PRE_ENT
 #define PRE_ENT 1
 #endif
+// A bulk batch of deletions alone (DELETE_PATH 1) takes two jobs before J_ITEMS instead of
+// the pipeline's nine (updater.cuh, apply_deletions): every half edge finds the edge's entry
+// live before the batch in its array, the smaller endpoint's lowering its dt to the update's
+// tau (atomicMin, so that the batch's first deletion of an edge holds it); then each update
+// is applied if its tau held, ends the other array's entry, counts its dead entries and
+// its work items. Deletions edit in place and make no version, so nothing else of the
+// pipeline has work (session 37's Q_1 deletion10: ~0.2 ms a batch, 9 jobs of 15-50 us).
+// The records form_batch takes say whether a batch holds an insertion (BatchCtl.has_ins).
+// 0: every bulk batch takes the pipeline.
+#ifndef DELETE_PATH
+#define DELETE_PATH 0
+#endif
 // JOB_TRACE=1 splits each job's time three ways, summed per job kind into State.trace_ns
 // (updater_jobs.cuh, job_body): from its posting to the claim of its first task (the
 // helpers noticing it), from that to the claim of its last task (the hand-out), and from
@@ -646,7 +658,8 @@ struct BatchCtl {
     u64 ring_h[NCLASS];
     u64 bump0[NCLASS];
     u64 ver_ring_h, ver_bump0;
-    int ver_ring_n, pad1;
+    int ver_ring_n;
+    int has_ins;  // DELETE_PATH: 1 once form_batch took an insertion (it and read_run set it)
     u64 gcq_base;
 };
 

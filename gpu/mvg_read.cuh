@@ -269,7 +269,10 @@ __device__ i64 run_find_live(const Ctx& C, i64 off, int len, int y) {
 // together (JOB_TRACE=8, session 36: a J_CLASSIFY task's lanes searching their own lists
 // took 4x as long as one lane, or all lanes one list, when lists with and without a tail
 // took paths of their own).
-__device__ i64 find_live(const Ctx& C, int v, int y) {
+// SINCE (the deletion path, DELETE_PATH): the entry that was live when the batch beginning
+// at tau `since` began; the batch's deletions may have lowered its dt meanwhile (dt >= since).
+template <bool SINCE>
+__device__ __forceinline__ i64 find_live_in(const Ctx& C, int v, int y, int since) {
     Adj a{0, 0, 0, 0};
     if (v >= 0) a = adj_of(load_version_list(C.vers + v));
     int kb, kt;
@@ -280,7 +283,7 @@ __device__ i64 find_live(const Ctx& C, int v, int y) {
     while (true) {
         const Entry e = run_entry(C, off, k, n);  // past the run's end: no vertex (-1)
         if (e.nbr == y) {
-            if (e.dt == INF_TS) return off + k;
+            if (SINCE ? e.dt >= since : e.dt == INF_TS) return off + k;
             ++k;
         } else if (in_tail) {
             return -1;
@@ -292,6 +295,13 @@ __device__ i64 find_live(const Ctx& C, int v, int y) {
         }
     }
 }
+
+__device__ i64 find_live(const Ctx& C, int v, int y) { return find_live_in<false>(C, v, y, 0); }
+#if DELETE_PATH
+__device__ i64 find_live_since(const Ctx& C, int v, int y, int since) {
+    return find_live_in<true>(C, v, y, since);
+}
+#endif
 
 __device__ __forceinline__ const int* plan_ptr(const Ctx& C, int slot, int p) {
     return C.plans + ((size_t)slot * PMAX + p) * PLAN_INTS;

@@ -90,8 +90,57 @@ __device__ void reset_batch_counters(Batch& B, int lane) {
         BatchCtl& K = B.ctl;
         K.nseg = 0; K.hcur = 0; K.nchunks = 0; K.nins = 0; K.nver = 0; K.npush = 0;
         K.gcpos = 0; K.nqp = 0; K.ncompact = 0; K.nitems = 0;
+        if (DELETE_PATH) K.has_ins = 0;
     }
 }
+
+// A bulk batch's last steps, once its versions are published (or, a batch of deletions,
+// once its entries are ended): room in the item ring, J_ITEMS, the next tau, the batch's
+// phase times (t[0..3] taken, t[4] here; updater w0 lane 0 when `clock`).
+__device__ __forceinline__ void finish_batch(const Ctx& C, UpdShared& S, Batch& B, int nb, u64* t, int w, int lane,
+                                             bool clock) {
+    if (clock) {
+        // Room in the item ring for the whole batch, so that no helper waits inside
+        // J_ITEMS on a slot whose reader is itself helping. Relaying meanwhile: the
+        // executors that must free the slots may be waiting for output ring room.
+        u64 tr = gtime(), end = vload(&C.st->item_reserve) + (u64)vload(&B.ctl.nitems);
+        while (end > 0 && vload(&C.item_free[(end - 1) % MAXI]) < (i64)(end - 1)) {
+            relay(C);
+            __nanosleep(500);
+        }
+        time_step(C, STEP_ITEM_ROOM, tr);
+    }
+    job(C, J_ITEMS, cdiv(nb, 32), w, lane);
+    if (w == 0) {
+        relay(C);
+        if (lane == 0) vstore(&C.st->next_tau, (u64)(S.tau0 + nb));
+    }
+    if (clock) {
+        t[4] = gtime();
+        C.st->phase_ns[0] += t[0] - S.first_seen;
+        for (int k = 1; k < 5; ++k) C.st->phase_ns[k] += t[k] - t[k - 1];
+        C.st->batches += 1;
+        C.st->batched_updates += nb;
+        if (nb <= SMALL_MAX) ewma(C.st->model_bulk_ns, t[4] - t[0]);
+    }
+}
+
+#if DELETE_PATH
+// A bulk batch of deletions alone (DELETE_PATH, layout.cuh): each half edge finds its entry
+// and the smaller endpoint's takes the first deletion's tau (J_CLASSIFY's kind), then each
+// update's outcome, the other entry, dead counts and items (J_COUNT's kind), then J_ITEMS.
+// Timed as the bulk path's phases: classify (t[0..1]), none, none, count (t[2..3]), items.
+__device__ void apply_deletions(const Ctx& C, UpdShared& S, Batch& B, int nb, int w, int lane, bool clock) {
+    u64 t[5];
+    t[0] = clock ? gtime() : 0;
+    job(C, J_CLASSIFY, cdiv(2 * nb, 32), w, lane);
+    t[1] = t[2] = clock ? gtime() : 0;
+    if (w == 0) timed_live_plans(C, S.tau0, nb, lane, clock);
+    job(C, J_COUNT, cdiv(nb, 32), w, lane);
+    t[3] = clock ? gtime() : 0;
+    finish_batch(C, S, B, nb, t, w, lane, clock);
+}
+#endif
 
 __device__ void updater(const Ctx& C, int w, int lane) {
     __shared__ UpdShared S;
@@ -169,6 +218,10 @@ __device__ void updater(const Ctx& C, int w, int lane) {
             } else {
                 small_merges(C, SS, w, lane);  // this warp's share of the batch's merges
             }
+#if DELETE_PATH
+        } else if (nb > 0 && !vload(&B.ctl.has_ins)) {
+            apply_deletions(C, S, B, nb, w, lane, clock);
+#endif
         } else if (nb > 0) {
             u64 t[5];
             t[0] = clock ? gtime() : 0;
@@ -225,30 +278,7 @@ __device__ void updater(const Ctx& C, int w, int lane) {
             if (w == 0) timed_live_plans(C, S.tau0, nb, lane, clock);
             job(C, J_COUNT, cdiv(nb, 32), w, lane);
 #endif
-            if (clock) {
-                // Room in the item ring for the whole batch, so that no helper waits inside
-                // J_ITEMS on a slot whose reader is itself helping. Relaying meanwhile: the
-                // executors that must free the slots may be waiting for output ring room.
-                u64 tr = gtime(), end = vload(&C.st->item_reserve) + (u64)vload(&B.ctl.nitems);
-                while (end > 0 && vload(&C.item_free[(end - 1) % MAXI]) < (i64)(end - 1)) {
-                    relay(C);
-                    __nanosleep(500);
-                }
-                time_step(C, STEP_ITEM_ROOM, tr);
-            }
-            job(C, J_ITEMS, cdiv(nb, 32), w, lane);
-            if (w == 0) {
-                relay(C);
-                if (lane == 0) vstore(&C.st->next_tau, (u64)(S.tau0 + nb));
-            }
-            if (clock) {
-                t[4] = gtime();
-                C.st->phase_ns[0] += t[0] - S.first_seen;
-                for (int k = 1; k < 5; ++k) C.st->phase_ns[k] += t[k] - t[k - 1];
-                C.st->batches += 1;
-                C.st->batched_updates += nb;
-                if (nb <= SMALL_MAX) ewma(C.st->model_bulk_ns, t[4] - t[0]);
-            }
+            finish_batch(C, S, B, nb, t, w, lane, clock);
         }
         named_barrier_updaters();
         if (stop || S.fatal) break;

@@ -175,6 +175,12 @@ __device__ __noinline__ bool read_wide(const Ctx& C, Batch& B, u64& head, Tail t
     for (int k = 0; k < W; ++k)
         if ((32 * k + lane) % 3 == 0) updates = updates && (v[k].x == REC_INSERT || v[k].x == REC_DELETE);
     if (!__all_sync(0xffffffffu, updates)) return false;
+#if DELETE_PATH
+    bool ins = false;
+#pragma unroll
+    for (int k = 0; k < W; ++k) ins = ins || ((32 * k + lane) % 3 == 0 && v[k].x == REC_INSERT);
+    if (__any_sync(0xffffffffu, ins) && lane == 0) B.ctl.has_ins = 1;
+#endif
     const u64 now = gtime();
     int4* dst = reinterpret_cast<int4*>(B.rec + nb);
 #pragma unroll
@@ -239,6 +245,9 @@ __device__ void form_batch(const Ctx& C, UpdShared& S, int lane) {
             if (__all_sync(0xffffffffu, upd) && nb + avail <= lim && slots_free) {
                 // Only updates, and room for all of them.
                 if (lane < avail) { B.rec[nb + lane] = r; B.taken[nb + lane] = now; }
+#if DELETE_PATH
+                if (__any_sync(0xffffffffu, lane < avail && r.kind == REC_INSERT) && lane == 0) B.ctl.has_ins = 1;
+#endif
                 nb += avail;
                 took = avail;
             } else {
@@ -253,6 +262,9 @@ __device__ void form_batch(const Ctx& C, UpdShared& S, int lane) {
                     if (kind == REC_INSERT || kind == REC_DELETE) {
                         if (!slot_free_upto(C, tau, tau, known)) { blocked = true; break; }
                         if (lane == k) { B.rec[nb] = r; B.taken[nb] = now; }
+#if DELETE_PATH
+                        if (kind == REC_INSERT && lane == 0) B.ctl.has_ins = 1;
+#endif
                         ++nb;
                     } else if (kind == REC_REGISTER) {
                         if (lane == 0) {
@@ -347,6 +359,17 @@ __device__ __noinline__ void read_run(const Ctx& C, int n, int at0, u64 pos, boo
         dst[q] = v[k];
         if (q % 3 == 0 && v[k].x != REC_INSERT && v[k].x != REC_DELETE) stop = min(stop, r0 + rec);
     }
+#if DELETE_PATH
+    // An insertion in the part (past run_stop too: the batch then takes the pipeline, as
+    // any batch may).
+    bool ins = false;
+#pragma unroll
+    for (int k = 0; k < W; ++k) {
+        const int q = 32 * k + lane;
+        ins = ins || (q / 3 < recs && q % 3 == 0 && v[k].x == REC_INSERT);
+    }
+    if (__any_sync(0xffffffffu, ins) && lane == 0) B.ctl.has_ins = 1;
+#endif
 #pragma unroll
     for (int j = 0; j < RUN_PART / 32; ++j)
         if (32 * j + lane < recs) B.taken[at + 32 * j + lane] = now;

@@ -1154,6 +1154,68 @@ __device__ __forceinline__ void task_verify(const Ctx& C, Batch& B, int nb, int 
     check_version_whole(C, off, len, tau0, x, shape);
 }
 
+#if DELETE_PATH
+// The deletion path (DELETE_PATH, updater.cuh's apply_deletions): a bulk batch of deletions
+// alone, in two jobs before J_ITEMS. Deletions end their entries in place and make no
+// version, so the pipeline's segments, copies and publication have nothing to do.
+
+// J_CLASSIFY's kind, a batch of deletions: per half edge (of update e = hh / 2, side hh % 2:
+// the pair's smaller endpoint, then the larger), the edge's entry live when the batch began
+// in that endpoint's array (B.tmp[hh], -1 if none). The smaller endpoint's lowers its dt to
+// the update's tau: after the job it holds the tau of the batch's first deletion of the edge,
+// whichever lane came first. That lane (side 0) also writes what J_HALVES writes of a record:
+// the labels, the external ids, no items yet; both zero half of the update's count slots.
+__device__ __forceinline__ void task_del_find(const Ctx& C, Batch& B, int nb, int tau0, int t, int lane) {
+    const int hh = t * 32 + lane, e = hh >> 1, side = hh & 1;  // an element job of half edges
+    if (hh >= 2 * nb) return;
+    const InRec r = load_rec(B.rec + e);
+    if (side == 0) {
+        if (r.a_label >= 0) C.vlab[r.a] = r.a_label;  // -1: a vertex the device has already
+        if (r.b_label >= 0) C.vlab[r.b] = r.b_label;
+        C.ext[r.a] = r.ext_a;
+        C.ext[r.b] = r.ext_b;
+        B.nitems[e] = 0;
+    }
+    const size_t slot = (size_t)((tau0 + e) % MAXU) * QMAX;
+    for (int q = side; q < QMAX; q += 2) C.upd_count[slot + q] = 0;
+    const int lo = min(r.a, r.b), hi = max(r.a, r.b);
+    const int x = side ? hi : lo, y = side ? lo : hi;
+    const i64 ent = find_live_since(C, __ldcg(C.head + x), y, tau0);
+    B.tmp[hh] = (u64)ent;
+    if (side == 0 && ent >= 0) atomicMin(&C.entries[ent].dt, tau0 + e);
+}
+
+// J_COUNT's kind, a batch of deletions: per update, its outcome (applied when its tau is the
+// one the smaller endpoint's entry kept: the batch's first deletion of a live edge; else a
+// no-op, as J_CLASSIFY decides), the larger endpoint's entry ended at the same tau, both
+// current versions' dead-entry counts (as J_SEGINFO keeps them), and its work items (as
+// J_COUNT, from the published heads: the batch makes no version).
+__device__ __forceinline__ void task_del_apply(const Ctx& C, Batch& B, int nb, int tau0, int t, int lane) {
+    const int e = t * 32 + lane;  // element of an element job
+    int items = 0;
+    if (e < nb) {
+        const int tau = tau0 + e, a = ld(B.rec[e].a), b = ld(B.rec[e].b);
+        const int lo = min(a, b), hi = max(a, b);
+        const i64 el = (i64)ld(B.tmp[2 * e]), eh = (i64)ld(B.tmp[2 * e + 1]);
+        if (CHECK && (el >= 0) != (eh >= 0)) check_fail(C, CHK_ASYMMETRIC, tau, lo, hi);
+        const bool mine = el >= 0 && __ldcg(&C.entries[el].dt) == tau;
+        if (mine) {
+            atomicAdd(&C.vers[__ldcg(C.head + lo)].ndead, 1);
+            if (eh >= 0) {
+                C.entries[eh].dt = tau;
+                atomicAdd(&C.vers[__ldcg(C.head + hi)].ndead, 1);
+            }
+        }
+        const int outcome = mine ? OUT_APPLIED : OUT_NOOP;
+        B.outcome[e] = outcome;
+        B.elab[e] = el >= 0 ? __ldcg(&C.entries[el].elab) : 0;
+        if (CHECK) B.outcome_shadow[e] = ((int)vload(&C.st->batch_no) << 4) | outcome;
+        if (mine) items = count_items(C, B, e, tau, false);
+    }
+    warp_claim(&B.ctl.nitems, items, lane);
+}
+#endif
+
 // Run task t of job `kind` (whole warp): one function per job kind (above).
 __device__ __noinline__ void run_task(const Ctx& C, int kind, int t, int lane) {
     Batch& B = *C.batch;
@@ -1172,7 +1234,12 @@ __device__ __noinline__ void run_task(const Ctx& C, int kind, int t, int lane) {
         else task_place(C, B, nb, tau0, t, lane);
         break;
     case J_ORDER: task_order(C, B, nb, tau0, t, lane); break;
-    case J_CLASSIFY: task_classify(C, B, nb, tau0, t, lane); break;
+    case J_CLASSIFY:
+#if DELETE_PATH
+        if (!ld(B.ctl.has_ins)) { task_del_find(C, B, nb, tau0, t, lane); break; }
+#endif
+        task_classify(C, B, nb, tau0, t, lane);
+        break;
     case J_SEGINFO: task_seginfo(C, B, nb, tau0, t, lane); break;
     case J_SEGEDIT:  // with FUSE_EDIT_ALLOC, tasks past the half edges' are J_ALLOC's
         if (FUSE_EDIT_ALLOC && t >= cdiv(2 * nb, 32)) task_alloc(C, B, nb, tau0, t - cdiv(2 * nb, 32), lane);
@@ -1188,7 +1255,12 @@ __device__ __noinline__ void run_task(const Ctx& C, int kind, int t, int lane) {
         else task_publish(C, B, nb, tau0, t, lane);
         break;
     }
-    case J_COUNT: task_count(C, B, nb, tau0, t, lane); break;
+    case J_COUNT:
+#if DELETE_PATH
+        if (!ld(B.ctl.has_ins)) { task_del_apply(C, B, nb, tau0, t, lane); break; }
+#endif
+        task_count(C, B, nb, tau0, t, lane);
+        break;
     case J_ITEMS: task_items(C, B, nb, tau0, t, lane); break;
     case J_VERIFY: task_verify(C, B, nb, tau0, t, lane); break;
     }

@@ -160,6 +160,64 @@ def test_short_path_for_small_batches(
         assert 0 < prof["small_batches"] < prof["batches"], prof  # both paths ran
 
 
+def _deletions(rng: np.random.Generator, g: Graph, n: int) -> UpdateBatch:
+    """n deletions alone: of g's edges (either way round, many twice in one batch), of
+    missing edges among g's vertices, and of edges of vertices nobody has seen (no-ops)."""
+    pick = rng.integers(0, g.num_edges, n)
+    flip = rng.random(n) < 0.5
+    u = np.where(flip, g.dst[pick], g.src[pick])
+    v = np.where(flip, g.src[pick], g.dst[pick])
+    missing = rng.random(n) < 0.2
+    u = np.where(missing, g.vertex_ids[rng.integers(0, g.num_vertices, n)], u)
+    unseen = rng.random(n) < 0.05
+    v = np.where(unseen, 10**13 + rng.integers(0, 100, n), v)
+    again = rng.random(n) < 0.3  # the same edge as an update a little earlier, turned round
+    back = np.maximum(0, np.arange(n) - rng.integers(1, 40, n))
+    u, v = np.where(again, v[back], u), np.where(again, u[back], v)
+    return UpdateBatch.from_arrays(-np.ones(n, np.int8), u, v)
+
+
+def _joined(parts: list[UpdateBatch]) -> UpdateBatch:
+    cat = lambda f: np.concatenate([getattr(b, f) for b in parts])  # noqa: E731
+    return UpdateBatch.from_arrays(cat("op"), cat("u"), cat("v"), cat("label"),
+                                   u_label=cat("u_label"), v_label=cat("v_label"))  # fmt: skip
+
+
+@pytest.mark.parametrize("count_only", [False, True])
+def test_deletion_batches_alike(count_only: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """DELETE_PATH=1: a bulk batch of deletions alone takes two jobs, not the pipeline
+    (updater.cuh, apply_deletions). Apply calls of deletions alone (many of one edge in one
+    batch, either way round; missing edges; unseen vertices) between calls of mixed updates,
+    on a random graph and on a hub of 20,000 leaves whose lists have tails (tail_div 1),
+    self-checks on, the short path off: outcomes, matches and counts equal the CPU engine's.
+    Then a run of deletions alone never reaches J_SEGINFO."""
+    monkeypatch.setenv("DCSM_KERNEL_DEFINES", "-DDELETE_PATH=1")
+    rng = np.random.default_rng(53)
+    g = random_graph(rng, nv=60, ne=500)
+    hub = _hub_graph(rng, 20_000)
+    d = _deletions(rng, hub, 600)
+    on_hub = np.where(np.arange(600) % 3 == 0, 0, d.u)  # a third of them of hub edges
+    cases = [
+        (g, _joined([random_stream(rng, g, 600), _deletions(rng, g, 600),
+                     random_stream(rng, g, 300), _deletions(rng, g, 300)])),
+        (hub, _joined([_hub_stream(rng, 20_000, 600, 0.3),
+                       UpdateBatch.from_arrays(d.op, on_hub, d.v)])),
+    ]  # fmt: skip
+    for graph, stream in cases:
+        want = cpu_run(graph, stream, PATTERNS, count_only)
+        eng = GpuEngine(check=True, tail_div=1, small_path=0)
+        assert_same(run(eng, graph, stream, PATTERNS, count_only, 100), want)
+    profiles: list[dict[str, float]] = []
+    alone = _deletions(rng, g, 900)
+    eng = GpuEngine(check=True, tail_div=1, small_path=0)
+    got = run(eng, g, alone, PATTERNS, count_only, 300,
+              before_close=lambda e: profiles.append(e.updater_profile()))  # fmt: skip
+    assert_same(got, cpu_run(g, alone, PATTERNS, count_only))
+    prof = profiles[-1]
+    assert prof["batches"] > 0 and prof["step_classify_us"] > 0, prof
+    assert prof["step_seginfo_us"] == 0, prof
+
+
 @pytest.mark.parametrize("defines", ["", "-DPAIRS_MAX_LIST=0", "-DPAIRS_MAX_LIST=3"])
 def test_last_levels_walked_together_count_alike(
     defines: str, monkeypatch: pytest.MonkeyPatch
