@@ -16,6 +16,9 @@ block 0 (with DCSM_KERNEL_DEFINES=-DRECORD_SM=1, else ?), the core the host thre
 on (its hyperthread siblings, the cores of the process's threads running beside it) and how
 fast it ran a fixed piece of Python right after the applies, the NUMA nodes of the pinned
 done and input rings' pages, and the low bits of the device state's and batch's addresses.
+Then a line per engine, once it has stopped: a store and system fence, and a dependent load,
+through its own pinned done ring (heavy rows moved with the light ones, ~8 % against ~27 %:
+the device's side, its completions through host memory among it, is a suspect too).
 
     DCSM_KERNEL_DEFINES=-DRECORD_SM=1 python3 -P bench/debug/engine_modes.py [--data DIR] \
         [--query Q_1] [--stream deletion10] [--engines 8] [--launches 2] [--rounds 7] \
@@ -89,6 +92,40 @@ def python_us() -> float:
     return 1e6 * best
 
 
+# One thread: n stores into a host-mapped buffer, each followed by a system fence (as the
+# kernel completes an update), then n dependent loads from it (as the updater polls the
+# host's tail); ns for each, by %globaltimer.
+_PROBE = r"""
+typedef unsigned long long u64;
+extern "C" __global__ void host_memory_probe(u64* buf, int n, u64* out) {
+    u64 t0, t1, t2, x = 0;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    for (int i = 0; i < n; ++i) {
+        *(volatile u64*)(buf + (i & 63)) = (u64)i;
+        __threadfence_system();
+    }
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
+    for (int i = 0; i < n; ++i) x = *(volatile u64*)(buf + ((x + i) & 63));
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t2));
+    out[0] = t1 - t0; out[1] = t2 - t1; out[2] = x;
+}
+"""
+
+
+def host_memory_ns(eng: GpuEngine, n: int = 2000) -> str:
+    """A store and system fence, and a dependent load, into the engine's own pinned done ring
+    (the mapping its completions take), in ns each, with the kernel stopped: whether a mode
+    follows where the process's pinned memory lies. The ring's first 512 bytes are
+    overwritten: call it after the engine's last apply."""
+    import cupy as cp
+
+    kernel = cp.RawKernel(_PROBE, "host_memory_probe")
+    out = cp.zeros(3, cp.uint64)
+    kernel((1,), (1,), (cp.uint64(eng._pinned["done"].ptr), cp.int32(n), out))
+    fence, read, _ = (int(x) for x in out.get())
+    return f"host memory: store+fence {fence / n:.0f} ns, load {read / n:.0f} ns"
+
+
 def where(eng: GpuEngine) -> str:
     sm = int(eng._dstat["updater_sm"][0])
     cpu, busy, siblings = thread_cores()
@@ -143,10 +180,11 @@ def main() -> None:
             print(f"engine {e} launch {launch}  median {statistics.median(ms):6.3f}  "
                   f"min {min(ms):6.3f}  max {max(ms):6.3f}  {where(run.engine)}",
                   flush=True)  # fmt: skip
+        run.engine.stop()  # its kernel ends; with --close-each its memory serves the next
+        print(f"engine {e}  {host_memory_ns(run.engine)}", flush=True)
         if args.close_each:
             run.close()
         else:
-            run.engine.stop()  # its kernel ends; its memory stays taken
             kept.append(run)
     for run in kept:
         run.close()
