@@ -76,7 +76,8 @@ def folder(root: Path, counts: dict[str, list]) -> None:
             light, heavy = ratios(run, s, LIGHT), ratios(run, s, HEAVY)
             side[(run, s)] = (min(light) > 1) - (max(light) < 1) if light else 0
             if light:
-                counts["cells"].append((side[(run, s)], statistics.mean(light)))
+                h = statistics.mean(heavy) if heavy else float("nan")
+                counts["cells"].append((side[(run, s)], statistics.mean(light), h))
             spread = f" ({min(light):.2f}..{max(light):.2f})" if light else ""
             ran_on = sorted(cores.get((run, s), ()))
             on = f" cores {','.join(map(str, ran_on))}" if ran_on else ""
@@ -98,12 +99,18 @@ def main() -> None:
     counts: dict[str, list] = {"cells": [], "within": [], "across": []}
     for root in args.roots:
         folder(root, counts)
-    slow = [m for c, m in counts["cells"] if c > 0]
-    fast = [m for c, m in counts["cells"] if c < 0]
+    slow = [(m, h) for c, m, h in counts["cells"] if c > 0]
+    fast = [(m, h) for c, m, h in counts["cells"] if c < 0]
+
+    def means(cells: list[tuple[float, float]]) -> str:
+        light = statistics.mean(m for m, _ in cells)
+        heavy = [h for _, h in cells if h == h]
+        return f"light {light:.3f}, heavy {statistics.mean(heavy):.3f}" if heavy else f"{light:.3f}"
+
     print(f"(run, stream) cells whose light rows all lie on one side: {len(slow) + len(fast)} "
-          f"of {len(counts['cells'])} (by chance, 2 in 2^{len(LIGHT)} a cell); their light "
-          f"rows' mean: {statistics.mean(slow):.3f} in the {len(slow)} slow ones, "
-          f"{statistics.mean(fast):.3f} in the {len(fast)} fast ones"
+          f"of {len(counts['cells'])} (by chance, 2 in 2^{len(LIGHT)} a cell); their rows' "
+          f"means: {means(slow)} in the {len(slow)} slow ones, {means(fast)} in the "
+          f"{len(fast)} fast ones"
           if slow and fast else "no one-sided cells of both kinds")  # fmt: skip
     print(f"one-sided pairs, the two engines of one process: {tally(counts['within'])}")
     print(f"one-sided pairs, a process's last engine and the next one's first: "
