@@ -96,9 +96,10 @@ __device__ void reset_batch_counters(Batch& B, int lane) {
 
 // A bulk batch's last steps, once its versions are published (or, a batch of deletions,
 // once its entries are ended): room in the item ring, J_ITEMS, the next tau, the batch's
-// phase times (t[0..3] taken, t[4] here; updater w0 lane 0 when `clock`).
+// phase times (t[0..3] taken, t[4] here; updater w0 lane 0 when `clock`), and, for the
+// pipeline's batches alone (`learn`), the short path's model of its cost.
 __device__ __forceinline__ void finish_batch(const Ctx& C, UpdShared& S, Batch& B, int nb, u64* t, int w, int lane,
-                                             bool clock) {
+                                             bool clock, bool learn) {
     if (clock) {
         // Room in the item ring for the whole batch, so that no helper waits inside
         // J_ITEMS on a slot whose reader is itself helping. Relaying meanwhile: the
@@ -121,7 +122,7 @@ __device__ __forceinline__ void finish_batch(const Ctx& C, UpdShared& S, Batch& 
         for (int k = 1; k < 5; ++k) C.st->phase_ns[k] += t[k] - t[k - 1];
         C.st->batches += 1;
         C.st->batched_updates += nb;
-        if (nb <= SMALL_MAX) ewma(C.st->model_bulk_ns, t[4] - t[0]);
+        if (learn && nb <= SMALL_MAX) ewma(C.st->model_bulk_ns, t[4] - t[0]);
     }
 }
 
@@ -138,7 +139,7 @@ __device__ void apply_deletions(const Ctx& C, UpdShared& S, Batch& B, int nb, in
     if (w == 0) timed_live_plans(C, S.tau0, nb, lane, clock);
     job(C, J_COUNT, cdiv(nb, 32), w, lane);
     t[3] = clock ? gtime() : 0;
-    finish_batch(C, S, B, nb, t, w, lane, clock);
+    finish_batch(C, S, B, nb, t, w, lane, clock, false);  // not the pipeline's cost
 }
 #endif
 
@@ -278,7 +279,7 @@ __device__ void updater(const Ctx& C, int w, int lane) {
             if (w == 0) timed_live_plans(C, S.tau0, nb, lane, clock);
             job(C, J_COUNT, cdiv(nb, 32), w, lane);
 #endif
-            finish_batch(C, S, B, nb, t, w, lane, clock);
+            finish_batch(C, S, B, nb, t, w, lane, clock, true);
         }
         named_barrier_updaters();
         if (stop || S.fatal) break;
