@@ -297,11 +297,9 @@ __device__ __forceinline__ i64 find_live_in(const Ctx& C, int v, int y, int sinc
 }
 
 __device__ i64 find_live(const Ctx& C, int v, int y) { return find_live_in<false>(C, v, y, 0); }
-#if DELETE_PATH
-__device__ i64 find_live_since(const Ctx& C, int v, int y, int since) {
+__device__ __forceinline__ i64 find_live_since(const Ctx& C, int v, int y, int since) {
     return find_live_in<true>(C, v, y, since);
 }
-#endif
 
 __device__ __forceinline__ const int* plan_ptr(const Ctx& C, int slot, int p) {
     return C.plans + ((size_t)slot * PMAX + p) * PLAN_INTS;

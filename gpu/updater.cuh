@@ -126,7 +126,6 @@ __device__ __forceinline__ void finish_batch(const Ctx& C, UpdShared& S, Batch& 
     }
 }
 
-#if DELETE_PATH
 // A bulk batch of deletions alone (DELETE_PATH, layout.cuh): each half edge finds its entry
 // and the smaller endpoint's takes the first deletion's tau (J_CLASSIFY's kind), then each
 // update's outcome, the other entry, dead counts and items (J_COUNT's kind), then J_ITEMS.
@@ -141,7 +140,6 @@ __device__ void apply_deletions(const Ctx& C, UpdShared& S, Batch& B, int nb, in
     t[3] = clock ? gtime() : 0;
     finish_batch(C, S, B, nb, t, w, lane, clock, false);  // not the pipeline's cost
 }
-#endif
 
 __device__ void updater(const Ctx& C, int w, int lane) {
     __shared__ UpdShared S;
@@ -219,10 +217,8 @@ __device__ void updater(const Ctx& C, int w, int lane) {
             } else {
                 small_merges(C, SS, w, lane);  // this warp's share of the batch's merges
             }
-#if DELETE_PATH
-        } else if (nb > 0 && !vload(&B.ctl.has_ins)) {
+        } else if (nb > 0 && deletions_only(B)) {
             apply_deletions(C, S, B, nb, w, lane, clock);
-#endif
         } else if (nb > 0) {
             u64 t[5];
             t[0] = clock ? gtime() : 0;

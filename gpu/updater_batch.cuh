@@ -111,6 +111,45 @@ __device__ bool applied(const Ctx& C, const Batch& B, int i, int job) {
 }
 __device__ __forceinline__ bool is_insert(const Batch& B, int i) { return ld(B.rec[i].kind) == REC_INSERT; }
 
+// DELETE_PATH: whether the batch's records include an insertion (BatchCtl.has_ins): any lane
+// of the warp saw one among those it took (whole warp).
+__device__ __forceinline__ void note_insertions(Batch& B, bool ins, int lane) {
+    if (DELETE_PATH && __any_sync(0xffffffffu, ins) && lane == 0) B.ctl.has_ins = 1;
+}
+
+// DELETE_PATH: the batch holds deletions alone, so it takes apply_deletions (updater.cuh)
+// and its J_CLASSIFY and J_COUNT tasks are the deletion path's.
+__device__ __forceinline__ bool deletions_only(const Batch& B) {
+    return DELETE_PATH && !ld(B.ctl.has_ins);
+}
+
+// What every path writes of update record r (update e of the batch) before its jobs read
+// it: the vertices' first-seen labels, fixed by the host (-1: a vertex the device has
+// already), their external ids, and no work items yet (J_HALVES, the short path's classify,
+// the deletion path).
+__device__ __forceinline__ void take_record(const Ctx& C, Batch& B, const InRec& r, int e) {
+    if (r.a_label >= 0) C.vlab[r.a] = r.a_label;
+    if (r.b_label >= 0) C.vlab[r.b] = r.b_label;
+    C.ext[r.a] = r.ext_a;
+    C.ext[r.b] = r.ext_b;
+    B.nitems[e] = 0;
+}
+
+// Zero update tau's match counts of query slots q0, q0 + step, ... (upd_count).
+__device__ __forceinline__ void zero_counts(const Ctx& C, int tau, int q0 = 0, int step = 1) {
+    const size_t slot = (size_t)(tau % MAXU) * QMAX;
+    for (int q = q0; q < QMAX; q += step) C.upd_count[slot + q] = 0;
+}
+
+// Update i's outcome and edge label; with CHECK=1 the outcome's shadow too, stamped with the
+// batch (applied() checks it).
+__device__ __forceinline__ void set_outcome(const Ctx& C, Batch& B, int i, bool applied_, int lab) {
+    const int outcome = applied_ ? OUT_APPLIED : OUT_NOOP;
+    B.outcome[i] = outcome;
+    B.elab[i] = lab;
+    if (CHECK) B.outcome_shadow[i] = ((int)vload(&C.st->batch_no) << 4) | outcome;
+}
+
 // Small state of the updater warps (shared memory of block 0; warp 0 writes).
 struct UpdShared {
     int nb, stop, fatal;
@@ -175,12 +214,10 @@ __device__ __noinline__ bool read_wide(const Ctx& C, Batch& B, u64& head, Tail t
     for (int k = 0; k < W; ++k)
         if ((32 * k + lane) % 3 == 0) updates = updates && (v[k].x == REC_INSERT || v[k].x == REC_DELETE);
     if (!__all_sync(0xffffffffu, updates)) return false;
-#if DELETE_PATH
     bool ins = false;
 #pragma unroll
     for (int k = 0; k < W; ++k) ins = ins || ((32 * k + lane) % 3 == 0 && v[k].x == REC_INSERT);
-    if (__any_sync(0xffffffffu, ins) && lane == 0) B.ctl.has_ins = 1;
-#endif
+    note_insertions(B, ins, lane);
     const u64 now = gtime();
     int4* dst = reinterpret_cast<int4*>(B.rec + nb);
 #pragma unroll
@@ -245,9 +282,7 @@ __device__ void form_batch(const Ctx& C, UpdShared& S, int lane) {
             if (__all_sync(0xffffffffu, upd) && nb + avail <= lim && slots_free) {
                 // Only updates, and room for all of them.
                 if (lane < avail) { B.rec[nb + lane] = r; B.taken[nb + lane] = now; }
-#if DELETE_PATH
-                if (__any_sync(0xffffffffu, lane < avail && r.kind == REC_INSERT) && lane == 0) B.ctl.has_ins = 1;
-#endif
+                note_insertions(B, lane < avail && r.kind == REC_INSERT, lane);
                 nb += avail;
                 took = avail;
             } else {
@@ -262,9 +297,7 @@ __device__ void form_batch(const Ctx& C, UpdShared& S, int lane) {
                     if (kind == REC_INSERT || kind == REC_DELETE) {
                         if (!slot_free_upto(C, tau, tau, known)) { blocked = true; break; }
                         if (lane == k) { B.rec[nb] = r; B.taken[nb] = now; }
-#if DELETE_PATH
-                        if (kind == REC_INSERT && lane == 0) B.ctl.has_ins = 1;
-#endif
+                        note_insertions(B, kind == REC_INSERT, lane);
                         ++nb;
                     } else if (kind == REC_REGISTER) {
                         if (lane == 0) {
@@ -359,7 +392,6 @@ __device__ __noinline__ void read_run(const Ctx& C, int n, int at0, u64 pos, boo
         dst[q] = v[k];
         if (q % 3 == 0 && v[k].x != REC_INSERT && v[k].x != REC_DELETE) stop = min(stop, r0 + rec);
     }
-#if DELETE_PATH
     // An insertion in the part (past run_stop too: the batch then takes the pipeline, as
     // any batch may).
     bool ins = false;
@@ -368,8 +400,7 @@ __device__ __noinline__ void read_run(const Ctx& C, int n, int at0, u64 pos, boo
         const int q = 32 * k + lane;
         ins = ins || (q / 3 < recs && q % 3 == 0 && v[k].x == REC_INSERT);
     }
-    if (__any_sync(0xffffffffu, ins) && lane == 0) B.ctl.has_ins = 1;
-#endif
+    note_insertions(B, ins, lane);
 #pragma unroll
     for (int j = 0; j < RUN_PART / 32; ++j)
         if (32 * j + lane < recs) B.taken[at + 32 * j + lane] = now;

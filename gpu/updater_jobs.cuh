@@ -389,14 +389,8 @@ __device__ __forceinline__ void task_halves(const Ctx& C, Batch& B, int nb, int 
     const int e = t * 32 + lane;  // element of an element job
     if (e >= nb) return;
     InRec r = load_rec(B.rec + e);
-    // First-seen labels, fixed by the host; -1: a vertex the device has already.
-    if (r.a_label >= 0) C.vlab[r.a] = r.a_label;
-    if (r.b_label >= 0) C.vlab[r.b] = r.b_label;
-    C.ext[r.a] = r.ext_a;
-    C.ext[r.b] = r.ext_b;
-    B.nitems[e] = 0;
-    size_t slot = (size_t)((tau0 + e) % MAXU) * QMAX;
-    for (int q = 0; q < QMAX; ++q) C.upd_count[slot + q] = 0;
+    take_record(C, B, r, e);
+    zero_counts(C, tau0 + e);
 #if !FUSE_HALVES_COUNT
     const int bno = (int)vload(&C.st->batch_no);
 #endif
@@ -631,10 +625,7 @@ __device__ __forceinline__ void task_classify(const Ctx& C, Batch& B, int nb, in
         if (mine2 != mine || cnt != chain)
             check_fail(C, CHK_CHAIN, tau0 + e, lo, hi + 1000LL * cnt + 1000000LL * chain);
     }
-    const int outcome = mine ? OUT_APPLIED : OUT_NOOP;
-    B.outcome[e] = outcome;
-    B.elab[e] = lab;
-    if (CHECK) B.outcome_shadow[e] = ((int)vload(&C.st->batch_no) << 4) | outcome;
+    set_outcome(C, B, e, mine, lab);
 }
 
 // Where a vertex's new version goes, from its current version ov and nins insertions: true
@@ -1154,7 +1145,6 @@ __device__ __forceinline__ void task_verify(const Ctx& C, Batch& B, int nb, int 
     check_version_whole(C, off, len, tau0, x, shape);
 }
 
-#if DELETE_PATH
 // The deletion path (DELETE_PATH, updater.cuh's apply_deletions): a bulk batch of deletions
 // alone, in two jobs before J_ITEMS. Deletions end their entries in place and make no
 // version, so the pipeline's segments, copies and publication have nothing to do.
@@ -1169,15 +1159,8 @@ __device__ __forceinline__ void task_del_find(const Ctx& C, Batch& B, int nb, in
     const int hh = t * 32 + lane, e = hh >> 1, side = hh & 1;  // an element job of half edges
     if (hh >= 2 * nb) return;
     const InRec r = load_rec(B.rec + e);
-    if (side == 0) {
-        if (r.a_label >= 0) C.vlab[r.a] = r.a_label;  // -1: a vertex the device has already
-        if (r.b_label >= 0) C.vlab[r.b] = r.b_label;
-        C.ext[r.a] = r.ext_a;
-        C.ext[r.b] = r.ext_b;
-        B.nitems[e] = 0;
-    }
-    const size_t slot = (size_t)((tau0 + e) % MAXU) * QMAX;
-    for (int q = side; q < QMAX; q += 2) C.upd_count[slot + q] = 0;
+    if (side == 0) take_record(C, B, r, e);
+    zero_counts(C, tau0 + e, side, 2);
     const int lo = min(r.a, r.b), hi = max(r.a, r.b);
     const int x = side ? hi : lo, y = side ? lo : hi;
     const i64 ent = find_live_since(C, __ldcg(C.head + x), y, tau0);
@@ -1206,15 +1189,11 @@ __device__ __forceinline__ void task_del_apply(const Ctx& C, Batch& B, int nb, i
                 atomicAdd(&C.vers[__ldcg(C.head + hi)].ndead, 1);
             }
         }
-        const int outcome = mine ? OUT_APPLIED : OUT_NOOP;
-        B.outcome[e] = outcome;
-        B.elab[e] = el >= 0 ? __ldcg(&C.entries[el].elab) : 0;
-        if (CHECK) B.outcome_shadow[e] = ((int)vload(&C.st->batch_no) << 4) | outcome;
+        set_outcome(C, B, e, mine, el >= 0 ? __ldcg(&C.entries[el].elab) : 0);
         if (mine) items = count_items(C, B, e, tau, false);
     }
     warp_claim(&B.ctl.nitems, items, lane);
 }
-#endif
 
 // Run task t of job `kind` (whole warp): one function per job kind (above).
 __device__ __noinline__ void run_task(const Ctx& C, int kind, int t, int lane) {
@@ -1235,8 +1214,8 @@ __device__ __noinline__ void run_task(const Ctx& C, int kind, int t, int lane) {
         break;
     case J_ORDER: task_order(C, B, nb, tau0, t, lane); break;
     case J_CLASSIFY:
-#if DELETE_PATH
-        if (!ld(B.ctl.has_ins)) { task_del_find(C, B, nb, tau0, t, lane); break; }
+#if DELETE_PATH  // (even a dead call here changes the default build's code)
+        if (deletions_only(B)) { task_del_find(C, B, nb, tau0, t, lane); break; }
 #endif
         task_classify(C, B, nb, tau0, t, lane);
         break;
@@ -1257,7 +1236,7 @@ __device__ __noinline__ void run_task(const Ctx& C, int kind, int t, int lane) {
     }
     case J_COUNT:
 #if DELETE_PATH
-        if (!ld(B.ctl.has_ins)) { task_del_apply(C, B, nb, tau0, t, lane); break; }
+        if (deletions_only(B)) { task_del_apply(C, B, nb, tau0, t, lane); break; }
 #endif
         task_count(C, B, nb, tau0, t, lane);
         break;

@@ -274,13 +274,8 @@ __device__ SmallLane classify_small(const Ctx& C, Batch& B, int nb, int tau0, in
     const bool on = lane < nb;
     if (on) {
         const InRec r = load_rec(B.rec + lane);
-        if (r.a_label >= 0) C.vlab[r.a] = r.a_label;  // -1: known (as J_HALVES)
-        if (r.b_label >= 0) C.vlab[r.b] = r.b_label;
-        C.ext[r.a] = r.ext_a;
-        C.ext[r.b] = r.ext_b;
-        B.nitems[lane] = 0;
-        const size_t slot = (size_t)(u.tau % MAXU) * QMAX;
-        for (int q = 0; q < QMAX; ++q) C.upd_count[slot + q] = 0;
+        take_record(C, B, r, lane);
+        zero_counts(C, u.tau);
         u.a = r.a; u.b = r.b; u.label = r.label; u.ins = r.kind == REC_INSERT;
     }
     const int lo = min(u.a, u.b), hi = max(u.a, u.b);
@@ -304,12 +299,7 @@ __device__ SmallLane classify_small(const Ctx& C, Batch& B, int nb, int tau0, in
         }
     }
     u.applied = on && mine;
-    if (on) {
-        const int outcome = u.applied ? OUT_APPLIED : OUT_NOOP;
-        B.outcome[lane] = outcome;
-        B.elab[lane] = lab;
-        if (CHECK) B.outcome_shadow[lane] = ((int)vload(&C.st->batch_no) << 4) | outcome;
-    }
+    if (on) set_outcome(C, B, lane, u.applied, lab);
     return u;
 }
 
