@@ -15,6 +15,7 @@ import cProfile
 import os
 import pstats
 import resource
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -22,10 +23,13 @@ from typing import Any
 
 import numpy as np
 
-from dcsm.gpu import layout as L
-from dcsm.gpu.engine import GpuEngine
-from dcsm.graphio import read_csm_query, read_csm_stream, read_graph
-from dcsm.model import UpdateBatch
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from gpu_bench import host_cpu  # noqa: E402
+
+from dcsm.gpu import layout as L  # noqa: E402
+from dcsm.gpu.engine import GpuEngine  # noqa: E402
+from dcsm.graphio import read_csm_query, read_csm_stream, read_graph  # noqa: E402
+from dcsm.model import UpdateBatch  # noqa: E402
 
 
 def main() -> None:
@@ -54,6 +58,17 @@ def main() -> None:
         profile(args, cap)
 
 
+def at(b: UpdateBatch, first_seq: int) -> UpdateBatch:
+    """b's updates (their labels as given), numbered from first_seq."""
+    return UpdateBatch.from_arrays(b.op, b.u, b.v, b.label, first_seq=first_seq)
+
+
+def inverse(b: UpdateBatch, first_seq: int) -> UpdateBatch:
+    """b's updates undone, last first, numbered from first_seq."""
+    return UpdateBatch.from_arrays(-b.op[::-1], b.u[::-1], b.v[::-1], b.label[::-1],
+                                   first_seq=first_seq)  # fmt: skip
+
+
 def profile(args: argparse.Namespace, batch_cap: int) -> None:
     og = args.data / "oracle-github"
     graph = "initial90.graph" if args.stream == "insertion10" else "full.graph"
@@ -63,27 +78,18 @@ def profile(args: argparse.Namespace, batch_cap: int) -> None:
     eng.register(0, read_csm_query(og / "queries" / args.query), from_seq=0, count_only=True)
     # Warm-up (numba compilation of the host decoders): a few updates and their inverse.
     k = 200
-    eng.apply(UpdateBatch.from_arrays(stream.op[:k], stream.u[:k], stream.v[:k], stream.label[:k]))
-    eng.apply(
-        UpdateBatch.from_arrays(
-            -stream.op[:k][::-1], stream.u[:k][::-1], stream.v[:k][::-1], stream.label[:k][::-1],
-            first_seq=k,
-        )
-    )  # fmt: skip
-    batch = UpdateBatch.from_arrays(stream.op, stream.u, stream.v, stream.label, first_seq=2 * k)
+    eng.apply(at(stream.slice(0, k), 0))
+    eng.apply(inverse(stream.slice(0, k), k))
+    batch = at(stream, 2 * k)
     eng.apply(batch)
     seq = 2 * k + len(batch)
     for _ in range(4):  # steady state: undo and redo, untimed
-        res = eng.apply(UpdateBatch.from_arrays(-batch.op[::-1], batch.u[::-1], batch.v[::-1],
-                                                batch.label[::-1], first_seq=seq))  # fmt: skip
+        res = eng.apply(inverse(batch, seq))
         seq += len(batch)
-        res = eng.apply(UpdateBatch.from_arrays(batch.op, batch.u, batch.v, batch.label,
-                                                first_seq=seq))  # fmt: skip
+        res = eng.apply(at(batch, seq))
         seq += len(batch)
-    eng.apply(UpdateBatch.from_arrays(-batch.op[::-1], batch.u[::-1], batch.v[::-1],
-                                      batch.label[::-1], first_seq=seq))  # fmt: skip
-    batch = UpdateBatch.from_arrays(batch.op, batch.u, batch.v, batch.label,
-                                    first_seq=seq + len(batch))  # fmt: skip
+    eng.apply(inverse(batch, seq))
+    batch = at(batch, seq + len(batch))
     steps: list[tuple[str, float, float]] = []  # (step, start, end), epoch s
     unwrap = wrap_steps(eng, steps)
     before = eng._get_state()[0]
@@ -111,8 +117,7 @@ def profile(args: argparse.Namespace, batch_cap: int) -> None:
         pstats.Stats(prof).sort_stats("cumulative").print_stats(18)
     if args.rounds:
         undo_at = int(batch.seq[-1]) + 1
-        eng.apply(UpdateBatch.from_arrays(-batch.op[::-1], batch.u[::-1], batch.v[::-1],
-                                          batch.label[::-1], first_seq=undo_at))  # fmt: skip
+        eng.apply(inverse(batch, undo_at))
         eng.unregister(0, from_seq=undo_at + len(batch))
         rounds(eng, args, undo_at + len(batch))
     eng.close()
@@ -134,8 +139,7 @@ def rounds(eng: GpuEngine, args: argparse.Namespace, seq: int) -> None:
     print("round  apply  batches  taken  start  finish  " + "  ".join(_ROUND_STEPS)
           + "  cpu  slot  tau_slot  in_pos  out_pos")  # fmt: skip
     for r in range(args.rounds):
-        batch = UpdateBatch.from_arrays(stream.op, stream.u, stream.v, stream.label,
-                                        first_seq=seq)  # fmt: skip
+        batch = at(stream, seq)
         eng.register(r + 1, query, from_seq=seq, count_only=True)
         where = (eng._slots._of[r + 1], eng._next_tau % eng.cfg.maxu,
                  eng._ring.tail % eng._ring.cap, eng._out_head)  # fmt: skip
@@ -152,15 +156,14 @@ def rounds(eng: GpuEngine, args: argparse.Namespace, seq: int) -> None:
         for name, a, b in steps:
             if name in ms:
                 ms[name] += 1e3 * (b - a)
-        cpu = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[36]
+        cpu = host_cpu()
         print(f"{r:5d} {1e3 * wall:6.2f} {len(np.unique(taken)):8d} "
               f"{1e3 * (taken.min() - t0):6.2f} {1e3 * (res.started.min() - t0):6.2f} "
               f"{1e3 * (res.finished.max() - t0):6.2f}  "
               + "  ".join(f"{ms[n]:.3f}" for n in _ROUND_STEPS) + f"  {cpu}  "
               + "  ".join(str(int(x)) for x in where))  # fmt: skip
         seq += len(batch)
-        eng.apply(UpdateBatch.from_arrays(-batch.op[::-1], batch.u[::-1], batch.v[::-1],
-                                          batch.label[::-1], first_seq=seq))  # fmt: skip
+        eng.apply(inverse(batch, seq))
         seq += len(batch)
 
 

@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from gpu_bench import Runner  # noqa: E402
+from gpu_bench import Runner, host_cpu  # noqa: E402
 
 from dcsm.gpu.engine import GpuEngine  # noqa: E402
 
@@ -67,7 +67,7 @@ def thread_cores() -> tuple[int, list[int], str]:
     def stat(path: Path) -> list[str]:
         return path.read_text().rsplit(")", 1)[1].split()
 
-    me = stat(Path("/proc/thread-self/stat"))
+    cpu = host_cpu()
     own = Path("/proc/thread-self").resolve().name
     busy = []
     for task in Path("/proc/self/task").iterdir():
@@ -77,8 +77,8 @@ def thread_cores() -> tuple[int, list[int], str]:
             continue
         if task.name != own and f[0] == "R":
             busy.append(int(f[36]))
-    sib = Path(f"/sys/devices/system/cpu/cpu{me[36]}/topology/thread_siblings_list")
-    return int(me[36]), sorted(busy), sib.read_text().strip() if sib.exists() else "?"
+    sib = Path(f"/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list")
+    return cpu, sorted(busy), sib.read_text().strip() if sib.exists() else "?"
 
 
 def python_us() -> float:

@@ -15,6 +15,7 @@
 #                carried, and sent back in 15 MiB parts unless NO_CACHE_BACK=1 (a stale
 #                cache only misses: CuPy keys its entries by source, options and compiler)
 # and $R/device.txt (the GPU, driver, CuPy), $R/files.md5 (the kernel and engine files run).
+# prewarm "CAP|DEFINES" ... compiles the kernel builds a call will run side by side first.
 # Nothing here is fetched code: the peers' binaries (.peers/bin) are built by hand, as
 # bench/device/README.md says, and carried beside it.
 set -u
@@ -53,3 +54,17 @@ if [ -z "${DCSM_DEVICE_COMMON:-}" ]; then
   git log -1 --format=%H > "$R/head.txt" 2>/dev/null || true
   echo "setup at $(el) s" | tee -a "$R/time.txt"
 fi
+
+# prewarm "16384|" "32768|-DBATCH_SOFT=16384" ...: each build (batch cap, then extra -D
+# options) compiled into CuPy's cache at once, side by side (NVRTC takes one core and ~10 s
+# a build); a log each in $R.
+prewarm() {
+  local spec
+  for spec in "$@"; do
+    DCSM_KERNEL_DEFINES="${spec#*|}" python3 -P -c "from dcsm.gpu.loader import KernelConfig as K, load_kernel
+load_kernel(K(batch_cap=${spec%%|*}, extra=K.extra_from_env()))" \
+      > "$R/prewarm-$(echo "$spec" | tr -dc 'A-Za-z0-9_').log" 2>&1 &
+  done
+  wait
+  echo "prewarmed at $(el) s" | tee -a "$R/time.txt"
+}

@@ -17,11 +17,7 @@
 # Carry: .dev28/shd.tar.xz (bench/device/README.md).
 NO_CACHE_BACK=1; source bench/device/common.sh
 cp bench/results/gpu/session38/next/c3-delete-path.sh $R/
-for spec in "" "-DDELETE_PATH=1"; do  # the two builds the turns use, side by side
-  DCSM_KERNEL_DEFINES="$spec" python3 -P -c "from dcsm.gpu.loader import KernelConfig as K, load_kernel
-load_kernel(K(extra=K.extra_from_env()))" > $R/prewarm$(echo $spec | tr -dc 'A-Z0-9_').log 2>&1 &
-done; wait
-echo "prewarmed at $(el) s" | tee -a $R/time.txt
+prewarm "16384|" "16384|-DDELETE_PATH=1"  # the two builds the turns use, side by side
 DCSM_RESULTS=$R/tests-del DCSM_SUITE_SECONDS=150 bash scripts/gpu-suite.sh --tests tests/gpu/test_engine_gpu.py \
     -k deletion_batches > $R/tests-del.log 2>&1
 echo "deletion tests rc $? at $(el) s: $(tail -1 $R/tests-del/gpu-tests.log)" | tee -a $R/time.txt
