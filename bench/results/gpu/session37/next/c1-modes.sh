@@ -24,10 +24,7 @@
 # Carry: .dev28/shd.tar.xz (bench/device/README.md). Alone, or with c2-soft-cap.sh in one call
 # (both.sh).
 [ -n "${R:-}" ] || { NO_CACHE_BACK=1; source bench/device/common.sh; }
-cp bench/results/gpu/session37/next/c1-modes.sh $R/; nvidia-smi -L > $R/device.txt; md5sum gpu/*.cu gpu/*.cuh gpu/*.py > $R/files.md5
-mkdir -p /tmp/shd && tar xJf .dev28/shd.tar.xz -C /tmp/shd
-[ -d /tmp/m/dcsm ] || python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/m . >/dev/null 2>&1 || exit 1
-export DCSM_SHARED_DATA=/tmp/shd PYTHONPATH=/tmp/m
+cp bench/results/gpu/session37/next/c1-modes.sh $R/  # (the data, the package, device.txt: common.sh)
 (lscpu; cat /sys/devices/system/cpu/cpu0/topology/thread_siblings_list) > $R/host.txt 2>&1
 for row in "Q_1 deletion10 - keep" "Q_1 deletion10 0,2,4,6,8,10,12,14 keep" "Q_1 deletion10 - close" "Q_7 insertion10 - keep"; do
   set -- $row; pin=$3; [ $pin = - ] && pin=""; close=""; [ $4 = close ] && close=--close-each

@@ -21,10 +21,7 @@
 # Carry: .dev28/shd.tar.xz (bench/device/README.md). Alone, or after c1-modes.sh in one call
 # (both.sh).
 [ -n "${R:-}" ] || { NO_CACHE_BACK=1; source bench/device/common.sh; }
-cp bench/results/gpu/session37/next/c2-soft-cap.sh $R/; nvidia-smi -L > $R/device.txt; md5sum gpu/*.cu gpu/*.cuh gpu/*.py > $R/files.md5
-mkdir -p /tmp/shd && tar xJf .dev28/shd.tar.xz -C /tmp/shd
-[ -d /tmp/m/dcsm ] || python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/m . >/dev/null 2>&1 || exit 1
-export DCSM_SHARED_DATA=/tmp/shd PYTHONPATH=/tmp/m
+cp bench/results/gpu/session37/next/c2-soft-cap.sh $R/  # (the data, the package, device.txt: common.sh)
 defs() { case $1 in m|k|p) echo "";; s|P) echo "-DBATCH_SOFT=16384";; S) echo "-DBATCH_SOFT=16384 -DBATCH_SOFT_ALL=24576";; esac; }
 cap() { case $1 in m) echo 16384;; *) echo 32768;; esac; }
 piece() { case $1 in p|P) echo 8192;; *) echo 0;; esac; }
