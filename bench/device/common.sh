@@ -7,7 +7,8 @@
 #   T0, el       the call's start and the seconds since (`[ $(el) -gt 300 ] && break`)
 #   R            $OUT/r, the results folder; packed into $OUT/r.tgz when the call exits
 #                (a call brings back at most 8 files: one archive holds them all)
-#   /tmp/m       this checkout installed as the `dcsm` package (PYTHONPATH); run scripts with
+#   /tmp/m       this checkout installed as the `dcsm` package (PYTHONPATH; again whenever the
+#                sources differ from what a warm machine holds there); run scripts with
 #                python3 -P so that the source folder never shadows it
 #   /tmp/shd     ../shared/data, unpacked from .dev28/shd.tar.xz where the call carried it
 #                (bench/device/pack-shared.sh makes it here); DCSM_SHARED_DATA points to it
@@ -42,9 +43,16 @@ if [ -z "${DCSM_DEVICE_COMMON:-}" ]; then
     mkdir -p /tmp/shd && tar xJf .dev28/shd.tar.xz -C /tmp/shd
     export DCSM_SHARED_DATA=/tmp/shd
   fi
-  if [ ! -d /tmp/m/dcsm ]; then
+  # A warm machine keeps /tmp between calls: install again unless /tmp/m holds these very
+  # sources (session 39's call 2 ran call 1's package, its layout.cuh a define behind).
+  _stamp=$(find pyproject.toml dcsm gpu schemas service loadgen -type f \
+             \( -name '*.py' -o -name '*.cu' -o -name '*.cuh' -o -name '*.toml' -o -path '*/static/*' \) \
+             -print0 | sort -z | xargs -0 md5sum | md5sum | cut -d' ' -f1)
+  if [ "$(cat /tmp/m/.stamp 2>/dev/null)" != "$_stamp" ]; then
+    rm -rf /tmp/m
     python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/m . \
       > "$R/install.log" 2>&1 || { echo "installing the package failed: $R/install.log"; exit 1; }
+    echo "$_stamp" > /tmp/m/.stamp
   fi
   export PYTHONPATH=/tmp/m${PYTHONPATH:+:$PYTHONPATH}
   { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
