@@ -186,14 +186,15 @@ def _joined(parts: list[UpdateBatch]) -> UpdateBatch:
 
 @pytest.mark.parametrize("count_only", [False, True])
 def test_deletion_batches_alike(count_only: bool) -> None:
-    """DELETE_PATH (on by default, layout.cuh): a bulk batch of deletions alone takes two jobs, not the pipeline
-    (updater.cuh, apply_deletions). Apply calls of deletions alone (many of one edge in one
-    batch, either way round; missing edges; unseen vertices) between calls of mixed updates,
-    on a random graph and on a hub of 20,000 leaves whose lists have tails (tail_div 1);
-    then calls of 1,500 that the updater reads as long runs, one of deletions alone and one
-    whose insertions come after 1,200 deletions (so that every way records enter a batch
-    must see an insertion): self-checks on, the short path off, outcomes, matches and
-    counts equal the CPU engine's. Then a run of deletions alone never reaches J_SEGINFO."""
+    """DELETE_PATH (on by default, layout.cuh): a bulk batch of deletions alone takes two jobs,
+    not the pipeline (updater.cuh, apply_deletions). Apply calls of deletions alone (many of
+    one edge in one batch, either way round; missing edges; unseen vertices) between calls
+    of mixed updates, on a random graph and on a hub of 20,000 leaves whose lists have tails
+    (tail_div 1); then calls of 1,500 that the updater reads as long runs, one of deletions
+    alone and one whose insertions come after 1,200 deletions (so that every way records
+    enter a batch must see an insertion): self-checks on, the short path off, outcomes,
+    matches and counts equal the CPU engine's. Then a run of deletions alone never reaches
+    J_SEGINFO."""
     rng = np.random.default_rng(53)
     g = random_graph(rng, nv=60, ne=500)
     hub = _hub_graph(rng, 20_000)
