@@ -383,10 +383,12 @@ def search_part(
         workloads.append((f"enron-{ds}", "stream", root / "initial.graph",
                           root / "stream.updates", root / "queries", ENRON, pub,
                           ("count", "embedding") if ds == "labeled5" else ("count",)))  # fmt: skip
+    # Every workload's GPU rows first, then RapidFlow's runs of all of them: no GPU row is
+    # timed right after RapidFlow's. A GPU row timed right after them took ~7 % longer
+    # (bench/results/gpu/session28/README.md); the first three rows of the workload after
+    # them, 1.5-2x (bench/results/gpu/session39/README.md, call 3).
+    finished: list[tuple[str, str, Path, Path, Path, list[str], dict, list, float, int]] = []
     for dataset, stream, graph, updates, qdir, queries, pub, modes in workloads:
-        # A workload's GPU rows first, its engine closed, then RapidFlow's runs of the same
-        # rows: neither is timed right after the other (a GPU row timed right after
-        # RapidFlow's runs took ~7 % longer, bench/results/gpu/session28/README.md).
         rows: list[tuple[dict, Path, int]] = []  # (row, query file, our matches)
         run = Runner(graph, updates, batch_cap)
         run.time_once(qdir / queries[0], True)  # warm-up (numba, first launch)
@@ -407,6 +409,8 @@ def search_part(
                                     **run.engine.updater_profile()})  # fmt: skip
         finally:
             run.close()
+        finished.append((dataset, stream, graph, updates, qdir, queries, pub, rows, s, total))
+    for dataset, stream, graph, updates, qdir, queries, pub, rows, s, total in finished:
         for row, query, ours in rows:
             report.add(**row, **rapidflow.fields(graph, query, updates, ours))
         theirs = [rapidflow.run(graph, qdir / q, updates)["seconds"] for q in queries]
