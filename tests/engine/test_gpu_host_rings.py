@@ -124,3 +124,75 @@ def test_encode_updates_fills_every_field_as_numpy_does(encode) -> None:  # type
     # Exact for the unpaced ones (a float64 detour would round `now` by tens of ns).
     want = np.where(ts > 0, (ts * 1e9).astype(np.int64), now)
     np.testing.assert_array_equal(recs["arrival_ns"], want)
+
+
+def _stream(rng: np.random.Generator, n: int, ids: int):
+    """n updates over external ids 0..ids-1 (some never seen), with self loops, labels
+    (some conflicting), deletions of unseen vertices and arrival times given or not."""
+    op = np.where(rng.random(n) < 0.6, 1, -1).astype(np.int8)
+    u = rng.integers(0, ids, n).astype(np.int64)
+    v = rng.integers(0, ids, n).astype(np.int64)
+    loops = rng.random(n) < 0.03
+    v[loops] = u[loops]
+    u_label = np.where(rng.random(n) < 0.3, rng.integers(0, 3, n), -1).astype(np.int32)
+    v_label = np.where(rng.random(n) < 0.3, rng.integers(0, 3, n), -1).astype(np.int32)
+    label = rng.integers(0, 2, n).astype(np.int32)
+    ts = np.where(rng.random(n) < 0.5, 1.7e9 + rng.random(n), 0.0)
+    return op, u, v, label, u_label, v_label, ts
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_admit_encode_equals_admit_then_encode(seed: int) -> None:
+    """admit_encode (one pass, records straight into the ring's two free spans) gives the
+    outcomes, tables and records that admit then encode_updates give, piece by piece, with
+    vertices created in earlier pieces (their labels go as -1) and the ring's wrap."""
+    from dcsm.engine.idtable import IdTable
+    from dcsm.engine.intern import admit
+    from dcsm.gpu.rings import admit_encode
+
+    rng = np.random.default_rng(seed)
+    n, ids, words = 3000, 700, L.IN_REC.itemsize // 8
+    op, u, v, label, u_label, v_label, ts = _stream(rng, n, ids)
+    tables = []
+    for _ in range(2):
+        t = IdTable(64)
+        t.ensure(2 * n + 16)
+        tables.append((t, np.zeros(2 * n + 16, np.int64), np.zeros(2 * n + 16, np.int32),
+                       np.zeros(1, np.int64)))  # fmt: skip
+    # Vertices the device already has: the first 50 ids, labels given.
+    for t, ext, vlab, meta in tables:
+        t.insert(np.arange(50, dtype=np.int64))
+        ext[:50] = np.arange(50)
+        vlab[:50] = np.arange(50) % 3
+        meta[0] = 50
+    (t1, ext1, vlab1, meta1), (t2, ext2, vlab2, meta2) = tables
+    out1, out2 = np.empty(n, np.int8), np.empty(n, np.int8)
+    ring = np.full((2503, words), -7, np.int64)
+    tail = 2400  # the second piece wraps
+    for lo, hi in [(0, 17), (17, 1017), (1017, 1018), (1018, 3000)]:
+        k = hi - lo
+        # Reference: admit, then encode the admitted ones into an array.
+        a, b = np.empty(k, np.int32), np.empty(k, np.int32)
+        known = int(meta1[0])
+        m1 = admit(op[lo:hi], u[lo:hi], v[lo:hi], u_label[lo:hi], v_label[lo:hi], t1.slots,
+                   ext1, vlab1, meta1, out1[lo:hi], a, b)  # fmt: skip
+        sent1 = lo + np.nonzero(out1[lo:hi] == 0)[0]
+        want = np.empty((m1, words), np.int64)
+        s = sent1 - lo
+        encode_updates(want, op[lo:hi][s], a[s], b[s], label[lo:hi][s], u[lo:hi][s],
+                       v[lo:hi][s], u_label[lo:hi][s], v_label[lo:hi][s], vlab1, known,
+                       ts[lo:hi][s], 123)  # fmt: skip
+        # One pass into the ring's free spans.
+        at = tail % len(ring)
+        sent2 = np.empty(k, np.int64)
+        m2 = admit_encode(op, u, v, label, u_label, v_label, ts, lo, hi, t2.slots, ext2,
+                          vlab2, meta2, out2, ring, at, sent2, 123)  # fmt: skip
+        assert m2 == m1 and (sent2[:m2] == sent1).all()
+        got = ring[(at + np.arange(m2)) % len(ring)]
+        assert (got == want).all()
+        tail += m2
+    assert (out1 == out2).all() and meta1[0] == meta2[0] > 50
+    assert set(np.unique(out1)) >= {0, 1, 2, 3}  # every outcome occurred
+    nv = int(meta1[0])
+    assert (ext1[:nv] == ext2[:nv]).all() and (vlab1[:nv] == vlab2[:nv]).all()
+    assert (t1.slots == t2.slots).all()
