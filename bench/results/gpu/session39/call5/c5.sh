@@ -15,19 +15,19 @@ prewarm "16384|"
 pp() { case $1 in o) echo /tmp/m0;; f) echo /tmp/m;; esac; }
 mkdir -p $R/turns
 for turn in o1 f1 o2 f2 o3 f3 o4 f4 o5 f5; do
-  [ $(el) -gt 100 ] && break
+  [ $(el) -gt 90 ] && break
   PYTHONPATH=$(pp ${turn:0:1}) timeout -k 5 60 python3 -P bench/gpu_bench.py --out $R/turns/$turn --data /tmp/shd \
       --oracle-count-only --skip-latency --repeat 5 > $R/turns/$turn.log 2>&1
   echo "$turn rc $? at $(el) s" | tee -a $R/time.txt
 done
 python3 bench/debug/compare_turns.py $R/turns $(ls -d $R/turns/[of][0-9] | xargs -n1 basename) > $R/turns.md 2>&1
 cat $R/turns.md | tee -a $R/time.txt
-DCSM_PREWARM=14 DCSM_SUITE_SECONDS=$(( 395 - $(el) )) DCSM_RESULTS=$R/tests bash scripts/gpu-suite.sh --tests \
+DCSM_PREWARM=14 DCSM_SUITE_SECONDS=$(( 365 - $(el) )) DCSM_RESULTS=$R/tests bash scripts/gpu-suite.sh --tests \
     tests/gpu/test_engine_gpu.py tests/gpu/test_oracle_gpu.py tests/gpu/test_input_ring_gpu.py > $R/tests.log 2>&1
 echo "GPU tests rc $? at $(el) s: $(tail -1 $R/tests/gpu-tests.log)" | tee -a $R/time.txt
 grep -E "FAILED|ERROR" $R/tests/gpu-tests.log | head -5 | tee -a $R/time.txt
-if [ $(el) -lt 400 ]; then
-  timeout -k 5 $(( 470 - $(el) )) python3 -P bench/gpu_bench.py --out $R/oracle-rf --data /tmp/shd \
+if [ $(el) -lt 355 ]; then
+  timeout -k 5 $(( 430 - $(el) )) python3 -P bench/gpu_bench.py --out $R/oracle-rf --data /tmp/shd \
       --oracle-count-only --skip-latency --repeat 5 --rapidflow .peers/bin/RapidFlow.out --rapidflow-limit 15 > $R/oracle-rf.log 2>&1
   echo "beside RapidFlow rc $? at $(el) s" | tee -a $R/time.txt
   grep -E "^\| (oracle|all)" $R/oracle-rf/gpu_bench.md | cut -d"|" -f3-5,8-10 | head -40 | tee -a $R/time.txt
