@@ -81,7 +81,7 @@ from .mvg import (
     live_edges,
 )
 from .query_slots import QuerySlots
-from .rings import MatchRows, admit_encode, drain_done, encode_updates, encode_updates_parallel
+from .rings import MatchRows, drain_done, encode_updates, encode_updates_parallel
 from .static_match import BESIDE_COUNT_MIN_BLOCKS, DeviceCsr, StaticMatcher
 
 log = logging.getLogger("dcsm.gpu")
@@ -1090,33 +1090,61 @@ class GpuEngine(Engine):
         # first piece while the host prepares the next.
         # Paced: a piece is admitted only once the last one is written, as its records fall
         # due; a larger one would leave the stream's next records waiting on its admission.
-        piece = _PIECE if paced else piece_size(n)
-        bounds = piece_bounds(n, piece, 0 if paced else _PIECE_FIRST)
-        sent = np.empty(piece, np.int64)  # a piece's admitted updates
+        bounds = piece_bounds(n, _PIECE) if paced else piece_bounds(n, piece_size(n), _PIECE_FIRST)
         with numba_threads(self._host_threads):  # the pieces' parallel calls
             for lo, hi in bounds:
                 self._vertices_in_reach(col, hi - lo)
                 self._pools_in_reach(col)
-                at = None
-                if not paced and not self._slots.due_by(int(batch.seq[hi - 1])):
-                    at = self._ring.free_slot(hi - lo)
-                if at is not None:
-                    # No control record due up to the piece's end, and room for all of it:
-                    # admitted and written into the ring itself in one pass (no arrays
-                    # between, no copy).
-                    m = admit_encode(batch.op, batch.u, batch.v, batch.label, batch.u_label,
-                                     batch.v_label, batch.ts, lo, hi, self._ids.slots,
-                                     self._ext, self._vlab, self._meta, outcome,
-                                     self._ring.words, at, sent, time.time_ns())  # fmt: skip
-                    # The last piece's copy into in_mirror has had this admission's time to
-                    # finish: publish its tail now rather than after this piece's.
-                    self._ring.flush()
-                    if m:
-                        self._next_tau += m
-                        col.add_sent(sent[:m])
-                        self._ring.commit(m)
+                known = int(self._meta[0])  # vertices the device was sent before this piece
+                if self._host_threads:
+                    look_up_parallel(batch.u[lo:hi], batch.v[lo:hi], self._ids.slots, a[lo:hi],
+                                     b[lo:hi])  # fmt: skip
+                admitted = (admit_looked_up if self._host_threads else admit)(
+                    batch.op[lo:hi], batch.u[lo:hi], batch.v[lo:hi], batch.u_label[lo:hi],
+                    batch.v_label[lo:hi], self._ids.slots, self._ext, self._vlab, self._meta,
+                    outcome[lo:hi], a[lo:hi], b[lo:hi],
+                )  # fmt: skip
+                # The last piece's copy into in_mirror has had this admission's time to finish:
+                # publish its tail now rather than after this piece is written.
+                self._ring.flush()
+                if not paced and self._slots.due_by(int(batch.seq[lo])):
+                    # Control records that go before the piece's first update (a query
+                    # registered from it): written ahead, so that the piece itself may still go
+                    # straight into the ring.
+                    lead = self._slots.with_controls(
+                        np.empty(0, L.IN_REC), batch.seq[lo : lo + 1], self._next_tau
+                    )
+                    self._ring.write(lead, self._waiter(col))
+                whole = admitted == hi - lo
+                controls_within = self._slots.due_by(int(batch.seq[hi - 1]))
+                room = None
+                if whole and not paced and not controls_within:
+                    room = self._ring.room(hi - lo)
+                if room is not None:
+                    # The piece's records are written into the ring itself (no array between,
+                    # no copy): a whole piece, no control record due within it, not paced.
+                    first, rest = room
+                    self._encode(first, batch, slice(lo, lo + len(first)), a, b, known)
+                    if len(rest):
+                        self._encode(rest, batch, slice(lo + len(first), hi), a, b, known)
+                    self._next_tau += hi - lo
+                    col.add_sent(np.arange(lo, hi))
+                    self._ring.commit(hi - lo)
                 else:
-                    self._admit_and_write(batch, lo, hi, paced, outcome, a, b, col)
+                    sent = lo + np.nonzero(outcome[lo:hi] == ADMITTED)[0]
+                    recs = np.empty(admitted, L.IN_REC)
+                    which = slice(lo, hi) if whole else sent
+                    self._encode(as_words(recs), batch, which, a, b, known)
+                    tau0 = self._next_tau
+                    self._next_tau += admitted
+                    col.add_sent(sent)
+                    if controls_within:
+                        recs = self._slots.with_controls(recs, batch.seq[sent], tau0)
+                    # Control records carry arrival 0 and are due at once.
+                    due = np.maximum.accumulate(recs["arrival_ns"]) if paced else None
+                    written = self._ring.write(recs, self._waiter(col), due)
+                    if written is not None:
+                        col.add_entered(written[recs["kind"] <= L.REC_DELETE])
                 if _READ_AHEAD and self._next_tau - self._done_next > self.cfg.maxu // _READ_AHEAD:
                     self._pump(col)
         if then_stop:
@@ -1130,45 +1158,6 @@ class GpuEngine(Engine):
             self.queries.advance(int(batch.seq[-1]))
         self.last_timeline = col.timeline()
         return col.result(outcome, self._ext)
-
-    def _admit_and_write(
-        self, batch: UpdateBatch, lo: int, hi: int, paced: bool, outcome: np.ndarray,
-        a: np.ndarray, b: np.ndarray, col: CallResult,
-    ) -> None:  # fmt: skip
-        """Updates lo..hi-1 of the batch admitted, then their records encoded into an array
-        and written as the ring frees up, with the control records due among them and, when
-        paced, each no earlier than its arrival."""
-        known = int(self._meta[0])  # vertices the device was sent before this piece
-        if self._host_threads:
-            look_up_parallel(batch.u[lo:hi], batch.v[lo:hi], self._ids.slots, a[lo:hi],
-                             b[lo:hi])  # fmt: skip
-        admitted = (admit_looked_up if self._host_threads else admit)(
-            batch.op[lo:hi], batch.u[lo:hi], batch.v[lo:hi], batch.u_label[lo:hi],
-            batch.v_label[lo:hi], self._ids.slots, self._ext, self._vlab, self._meta,
-            outcome[lo:hi], a[lo:hi], b[lo:hi],
-        )  # fmt: skip
-        self._ring.flush()
-        if not paced and self._slots.due_by(int(batch.seq[lo])):
-            # Control records that go before the piece's first update (a query registered
-            # from it): written ahead of the piece.
-            lead = self._slots.with_controls(
-                np.empty(0, L.IN_REC), batch.seq[lo : lo + 1], self._next_tau
-            )
-            self._ring.write(lead, self._waiter(col))
-        sent = lo + np.nonzero(outcome[lo:hi] == ADMITTED)[0]
-        recs = np.empty(admitted, L.IN_REC)
-        self._encode(as_words(recs), batch, slice(lo, hi) if admitted == hi - lo else sent, a,
-                     b, known)  # fmt: skip
-        tau0 = self._next_tau
-        self._next_tau += admitted
-        col.add_sent(sent)
-        if self._slots.due_by(int(batch.seq[hi - 1])):
-            recs = self._slots.with_controls(recs, batch.seq[sent], tau0)
-        # Control records carry arrival 0 and are due at once.
-        due = np.maximum.accumulate(recs["arrival_ns"]) if paced else None
-        written = self._ring.write(recs, self._waiter(col), due)
-        if written is not None:
-            col.add_entered(written[recs["kind"] <= L.REC_DELETE])
 
     def _settle(self, col: CallResult) -> None:
         """Pump until every update sent so far has completed and its records are read."""

@@ -58,7 +58,7 @@ class InputRing:
         self._in_tail = hctl["in_tail"]  # a view: a plain store publishes (~0.1 us)
         self._dstat = dstat
         self._stream = stream  # the copies into in_mirror
-        self.words = as_words(ring)  # the records as int64 word rows, for writers in place
+        self._words = as_words(ring)
         self.tail = 0  # records written so far
         self._mirror_from = 0  # records [_mirror_from, tail) are also in in_mirror
         # Tail words not yet published, each with the end of its copy into in_mirror.
@@ -105,9 +105,9 @@ class InputRing:
             if k > 0:
                 at = self.tail % cap
                 first = min(k, cap - at)  # up to the ring's end, then from its start
-                self.words[at : at + first] = words[i : i + first]
+                self._words[at : at + first] = words[i : i + first]
                 if k > first:
-                    self.words[: k - first] = words[i + first : i + k]
+                    self._words[: k - first] = words[i + first : i + k]
                 self._publish(at, first, k, paced=due_ns is not None)
                 if written is not None:
                     written[i : i + k] = now
@@ -121,24 +121,15 @@ class InputRing:
         """The next k records' slots as int64 word rows (to the ring's end, then from its
         start), for a writer that fills them in place and then calls :meth:`commit`; None
         while the kernel has not yet read enough of the ring (then :meth:`write` waits)."""
-        at = self.free_slot(k)
-        if at is None:
-            return None
-        first = min(k, self.cap - at)
-        return self.words[at : at + first], self.words[: k - first]
-
-    def free_slot(self, k: int) -> int | None:
-        """The ring slot where the next k records go (they wrap at the ring's end), for a
-        writer into :attr:`words` that then calls :meth:`commit`; None while the kernel has
-        not yet read enough of the ring."""
         cap = self.cap
         if cap - (self.tail - int(self._dstat["in_consumed"][0])) < k:
             return None
-        return self.tail % cap
+        at = self.tail % cap
+        first = min(k, cap - at)
+        return self._words[at : at + first], self._words[: k - first]
 
     def commit(self, k: int) -> None:
-        """Hand the k records just written into :meth:`room`'s (or :meth:`free_slot`'s)
-        slots to the kernel."""
+        """Hand the k records just written into :meth:`room`'s slots to the kernel."""
         at = self.tail % self.cap
         self._publish(at, min(k, self.cap - at), k)
 

@@ -1,8 +1,7 @@
 """Host ends of the device -> host rings (pinned memory written by the kernel).
 
 Input ring: ``encode_updates`` writes the InRec records of admitted updates in one pass, as
-rows of int64 words (into the ring itself where it has room); ``admit_encode`` admits a
-piece of updates and writes their records into the ring in the same pass.
+rows of int64 words (into the ring itself where it has room).
 
 Completion ring: one ``Done`` record per update slot ``tau % MAXU`` and its non-zero counts
 (a (QMAX, MAXU) array: a query's counts of consecutive updates lie together; ``nonzero``
@@ -24,10 +23,6 @@ from __future__ import annotations
 import numba
 import numpy as np
 from numba import njit, prange
-
-from dcsm.engine.idtable import get, prefetch, table_shift
-from dcsm.engine.intern import _AHEAD, new_vertex
-from dcsm.model import OUTCOME_APPLIED, OUTCOME_LABEL_CONFLICT, OUTCOME_NOOP, OUTCOME_SELF_LOOP
 
 STAMP_MOD = 0x7FFFFFFF
 
@@ -119,66 +114,6 @@ def encode_updates_parallel(out, op, ia, ib, elabel, u, v, u_label, v_label, vla
         out[k, 3] = u[k]
         out[k, 4] = v[k]
         out[k, 5] = np.int64(ts[k] * 1e9) if ts[k] > 0 else now_ns
-
-
-@njit(cache=True, nogil=True)
-def admit_encode(op, u, v, elabel, u_label, v_label, ts, lo, hi, slots, ext, vlab, meta, outcome,  # type: ignore[no-untyped-def]
-                 ring, at, sent, now_ns):  # fmt: skip
-    """Admission (:func:`dcsm.engine.intern.admit`) and :func:`encode_updates` of updates
-    lo..hi-1 in one pass: the admitted ones' records go into the ring's word rows ``ring``
-    from slot ``at`` on, wrapping (the caller has seen room for all hi - lo), their
-    indices into ``sent``; returns how many were admitted. The same outcomes, ids,
-    tables and records as the two passes, without the lookups' arrays between them and
-    with two calls a piece fewer (session 39: 4,096 updates in 24 against 41 us on the
-    2-core development host, by a helper's measurement). The slices are taken here and
-    the loop runs from 0: a loop over lo..hi of the whole arrays ran slower than the two
-    passes."""
-    shift = table_shift(slots)
-    op, u, v, elabel = op[lo:hi], u[lo:hi], v[lo:hi], elabel[lo:hi]
-    u_label, v_label, ts, outcome = u_label[lo:hi], v_label[lo:hi], ts[lo:hi], outcome[lo:hi]
-    n = hi - lo
-    cap = ring.shape[0]
-    known = meta[0]  # the vertices the device was sent before this piece
-    for i in range(min(_AHEAD, n)):
-        prefetch(slots, shift, u[i])
-        prefetch(slots, shift, v[i])
-    k = 0
-    for i in range(n):
-        if i + _AHEAD < n:  # (tables of millions of ids: a cache miss a lookup)
-            prefetch(slots, shift, u[i + _AHEAD])
-            prefetch(slots, shift, v[i + _AHEAD])
-        # The decision of admit_looked_up, written out: as an inline helper returning
-        # (outcome, ix, iy) it ran ~3x slower (115 against 41 us for 4,096 updates).
-        x, y = u[i], v[i]
-        if x == y:
-            outcome[i] = OUTCOME_SELF_LOOP
-            continue
-        ix, iy = get(slots, shift, x), get(slots, shift, y)
-        lx, ly = u_label[i], v_label[i]
-        if (lx >= 0 and ix >= 0 and vlab[ix] != lx) or (ly >= 0 and iy >= 0 and vlab[iy] != ly):
-            outcome[i] = OUTCOME_LABEL_CONFLICT
-            continue
-        if ix < 0 or iy < 0:
-            if op[i] < 0:
-                outcome[i] = OUTCOME_NOOP
-                continue
-            if ix < 0:  # x before y, as admit numbers new vertices
-                ix = new_vertex(slots, shift, x, lx, ext, vlab, meta)
-            if iy < 0:
-                iy = new_vertex(slots, shift, y, ly, ext, vlab, meta)
-        outcome[i] = OUTCOME_APPLIED
-        a_label = lx if lx >= 0 else (vlab[ix] if ix >= known else -1)
-        b_label = ly if ly >= 0 else (vlab[iy] if iy >= known else -1)
-        ring[at, 0] = _pair(1 if op[i] > 0 else 2, ix)  # REC_INSERT, REC_DELETE
-        ring[at, 1] = _pair(iy, elabel[i])
-        ring[at, 2] = _pair(a_label, b_label)
-        ring[at, 3] = x
-        ring[at, 4] = y
-        ring[at, 5] = np.int64(ts[i] * 1e9) if ts[i] > 0 else now_ns
-        at = at + 1 if at + 1 < cap else 0
-        sent[k] = lo + i
-        k += 1
-    return k
 
 
 @njit(cache=True, nogil=True)

@@ -103,9 +103,9 @@ def admit_looked_up(op, u, v, u_label, v_label, slots, ext, vlab, meta, outcome,
                 continue
             # x before y: new vertices are numbered in order of first sighting.
             if ix < 0:
-                ix = new_vertex(slots, shift, x, lx, ext, vlab, meta)
+                ix = _new_vertex(slots, shift, x, lx, ext, vlab, meta)
             if iy < 0:
-                iy = new_vertex(slots, shift, y, ly, ext, vlab, meta)
+                iy = _new_vertex(slots, shift, y, ly, ext, vlab, meta)
         a_out[i] = ix
         b_out[i] = iy
         outcome[i] = ADMITTED
@@ -114,7 +114,7 @@ def admit_looked_up(op, u, v, u_label, v_label, slots, ext, vlab, meta, outcome,
 
 
 @njit(cache=True, nogil=True, inline="always")
-def new_vertex(slots, shift, z, lz, ext, vlab, meta):  # type: ignore[no-untyped-def]
+def _new_vertex(slots, shift, z, lz, ext, vlab, meta):  # type: ignore[no-untyped-def]
     k = meta[0]
     meta[0] = k + 1
     put(slots, shift, z, k)
