@@ -1214,7 +1214,7 @@ __device__ __noinline__ void run_task(const Ctx& C, int kind, int t, int lane) {
         break;
     case J_ORDER: task_order(C, B, nb, tau0, t, lane); break;
     case J_CLASSIFY:
-#if DELETE_PATH  // (even a dead call here changes the default build's code)
+#if DELETE_PATH  // (at 0, even a dead call here changed the build: kept as session 37 ran it)
         if (deletions_only(B)) { task_del_find(C, B, nb, tau0, t, lane); break; }
 #endif
         task_classify(C, B, nb, tau0, t, lane);
