@@ -427,9 +427,19 @@
 // J_COPY's publication of the segments a task completed (updater_jobs.cuh,
 // publish_completed): a segment of at most PUBLISH_ALONE half edges from its first insertion
 // on by the lane that completed it, all such lanes at once; 0: every segment by the whole
-// warp, one after another (up to 32 a task of insertions).
+// warp, one after another (up to 32 a task of insertions). Session 40, call 1 (H200, 22
+// oracle count rows, 4 turns): 8 with PUBLISH_LEAN 177.97 ms in total against 182.52 for 0
+// alone, 8 alone 178.34; Q_7 insertion10 1.86 against 2.00 (bench/results/gpu/session40).
+// PUBLISH_LEAN 1: J_SEGINFO marks the segments with no applied deletion after their first
+// insertion (every segment of a batch of insertions) and gives each retired version its
+// place in the batch's GC-queue range (its npush claim); the J_COPY lane that completes
+// such a segment publishes it alone: head and its queue slot, no walk and no atomic.
+// 0: the walk, and a gcpos atomic for the queue slot.
 #ifndef PUBLISH_ALONE
-#define PUBLISH_ALONE 0
+#define PUBLISH_ALONE 8
+#endif
+#ifndef PUBLISH_LEAN
+#define PUBLISH_LEAN 1
 #endif
 // Blocks of 256 threads per SM the persistent kernel is compiled for (__launch_bounds__):
 // the register cap is 65536 / (256 * MIN_BLOCKS). nvcc 13.0 -Xptxas -v on sm_90: 3 -> 80
@@ -692,6 +702,10 @@ struct Batch {
     int qp[MAXQP];              // (slot << 16 | plan) live somewhere in the batch
     int outcome_shadow[BATCH_CAP];  // CHECK=1: batch_no << 4 | outcome, written beside outcome
     int seg_copied[HMAX];       // FUSE_COPY_PUBLISH: J_COPY's units of the segment done
+#if PUBLISH_LEAN
+    int seg_gcq[HMAX];          // the retired version's rank in the batch's GC-queue range
+    int seg_lean[HMAX];         // 1: no applied deletion after first_ins (publish_segment)
+#endif
 #if READ_JOB
     // The long run form_batch left to J_READ (UpdShared's run_* fields, which only block 0
     // sees): run_n records from ring slot run_pos (of in_mirror when run_mirror) go to

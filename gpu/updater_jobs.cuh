@@ -245,24 +245,44 @@ __device__ __forceinline__ void end_deleted(const Ctx& C, Batch& B, int tau0, in
     atomicAdd(&C.vers[v].ndead, 1);
 }
 
+// PUBLISH_LEAN: segment g has no applied deletion after its first insertion (J_SEGINFO).
+__device__ __forceinline__ bool lean_segment(Batch& B, int g) {
+#if PUBLISH_LEAN
+    return ld(B.seg_lean[g]);
+#else
+    return false;
+#endif
+}
+
 // FUSE_COPY_PUBLISH: segment g's new version, once every unit of J_COPY for g is done:
 // the applied deletions after its first insertion end their entries in it, head names it,
 // and its predecessor goes into the GC queue (J_PUBLISH's work for g). `step` lanes share
 // the half edges from the first insertion on, this one taking every step-th from `first`
-// (the whole warp: lane, 32; one lane alone: 0, 1); `leader` publishes head.
+// (the whole warp: lane, 32; one lane alone: 0, 1); `leader` publishes head. PUBLISH_LEAN:
+// a lean segment has no such deletion (J_SEGINFO), so there is nothing to walk (CHECK=1
+// walks it still, to fail CHK_SEG_DRIFT if one is found), and the queue slot is its own.
 __device__ void publish_segment(const Ctx& C, Batch& B, int tau0, int g, int first, int step, bool leader) {
     const int v = ld(B.seg_new[g]);
-    const Version ver = load_version_list(C.vers + v);
     const int h1 = ld(B.seg_h0[g]) + ld(B.seg_cnt[g]);
-    for (int q = ld(B.seg_first_ins[g]) + first; q < h1; q += step) {
-        const u64 key = ld(B.half[q]);
-        const int i = half_i(key);
-        if (applied(C, B, i, J_PUBLISH) && !is_insert(B, i)) end_deleted(C, B, tau0, g, v, ver, key);
+    const bool lean = lean_segment(B, g);
+    if (!lean || CHECK) {
+        const Version ver = load_version_list(C.vers + v);
+        for (int q = ld(B.seg_first_ins[g]) + first; q < h1; q += step) {
+            const u64 key = ld(B.half[q]);
+            const int i = half_i(key);
+            if (!applied(C, B, i, J_PUBLISH) || is_insert(B, i)) continue;
+            if (lean) check_fail(C, CHK_SEG_DRIFT, tau0 + i, g, -1);
+            else end_deleted(C, B, tau0, g, v, ver, key);
+        }
     }
     if (leader) {
         vstore(C.head + ld(B.seg_x[g]), v);
         const int cur = ld(B.seg_cur[g]);
+#if PUBLISH_LEAN
+        if (cur >= 0) C.gcq[(ld(B.ctl.gcq_base) + ld(B.seg_gcq[g])) % C.gcq_cap] = cur;
+#else
         if (cur >= 0) C.gcq[(ld(B.ctl.gcq_base) + atomicAdd(&B.ctl.gcpos, 1)) % C.gcq_cap] = cur;
+#endif
     }
 }
 
@@ -278,13 +298,14 @@ __device__ __forceinline__ int copied_one(const Ctx& C, Batch& B, int g) {
     return g;
 }
 
-// Publish the segments the lanes completed (-1: none). PUBLISH_ALONE > 0: a segment of at
-// most that many half edges from its first insertion on is published by the lane that
-// completed it, every such lane at once; the others by the whole warp, one after another.
-// (A J_COPY task of insertions may complete a segment on every lane.)
+// Publish the segments the lanes completed (-1: none). A lean segment (PUBLISH_LEAN) and,
+// PUBLISH_ALONE > 0, one of at most that many half edges from its first insertion on are
+// published by the lane that completed them, every such lane at once; the others by the
+// whole warp, one after another. (A J_COPY task of insertions may complete a segment on
+// every lane.)
 __device__ __forceinline__ void publish_completed(const Ctx& C, Batch& B, int tau0, int done, int lane) {
-    const bool alone = PUBLISH_ALONE > 0 && done >= 0 &&
-                       ld(B.seg_h0[done]) + ld(B.seg_cnt[done]) - ld(B.seg_first_ins[done]) <= PUBLISH_ALONE;
+    const bool alone = done >= 0 && (lean_segment(B, done) || (PUBLISH_ALONE > 0 &&
+                       ld(B.seg_h0[done]) + ld(B.seg_cnt[done]) - ld(B.seg_first_ins[done]) <= PUBLISH_ALONE));
     if (alone) publish_segment(C, B, tau0, done, 0, 1, true);
     for (unsigned m = __ballot_sync(0xffffffffu, done >= 0 && !alone); m; m &= m - 1)
         publish_segment(C, B, tau0, __shfl_sync(0xffffffffu, done, __ffs(m) - 1), lane, 32, lane == 0);
@@ -642,24 +663,26 @@ __device__ __forceinline__ void task_seginfo(const Ctx& C, Batch& B, int nb, int
     const int e = t * 32 + lane;  // element of an element job
     int ns = ld(B.ctl.nseg);
     bool on = e < ns;
-    int first_ins = -1, nins = 0, ndel = 0, oldlen = 0, dead = 0, cur = -1, cls = -1;
+    int first_ins = -1, nins = 0, ndel = 0, nlate = 0, oldlen = 0, dead = 0, cur = -1, cls = -1;
     int blen = 0, app = 0;
     i64 off = 0, off2 = 0, noff = 0;
     const int h0 = on ? ld(B.seg_h0[e]) : 0, cnt = on ? ld(B.seg_cnt[e]) : 0;
     // The segment's applied insertions, the first of them, and the applied deletions before
-    // it: a lane walks a small segment, the whole warp a large one (a hub's), 32 at a time.
+    // it (ndel) and after it (nlate): a lane walks a small segment, the whole warp a large
+    // one (a hub's), 32 at a time.
     const bool big = cnt > SEG_COOP;
     for (int q = h0; !big && q < h0 + cnt; ++q) {
         int i = half_i(ld(B.half[q]));
         if (!applied(C, B, i, J_SEGINFO)) continue;
         if (is_insert(B, i)) { if (first_ins < 0) first_ins = q; ++nins; }
         else if (first_ins < 0) ++ndel;
+        else ++nlate;
     }
     for (unsigned bigs = __ballot_sync(0xffffffffu, big); bigs; bigs &= bigs - 1) {
         const int src = __ffs(bigs) - 1;
         const int s0 = __shfl_sync(0xffffffffu, h0, src);
         const int s1 = s0 + __shfl_sync(0xffffffffu, cnt, src);
-        int f = -1, ni = 0, nd = 0;
+        int f = -1, ni = 0, nd = 0, nl = 0;
         for (int base = s0; base < s1; base += 32) {
             const int q = base + lane;
             bool ap = false, ins = false;
@@ -673,11 +696,14 @@ __device__ __forceinline__ void task_seginfo(const Ctx& C, Batch& B, int nb, int
             if (f < 0) {
                 const unsigned before = mi ? (1u << (__ffs(mi) - 1)) - 1u : 0xffffffffu;
                 nd += __popc(md & before);
+                nl += __popc(md & ~before);
                 if (mi) f = base + __ffs(mi) - 1;
+            } else {
+                nl += __popc(md);
             }
             ni += __popc(mi);
         }
-        if (lane == src) { first_ins = f; nins = ni; ndel = nd; }
+        if (lane == src) { first_ins = f; nins = ni; ndel = nd; nlate = nl; }
     }
     if (on) {
         int x = ld(B.seg_x[e]);
@@ -718,9 +744,15 @@ __device__ __forceinline__ void task_seginfo(const Ctx& C, Batch& B, int nb, int
     int vr = warp_claim(&B.ctl.nver, (int)fresh, lane);
     int ch = warp_claim(&B.ctl.nchunks, fresh ? (oldlen + 31) / 32 : 0, lane);
     int i0 = warp_claim(&B.ctl.nins, fresh ? nins : 0, lane);
-    warp_claim(&B.ctl.npush, (int)(fresh && cur >= 0), lane);
+    const int gq = warp_claim(&B.ctl.npush, (int)(fresh && cur >= 0), lane);
     warp_claim(&B.ctl.ncompact, (int)(fresh && oldlen > 0 && dead > 0), lane);
     if (fresh) {
+#if PUBLISH_LEAN
+        B.seg_gcq[e] = gq;
+        B.seg_lean[e] = nlate == 0;
+#else
+        (void)gq; (void)nlate;
+#endif
         B.seg_vrank[e] = vr;
         B.seg_chunk0[e] = ch;
         B.seg_ins0[e] = i0;
