@@ -81,13 +81,7 @@ from .mvg import (
     live_edges,
 )
 from .query_slots import QuerySlots
-from .rings import (
-    MatchRows,
-    drain_done,
-    drain_done_parallel,
-    encode_updates,
-    encode_updates_parallel,
-)
+from .rings import MatchRows, drain_done, encode_updates, encode_updates_parallel
 from .static_match import BESIDE_COUNT_MIN_BLOCKS, DeviceCsr, StaticMatcher
 
 log = logging.getLogger("dcsm.gpu")
@@ -115,9 +109,6 @@ _ROWS = 1 << 16  # match records decoded per read of the output ring
 # read the completion of tau - maxu (slot_free), and an unpaced write pumps otherwise only
 # when the input ring is full. 0: never.
 _READ_AHEAD = 2
-# A pump reads the completion ring on numba's threads (drain_done_parallel) when at least
-# this many sent updates have not had theirs read, and the engine has host threads.
-_DRAIN_PARALLEL_MIN = 4096
 
 
 def uses_hub_bits(plan: QueryPlan) -> bool:
@@ -442,9 +433,9 @@ class GpuEngine(Engine):
         self._warm_snapshot()
 
     def _warm_host_threads(self) -> None:
-        """Compile (or load from numba's cache) the parallel admission, encoding and completion
-        reading now, with the argument types an apply passes: compiled cold inside the first
-        apply, the lookups alone took 465 ms on the development host."""
+        """Compile (or load from numba's cache) the parallel admission and encoding now, with
+        the argument types an apply passes: compiled cold inside the first apply, the
+        lookups alone took 465 ms on the development host."""
         with numba_threads(self._host_threads):
             ids, keys, op = np.zeros(0, np.int32), np.zeros(0, np.int64), np.zeros(0, np.int8)
             slots, words = self._ids.slots, np.zeros((0, L.IN_REC.itemsize // 8), np.int64)
@@ -453,9 +444,6 @@ class GpuEngine(Engine):
                             op, ids, ids)  # fmt: skip
             encode_updates_parallel(words, op, ids, ids, ids, keys, keys, ids, ids, self._vlab,
                                     0, np.zeros(0), 0)  # fmt: skip
-            live, counting, t = np.zeros(0, np.intp), np.zeros(0, np.bool_), np.zeros(0)
-            drain_done_parallel(*self._done_fields, self._done_counts, 0, 0, live, counting,
-                                0, 0, 0, op, t, t, t)  # fmt: skip
 
     def _warm_snapshot(self) -> None:
         """Run _snapshot's gather of the live edges (:func:`.mvg.live_edges`) on the pool and
@@ -1174,10 +1162,9 @@ class GpuEngine(Engine):
     def _settle(self, col: CallResult) -> None:
         """Pump until every update sent so far has completed and its records are read."""
         watch = _Watchdog(self)
-        with numba_threads(self._host_threads):  # drain_done_parallel's
-            while self._done_next < self._next_tau or self._got_records < self._expect_records:
-                self._pump(col)
-                watch.check()
+        while self._done_next < self._next_tau or self._got_records < self._expect_records:
+            self._pump(col)
+            watch.check()
 
     def _encode(
         self, out: np.ndarray, batch: UpdateBatch, sent: np.ndarray | slice, a: np.ndarray,
@@ -1215,8 +1202,7 @@ class GpuEngine(Engine):
         if limit > t:
             live = self._slots.live()
             sink = col if col is not None else self._no_collector
-            parallel = self._host_threads and limit - t >= _DRAIN_PARALLEL_MIN
-            m, expect, row_i, row_col, row_n = (drain_done_parallel if parallel else drain_done)(
+            m, expect, row_i, row_col, row_n = drain_done(
                 *self._done_fields, self._done_counts, t, limit, live,
                 self._slots.count_only[live],
                 sink.tau0, sink.nsent, self._clock.offset_ns, sink.dev_outcome, sink.taken,
