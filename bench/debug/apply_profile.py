@@ -27,7 +27,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from gpu_bench import host_cpu  # noqa: E402
 
 from dcsm.gpu import layout as L  # noqa: E402
+from dcsm.gpu.call_result import CallResult  # noqa: E402
+from dcsm.gpu.device_clock import DeviceClock  # noqa: E402
 from dcsm.gpu.engine import GpuEngine  # noqa: E402
+from dcsm.gpu.rings import MatchRows  # noqa: E402
 from dcsm.graphio import read_csm_query, read_csm_stream, read_graph  # noqa: E402
 from dcsm.model import UpdateBatch  # noqa: E402
 
@@ -172,6 +175,16 @@ def rounds(eng: GpuEngine, args: argparse.Namespace, seq: int) -> None:
 _METHODS = ("_check_batch", "_launch", "_vertices_in_reach", "_pools_in_reach", "_encode",
             "_pump", "_settle")  # fmt: skip
 _FUNCTIONS = ("admit", "look_up_parallel", "admit_looked_up", "CallResult")
+# The parts of a pump (engine methods, functions by module-level name, and methods of the
+# classes a pump calls into): timed too, left out of the timeline (their time is _pump's),
+# shown in the totals and, for the slowest pumps, one by one.
+_PUMP_METHODS = ("_check_error", "_free_finished_slots")
+_PUMP_FUNCTIONS = ("drain_done",)
+_PUMP_CLASS_METHODS = (("CallResult", "add_count_rows"), ("CallResult", "add_seen"),
+                       ("MatchRows", "read"), ("DeviceClock", "tend"))  # fmt: skip
+_CLASSES = {"CallResult": CallResult, "MatchRows": MatchRows, "DeviceClock": DeviceClock}
+_PUMP_PARTS = (set(_PUMP_METHODS) | set(_PUMP_FUNCTIONS) | {"ring.flush"}
+               | {f"{c}.{m}" for c, m in _PUMP_CLASS_METHODS})  # fmt: skip
 
 
 def wrap_steps(eng: GpuEngine, steps: list[tuple[str, float, float]]) -> Callable[[], None]:
@@ -189,15 +202,20 @@ def wrap_steps(eng: GpuEngine, steps: list[tuple[str, float, float]]) -> Callabl
         return call
 
     undo: list[Callable[[], None]] = []
-    for name in _METHODS:
+    for name in _METHODS + _PUMP_METHODS:
         setattr(eng, name, timed(name, getattr(eng, name)))
         undo.append(lambda n=name: delattr(eng, n))
-    for name in _FUNCTIONS:
+    for name in _FUNCTIONS + _PUMP_FUNCTIONS:
         real = getattr(ge, name)
         setattr(ge, name, timed(name, real))
         undo.append(lambda n=name, r=real: setattr(ge, n, r))
+    for cls_name, name in _PUMP_CLASS_METHODS:
+        cls = _CLASSES[cls_name]
+        real = getattr(cls, name)
+        setattr(cls, name, timed(f"{cls_name}.{name}", real))
+        undo.append(lambda c=cls, n=name, r=real: setattr(c, n, r))
     ring = eng._ring
-    for name in ("write", "room", "commit"):
+    for name in ("write", "room", "commit", "flush"):
         setattr(ring, name, timed(f"ring.{name}", getattr(ring, name)))
         undo.append(lambda n=name: delattr(ring, n))
 
@@ -268,6 +286,8 @@ def host_timeline(steps: list[tuple[str, float, float]], t0: float) -> None:
             run.clear()
 
     for step in sorted(steps, key=lambda s: s[1]):
+        if step[0] in _PUMP_PARTS:
+            continue
         if run and step[0] != run[0][0]:
             flush()
         run.append(step)
@@ -276,6 +296,15 @@ def host_timeline(steps: list[tuple[str, float, float]], t0: float) -> None:
     for name, a, b in steps:
         totals[name] = totals.get(name, 0.0) + b - a
     print("host totals (ms):", {k: round(1e3 * v, 3) for k, v in totals.items()})
+    pumps = sorted((s for s in steps if s[0] == "_pump"), key=lambda s: s[1] - s[2])[:5]
+    print("slowest pumps: start, end (ms), then their parts (us)")
+    for _, a, b in sorted(pumps, key=lambda s: s[1]):
+        parts: dict[str, float] = {}
+        for name, x, y in steps:
+            if name in _PUMP_PARTS and a <= x and y <= b:
+                parts[name] = parts.get(name, 0.0) + 1e6 * (y - x)
+        print(f"  {1e3 * (a - t0):.3f}  {1e3 * (b - t0):.3f}  "
+              + "  ".join(f"{k} {v:.1f}" for k, v in parts.items()))  # fmt: skip
 
 
 def batches(line: dict, t0: float) -> None:
