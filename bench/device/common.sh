@@ -58,8 +58,9 @@ if [ -z "${DCSM_DEVICE_COMMON:-}" ]; then
   { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
     python3 -c "import cupy; print('cupy', cupy.__version__, 'cuda', cupy.cuda.runtime.runtimeGetVersion())"
     nproc; } > "$R/device.txt" 2>&1
+  # What ran, file by file (the device's copy of .git is the session's first snapshot, so
+  # `git log` there names the same commit in every call: sessions 39-40 wrote it as head.txt).
   md5sum gpu/*.cu gpu/*.cuh gpu/*.py > "$R/files.md5"
-  git log -1 --format=%H > "$R/head.txt" 2>/dev/null || true
   echo "setup at $(el) s" | tee -a "$R/time.txt"
 fi
 
