@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Written in session 40 (237 s of device time left, under the 240 s a machine needs; never
 # run). Branch `completion-reader` (63ae86c: 07ac892 and a review's five fixes): an
-# apply's completions read on a thread of its own (gpu/completion_reader.py) while the calling thread sends the rest, for unpaced
-# applies of >= 8,192 updates where the engine has host threads. Why: session 40's call 5
+# apply's completions read on a thread of its own (gpu/completion_reader.py) while the
+# calling thread sends the rest, for unpaced applies of >= 8,192 updates where the engine has host threads. Why: session 40's call 5
 # found drain_done the largest host step of a light row (0.26-0.44 ms of 28,900 records,
 # read only after the last piece is sent). Its CPU tests
 # (tests/engine/test_gpu_completion_reader.py) drive the real thread; no GPU has run it.
