@@ -180,11 +180,10 @@ _FUNCTIONS = ("admit", "look_up_parallel", "admit_looked_up", "CallResult")
 # shown in the totals and, for the slowest pumps, one by one.
 _PUMP_METHODS = ("_check_error", "_free_finished_slots")
 _PUMP_FUNCTIONS = ("drain_done",)
-_PUMP_CLASS_METHODS = (("CallResult", "add_count_rows"), ("CallResult", "add_seen"),
-                       ("MatchRows", "read"), ("DeviceClock", "tend"))  # fmt: skip
-_CLASSES = {"CallResult": CallResult, "MatchRows": MatchRows, "DeviceClock": DeviceClock}
+_PUMP_CLASS_METHODS = ((CallResult, "add_count_rows"), (CallResult, "add_seen"),
+                       (MatchRows, "read"), (DeviceClock, "tend"))  # fmt: skip
 _PUMP_PARTS = (set(_PUMP_METHODS) | set(_PUMP_FUNCTIONS) | {"ring.flush"}
-               | {f"{c}.{m}" for c, m in _PUMP_CLASS_METHODS})  # fmt: skip
+               | {f"{c.__name__}.{m}" for c, m in _PUMP_CLASS_METHODS})  # fmt: skip
 
 
 def wrap_steps(eng: GpuEngine, steps: list[tuple[str, float, float]]) -> Callable[[], None]:
@@ -209,10 +208,9 @@ def wrap_steps(eng: GpuEngine, steps: list[tuple[str, float, float]]) -> Callabl
         real = getattr(ge, name)
         setattr(ge, name, timed(name, real))
         undo.append(lambda n=name, r=real: setattr(ge, n, r))
-    for cls_name, name in _PUMP_CLASS_METHODS:
-        cls = _CLASSES[cls_name]
+    for cls, name in _PUMP_CLASS_METHODS:
         real = getattr(cls, name)
-        setattr(cls, name, timed(f"{cls_name}.{name}", real))
+        setattr(cls, name, timed(f"{cls.__name__}.{name}", real))
         undo.append(lambda c=cls, n=name, r=real: setattr(c, n, r))
     ring = eng._ring
     for name in ("write", "room", "commit", "flush"):
