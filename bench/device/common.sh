@@ -77,3 +77,22 @@ load_kernel(K(batch_cap=${spec%%|*}, extra=K.extra_from_env()))" \
   wait
   echo "prewarmed at $(el) s" | tee -a "$R/time.txt"
 }
+
+# gpu_tests SECONDS TEST...: scripts/gpu-suite.sh on the tests named, within SECONDS from
+# now (DCSM_PREWARM, PYTHONPATH as the caller sets them), into $R/tests; its last line and
+# any failure in time.txt.
+gpu_tests() {
+  local seconds=$1; shift
+  DCSM_SUITE_SECONDS=$seconds DCSM_RESULTS=$R/tests bash scripts/gpu-suite.sh --tests "$@" > "$R/tests.log" 2>&1
+  echo "GPU tests rc $? at $(el) s: $(tail -1 "$R/tests/gpu-tests.log")" | tee -a "$R/time.txt"
+  grep -E "FAILED|ERROR" "$R/tests/gpu-tests.log" | head -5 | tee -a "$R/time.txt"
+}
+
+# beside_rapidflow SECONDS: the 22 oracle count rows beside RapidFlow (.peers/bin/RapidFlow.out,
+# carried) in the same call, into $R/oracle-rf; a line per row in time.txt.
+beside_rapidflow() {
+  timeout -k 5 "$1" python3 -P bench/gpu_bench.py --out "$R/oracle-rf" --data /tmp/shd --oracle-count-only \
+      --skip-latency --repeat 5 --rapidflow .peers/bin/RapidFlow.out --rapidflow-limit 15 > "$R/oracle-rf.log" 2>&1
+  echo "beside RapidFlow rc $? at $(el) s" | tee -a "$R/time.txt"
+  grep -E "^\| (oracle|all)" "$R/oracle-rf/gpu_bench.md" | cut -d"|" -f3-5,8-10 | head -40 | tee -a "$R/time.txt"
+}

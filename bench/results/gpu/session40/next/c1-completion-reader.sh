@@ -39,13 +39,8 @@ for q in "Q_1 deletion10" "Q_7 insertion10"; do
   echo "apply_profile $1 $2 rc $? at $(el) s: $(grep -E '^apply' $R/prof-$1-$2.txt)" | tee -a $R/time.txt
   grep -E "host totals" $R/prof-$1-$2.txt | tee -a $R/time.txt
 done
-PYTHONPATH=/tmp/mr DCSM_PREWARM=14 DCSM_SUITE_SECONDS=$(( 500 - $(el) )) DCSM_RESULTS=$R/tests bash scripts/gpu-suite.sh \
-    --tests tests/gpu/test_oracle_gpu.py tests/gpu/test_input_ring_gpu.py tests/gpu/test_engine_gpu.py > $R/tests.log 2>&1
-echo "GPU tests (branch) rc $? at $(el) s: $(tail -1 $R/tests/gpu-tests.log)" | tee -a $R/time.txt
-grep -E "FAILED|ERROR" $R/tests/gpu-tests.log | head -5 | tee -a $R/time.txt
+PYTHONPATH=/tmp/mr DCSM_PREWARM=14 gpu_tests $(( 500 - $(el) )) \
+    tests/gpu/test_oracle_gpu.py tests/gpu/test_input_ring_gpu.py tests/gpu/test_engine_gpu.py
 if [ $(el) -lt 500 ]; then
-  PYTHONPATH=/tmp/mr timeout -k 5 $(( 580 - $(el) )) python3 -P bench/gpu_bench.py --out $R/oracle-rf --data /tmp/shd \
-      --oracle-count-only --skip-latency --repeat 5 --rapidflow .peers/bin/RapidFlow.out --rapidflow-limit 15 > $R/oracle-rf.log 2>&1
-  echo "beside RapidFlow rc $? at $(el) s" | tee -a $R/time.txt
-  grep -E "^\| (oracle|all)" $R/oracle-rf/gpu_bench.md | cut -d"|" -f3-5,8-10 | head -40 | tee -a $R/time.txt
+  PYTHONPATH=/tmp/mr beside_rapidflow $(( 580 - $(el) ))
 fi
