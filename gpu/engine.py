@@ -360,9 +360,11 @@ class GpuEngine(Engine):
         self._done_counts = self._pin("done_counts", cfg.qmax * cfg.maxu, np.uint64).reshape(
             cfg.qmax, cfg.maxu
         )
-        self._done["stamp"] = L.done_stamps(cfg.maxu)
+        self._done["tau"] = -1
         # The Done ring's fields, as views for drain_done.
-        self._done_fields = tuple(self._done[f] for f in L.DONE_READ)
+        self._done_fields = tuple(
+            self._done[f] for f in ("tau", "outcome", "nonzero", "t_taken", "t_start", "t_finish")
+        )
         self._ctx = self._make_ctx(in_cap, out_cap)
         self._stream = cp.cuda.Stream(non_blocking=True)
         st = np.zeros(1, self._state_dtype)

@@ -638,32 +638,6 @@ __device__ void executor(const Ctx& C, volatile BlockView& V, int lane) {
     }
 }
 
-// Update tau's completion record as its two 16-byte words (struct Done), its stamp still
-// tau - MAXU's: what the slot holds from its previous update (or, before any, the host's
-// first value), so that the host does not take the words for tau's until the stamp is
-// stored after them.
-__device__ __forceinline__ void done_words(int4 w[2], i64 tau, int outcome, unsigned nonzero,
-                                           u64 taken, u64 start, u64 finish) {
-    static_assert(sizeof(Done) == 32, "a completion record is two 16-byte words");
-    const float wait = (float)(i64)(start - taken), run = (float)(i64)(finish - start);
-    w[0] = make_int4((int)(unsigned)(tau - MAXU), outcome, (int)nonzero, __float_as_int(wait));
-    w[1] = make_int4((int)start, (int)(start >> 32), __float_as_int(run), 0);
-}
-
-// The two words of update tau's record to host memory, then (after the system fence that
-// orders them, and every count the caller's warp stored before, ahead of it) the stamp and
-// the device's flag. One thread.
-__device__ __forceinline__ void complete(const Ctx& C, i64 tau, const int4 w[2]) {
-    const size_t slot = tau % MAXU;
-    int4* d = reinterpret_cast<int4*>(C.done + slot);
-    d[0] = w[0];
-    d[1] = w[1];
-    __threadfence_system();
-    vstore(&C.done[slot].stamp, (unsigned)tau);
-    vstore(&C.upd[slot].done, tau);
-    atomicAdd(&C.st->completed, 1ULL);
-}
-
 // Completion of update tau: counts and times to the host, then the stamp; then the device
 // flag the collector and slot reuse wait for.
 __device__ void finalize_update(const Ctx& C, int tau, int lane) {
@@ -674,11 +648,17 @@ __device__ void finalize_update(const Ctx& C, int tau, int lane) {
     if (c) C.done_counts[(size_t)lane * MAXU + slot] = c;  // the non-zero ones only
     warp_join();  // every lane's count before lane 0's fence and stamp (the fence is cumulative)
     if (lane == 0) {
-        const u64 taken = __ldcg((const unsigned long long*)&u->t_taken);
-        const u64 ts = __ldcg((const unsigned long long*)&u->t_start), now = gtime();
-        int4 w[2];
-        done_words(w, tau, __ldcg(&u->outcome), nonzero, taken, ts ? ts : now, now);
-        complete(C, tau, w);
+        Done* d = C.done + slot;
+        d->outcome = __ldcg(&u->outcome);
+        d->nonzero = nonzero;
+        d->t_taken = __ldcg((const unsigned long long*)&u->t_taken);
+        u64 ts = __ldcg((const unsigned long long*)&u->t_start);
+        d->t_finish = gtime();
+        d->t_start = ts ? ts : d->t_finish;
+        __threadfence_system();
+        vstore(&d->tau, (i64)tau);
+        vstore(&u->done, (i64)tau);
+        atomicAdd(&C.st->completed, 1ULL);
     }
     warp_join();
 }
@@ -686,30 +666,39 @@ __device__ void finalize_update(const Ctx& C, int tau, int lane) {
 // Completion of an update with no work item (one thread): times, stamp. Its counts are all
 // zero (Done.nonzero = 0).
 __device__ void finalize_empty(const Ctx& C, int tau) {
-    const Upd* u = C.upd + tau % MAXU;
-    const u64 now = gtime();
-    int4 w[2];
-    done_words(w, tau, __ldcg(&u->outcome), 0u,
-               __ldcg((const unsigned long long*)&u->t_taken), now, now);
-    complete(C, tau, w);
+    size_t slot = tau % MAXU;
+    Done* d = C.done + slot;
+    d->outcome = __ldcg(&C.upd[slot].outcome);
+    d->nonzero = 0;
+    d->t_taken = __ldcg((const unsigned long long*)&C.upd[slot].t_taken);
+    d->t_start = d->t_finish = gtime();
+    __threadfence_system();
+    vstore(&d->tau, (i64)tau);
+    vstore(&C.upd[slot].done, (i64)tau);
+    atomicAdd(&C.st->completed, 1ULL);
 }
 
 // Completion of the first n updates of a J_ITEMS task, taus tau - lane ... (lane < n holds
 // its own: outcome, when it was taken), none of which has a work item (whole warp). As
-// finalize_empty, but the records (two 16-byte words each) are written word q by lane
-// q % 32, so that each of the warp's two stores covers 512 contiguous bytes of host memory
-// (four whole 128-byte lines); then the fence, and each lane's stamp.
+// finalize_empty, but the Done records (three 16-byte words each, the stamp -1 at first)
+// are written word q by lane q % 32, so that one store of the warp covers 512 contiguous
+// bytes of host memory (32 lanes' 8-byte fields 48 bytes apart cover all twelve of the
+// warp's 128-byte lines at each of five stores); then the fence, and each lane's stamp.
 __device__ void finalize_empty_lines(const Ctx& C, i64 tau, int n, int outcome, u64 taken, int lane) {
+    static_assert(sizeof(Done) == 48, "a completion record is three 16-byte words");
     const u64 now = gtime();
-    int4 own[2];
-    done_words(own, tau, outcome, 0u, taken, now, now);
+    const int4 own[3] = {
+        make_int4(-1, -1, outcome, 0),  // tau (-1: not yet valid), outcome, nonzero
+        make_int4((int)taken, (int)(taken >> 32), (int)now, (int)(now >> 32)),  // t_taken, t_start
+        make_int4((int)now, (int)(now >> 32), 0, 0),  // t_finish, pad
+    };
     const i64 first = tau - lane;
 #pragma unroll
-    for (int k = 0; k < 2; ++k) {
-        const int q = 32 * k + lane, r = q >> 1, part = q & 1;
-        int4 w[2];
+    for (int k = 0; k < 3; ++k) {
+        const int q = 32 * k + lane, r = q / 3, part = q - 3 * r;
+        int4 w[3];
 #pragma unroll
-        for (int j = 0; j < 2; ++j) {
+        for (int j = 0; j < 3; ++j) {
             w[j].x = __shfl_sync(0xffffffffu, own[j].x, r);
             w[j].y = __shfl_sync(0xffffffffu, own[j].y, r);
             w[j].z = __shfl_sync(0xffffffffu, own[j].z, r);
@@ -720,7 +709,7 @@ __device__ void finalize_empty_lines(const Ctx& C, i64 tau, int n, int outcome, 
     warp_join();  // every lane's words before each lane's fence and stamp (cumulative)
     __threadfence_system();
     if (lane < n) {
-        vstore(&C.done[tau % MAXU].stamp, (unsigned)tau);
+        vstore(&C.done[tau % MAXU].tau, tau);
         vstore(&C.upd[tau % MAXU].done, tau);
     }
     warp_join();

@@ -69,8 +69,7 @@
 //   done   Done[MAXU], done_counts u64[QMAX*MAXU]: per-update completion records; the
 //                              finishing warp writes the non-zero counts (query slot q's of
 //                              update slot s at q * MAXU + s: the host reads a query's in
-//                              sequence), their mask Done.nonzero and times, then the stamp
-//                              (tau's low 32 bits).
+//                              sequence), their mask Done.nonzero and times, then the stamp tau.
 //
 
 #ifndef N_UPDATERS
@@ -295,7 +294,7 @@
 // A J_ITEMS task none of whose updates has a work item completes them together
 // (executor.cuh, finalize_empty_lines): their completion records go to host memory as whole
 // lines, one fence and one count for the warp (1); 0: each lane completes its own
-// (finalize_empty: two 16-byte stores, a fence, the stamp and an atomic a lane).
+// (finalize_empty: five 8-byte stores 48 bytes apart, a fence and an atomic a lane).
 #ifndef DONE_LINES
 #define DONE_LINES 1
 #endif
@@ -552,21 +551,13 @@ struct Upd {
 #define ITEM_INTS 20
 struct __align__(16) Item { int tau; int slot_plan; int level; int pos; int end; int pad; int pre[KMAX - 2]; };
 
-// 32 bytes, two 16-byte words: four records a 128-byte line of host memory, which the host
-// reads once for every update (a 48-byte record with three u64 times cost its drain ~1.5x
-// the lines). The times the host needs are t_start in full and two spans as floats: exact to
-// the nanosecond below 2^24 ns (16.7 ms), 6e-8 of the span beyond, finer than the float64
-// epoch seconds the host turns them into (0.24 us).
 struct Done {
-    unsigned stamp;    // tau's low 32 bits, written last: the record is valid once it equals
-                       // the tau expected (until then it holds tau - MAXU's, never equal)
+    i64 tau;           // written last: the record is valid once it equals the tau expected
     int outcome;
     unsigned nonzero;  // bit q: done_counts holds query slot q's count of this update;
                        // the other slots counted 0 and their words are not written
-    float wait;        // ns from t_taken (the updater read it) to t_start
-    u64 t_start;       // matching started (the update's first item), device clock
-    float run;         // ns from t_start to its completion
-    unsigned pad;
+    u64 t_taken, t_start, t_finish;
+    i64 pad;
 };
 
 // clock_ping: a number the host changes to ask for the device's clock (gpu/device_clock.py).

@@ -31,19 +31,12 @@ assert IN_REC.itemsize == 48
 
 DONE = np.dtype(
     [
-        ("stamp", np.uint32), ("outcome", np.int32), ("nonzero", np.uint32),
-        ("wait", np.float32), ("t_start", np.uint64), ("run", np.float32), ("pad", np.uint32),
+        ("tau", np.int64), ("outcome", np.int32), ("nonzero", np.uint32),
+        ("t_taken", np.uint64), ("t_start", np.uint64), ("t_finish", np.uint64),
+        ("pad", np.int64),
     ]
 )  # fmt: skip
-assert DONE.itemsize == 32
-DONE_READ = ("stamp", "outcome", "nonzero", "wait", "t_start", "run")  # drain_done's fields
-
-
-def done_stamps(maxu: int) -> np.ndarray:
-    """The Done ring's first stamps: slot s holds the stamp of tau s - maxu, the update
-    before the first that takes it (taus start at 1), so that no slot reads as done."""
-    return ((np.arange(maxu, dtype=np.int64) - maxu) % (1 << 32)).astype(np.uint32)
-
+assert DONE.itemsize == 48
 
 UPD = np.dtype(
     [

@@ -117,11 +117,11 @@ def encode_updates_parallel(out, op, ia, ib, elabel, u, v, u_label, v_label, vla
 
 
 @njit(cache=True, nogil=True)
-def drain_done(stamp, outcome, nonzero, wait, t_start, run, counts, first, limit, live,  # type: ignore[no-untyped-def]
+def drain_done(tau, outcome, nonzero, t_taken, t_start, t_finish, counts, first, limit, live,  # type: ignore[no-untyped-def]
                live_count, tau0, nsent, clock_off_ns, out_outcome, out_taken, out_started,
                out_finished):  # fmt: skip
     """Read the completion records of updates first, first + 1, ... up to ``limit`` or the
-    first one not complete. ``stamp`` .. ``run``: the fields of the Done ring (views);
+    first one not complete. ``tau`` .. ``t_finish``: the fields of the Done ring (views);
     ``counts``: its (QMAX, MAXU) counts, valid where ``nonzero`` has the query slot's
     bit; ``live``: the query slots to read, ``live_count[c]``: slot live[c] counts (else it
     ships match records).
@@ -131,11 +131,11 @@ def drain_done(stamp, outcome, nonzero, wait, t_start, run, counts, first, limit
     ``out_*``, and their non-zero counts of counting slots to the rows returned. Returns (m
     records read, the match records the embedding slots of all m will ship, then the count
     rows: index, column in ``live``, count)."""
-    maxu = stamp.shape[0]
+    maxu = tau.shape[0]
     s0 = first % maxu  # slots advance by one and wrap: no division an update
-    m = 0  # first every stamp, then the records behind them (the device writes it last)
+    m = 0  # first every stamp, then the records behind them (the device writes tau last)
     s = s0
-    while first + m < limit and stamp[s] == np.uint32((first + m) & 0xFFFFFFFF):
+    while first + m < limit and tau[s] == first + m:
         m += 1
         s = s + 1 if s + 1 < maxu else 0
     ncount = 0
@@ -153,11 +153,9 @@ def drain_done(stamp, outcome, nonzero, wait, t_start, run, counts, first, limit
         mine = 0 <= i < nsent
         if mine:
             out_outcome[i] = outcome[s]
-            # The spans are whole ns (exact as floats below 2^24 ns, whole numbers beyond).
-            start = np.int64(t_start[s]) + clock_off_ns
-            out_taken[i] = (start - np.int64(wait[s])) / 1e9
-            out_started[i] = start / 1e9
-            out_finished[i] = (start + np.int64(run[s])) / 1e9
+            out_taken[i] = (np.int64(t_taken[s]) + clock_off_ns) / 1e9
+            out_started[i] = (np.int64(t_start[s]) + clock_off_ns) / 1e9
+            out_finished[i] = (np.int64(t_finish[s]) + clock_off_ns) / 1e9
         nz = nonzero[s]
         if nz == 0:
             continue

@@ -41,7 +41,6 @@ __device__ __forceinline__ int vload(const int* p) { return *(const volatile int
 __device__ __forceinline__ void vstore(u64* p, u64 v) { *(volatile u64*)p = v; }
 __device__ __forceinline__ void vstore(i64* p, i64 v) { *(volatile i64*)p = v; }
 __device__ __forceinline__ void vstore(int* p, int v) { *(volatile int*)p = v; }
-__device__ __forceinline__ void vstore(unsigned* p, unsigned v) { *(volatile unsigned*)p = v; }
 
 // L2 reads (L1 is not coherent across blocks; everything another warp may have written
 // in this launch is read this way).

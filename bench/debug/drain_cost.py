@@ -26,18 +26,18 @@ def main() -> None:
     args = ap.parse_args()
     maxu, qmax, n, k = 1 << 16, 32, args.updates, args.per_call
     done = np.zeros(maxu, L.DONE)
-    done["stamp"] = L.done_stamps(maxu)
+    done["tau"] = -1
     counts = np.zeros((qmax, maxu), np.uint64)
     rng = np.random.default_rng(0)
     done["nonzero"] = rng.integers(0, 2, maxu).astype(np.uint32)
     counts[0] = rng.integers(1, 5, maxu)
-    fields = tuple(done[f] for f in L.DONE_READ)
+    fields = tuple(done[f] for f in ("tau", "outcome", "nonzero", "t_taken", "t_start", "t_finish"))
     live, live_count = np.array([0], np.int64), np.array([True])
     out = [np.zeros(n, np.int8), np.zeros(n), np.zeros(n), np.zeros(n)]
     spent, first, calls = 0.0, 1, 0
     while first + k <= n:
         s = np.arange(first, first + k) % maxu
-        done["stamp"][s] = np.arange(first, first + k)  # the device writes the stamp last
+        done["tau"][s] = np.arange(first, first + k)  # the device writes tau last
         t0 = time.perf_counter()
         m = drain_done(*fields, counts, first, first + k, live, live_count, 1, n, 0, *out)[0]
         if calls:

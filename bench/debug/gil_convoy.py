@@ -44,8 +44,10 @@ class Poller(threading.Thread):
         self.stop = False
         self.rounds = 0
         done = np.zeros(MAXU, L.DONE)
-        done["stamp"] = L.done_stamps(MAXU)
-        self.fields = tuple(done[f] for f in L.DONE_READ)
+        done["tau"] = -1
+        self.fields = tuple(
+            done[f] for f in ("tau", "outcome", "nonzero", "t_taken", "t_start", "t_finish")
+        )
         self.counts = np.zeros((32, MAXU), np.uint64)
         self.live = np.zeros(1, np.int64)
         self.live_count = np.ones(1, np.bool_)

@@ -78,8 +78,8 @@ def run(vertices: int, updates: int, piece: int) -> dict[str, float]:
     ring = InputRing(None, np.full(RING, -1, L.IN_REC), 0, None, np.zeros(1, L.HOST_CTL),
                      np.zeros(1, L.DEV_STATUS), None)  # fmt: skip
     done = np.zeros(MAXU, L.DONE)
-    done["stamp"] = L.done_stamps(MAXU)
-    fields = tuple(done[f] for f in L.DONE_READ)
+    done["tau"] = -1
+    fields = tuple(done[f] for f in ("tau", "outcome", "nonzero", "t_taken", "t_start", "t_finish"))
     counts = np.zeros((QMAX, MAXU), np.uint64)  # query-major, as the kernel writes them
     live = slots.live()
     q = int(live[0])
@@ -123,11 +123,11 @@ def run(vertices: int, updates: int, piece: int) -> dict[str, float]:
         slot = taus % MAXU
         done["outcome"][slot] = 1
         done["nonzero"][slot] = 1 << q
-        done["wait"][slot] = 1
+        done["t_taken"][slot] = 1
         done["t_start"][slot] = 2
-        done["run"][slot] = 1
+        done["t_finish"][slot] = 3
         counts[q, slot] = 1
-        done["stamp"][slot] = taus
+        done["tau"][slot] = taus
         c0 = clock()
         m, _expect, row_i, row_col, row_n = drain_done(
             *fields, counts, first, limit, live, slots.count_only[live], col.tau0, col.nsent,
