@@ -110,6 +110,20 @@ def host_cpu() -> int:
         return -1
 
 
+def host_python_us() -> float:
+    """How fast this thread's core runs Python now: a fixed piece of pure Python, least of
+    3, in us. On the lent H200 host it took 853-1,072 us or 1,390-1,758 us, for seconds at
+    a time on one core, and a light row's apply followed it (r = 0.86 over 27 launches,
+    bench/results/gpu/session41/README.md, call 4): each row records it beside its applies,
+    so that turns can be compared within one mode (compare_turns.py --python-below)."""
+    best = float("inf")
+    for _ in range(3):
+        t = time.perf_counter()
+        sum(i * i for i in range(20_000))
+        best = min(best, time.perf_counter() - t)
+    return 1e6 * best
+
+
 def pool_events(before: dict[str, int], after: dict[str, int]) -> str:
     """What changed in POOL_COUNTERS, e.g. "pool_looks 3->4, pool_slabs 1024->2048"; ""
     when nothing did."""
@@ -130,6 +144,7 @@ class Runner:
         self.seq = 0
         self.qid = 0
         self.cpus: list[int] = []  # host_cpu() after each timed apply of time_query
+        self.python_us: list[float] = []  # host_python_us() after each one
 
     def _shift(self, b: UpdateBatch) -> UpdateBatch:
         out = UpdateBatch.from_arrays(b.op, b.u, b.v, b.label, first_seq=self.seq)
@@ -142,7 +157,7 @@ class Runner:
         """The median of ``repeat`` timed applies of the stream (each undone after), every
         one's seconds, + and - matches (equal in every repetition, else an error), what
         the first timed apply did to the pools, and every one's page faults."""
-        self.cpus = []
+        self.cpus, self.python_us = [], []
         runs = [self.time_once(query_path, count_only) for _ in range(repeat)]
         if len({(pos, neg) for _, pos, neg, _, _ in runs}) != 1:
             raise RuntimeError(f"{query_path.name}: repetitions disagree: {runs}")
@@ -166,6 +181,7 @@ class Runner:
         seconds = time.perf_counter() - t0
         faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults
         self.cpus.append(host_cpu())
+        self.python_us.append(round(host_python_us(), 1))
         events = pool_events(before, eng.stats())
         if count_only:
             pos = int(res.counts.count[res.counts.sign > 0].sum())
@@ -400,6 +416,7 @@ def search_part(
                     rows.append((dict(dataset=dataset, query=q, stream=stream, mode=mode,
                                       matches=pos + neg, seconds=s, seconds_each=each,
                                       page_faults_each=faults, host_cpu_each=run.cpus,
+                                      host_python_us_each=run.python_us,
                                       pool_events=events,
                                       rapidflow_published_s=pub[(q, stream)][0],
                                       peer_matches=pub[(q, stream)][1]),

@@ -31,11 +31,10 @@ import argparse
 import os
 import statistics
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from gpu_bench import Runner, host_cpu  # noqa: E402
+from gpu_bench import Runner, host_cpu, host_python_us  # noqa: E402
 
 from dcsm.gpu.engine import GpuEngine  # noqa: E402
 
@@ -81,17 +80,6 @@ def thread_cores() -> tuple[int, list[int], str]:
     return cpu, sorted(busy), sib.read_text().strip() if sib.exists() else "?"
 
 
-def python_us() -> float:
-    """A fixed piece of pure Python, least of 5, in us: how fast this thread's core runs
-    the host's Python now (a busy hyperthread sibling slows it)."""
-    best = float("inf")
-    for _ in range(5):
-        t = time.perf_counter()
-        sum(i * i for i in range(20_000))
-        best = min(best, time.perf_counter() - t)
-    return 1e6 * best
-
-
 # One thread: n stores into a host-mapped buffer, each followed by a system fence (as the
 # kernel completes an update), then n dependent loads from it (as the updater polls the
 # host's tail); ns for each, by %globaltimer.
@@ -132,7 +120,7 @@ def where(eng: GpuEngine) -> str:
     st, batch = (eng._d[k].data.ptr & 0xFFFFFF for k in ("st", "batch"))
     return (
         f"sm {sm - 1 if sm else '?':>3}  cpu {cpu:>2} (siblings {siblings}; running beside it "
-        f"{busy})  python {python_us():.0f} us  "
+        f"{busy})  python {host_python_us():.0f} us  "
         f"done [{numa_nodes(eng._done.ctypes.data)}]  in [{numa_nodes(eng._in.ctypes.data)}]  "
         f"st {st:06x}  batch {batch:06x}"
     )

@@ -57,6 +57,43 @@ def test_a_row_is_the_median_of_its_repeated_applies(tmp_path: Path) -> None:
     run.engine.load_graph(g)
     seconds, each, pos, neg, events, faults = run.time_query(query, True, repeat=3)
     assert len(each) == len(faults) == 3 and seconds == float(np.median(each))
+    # Beside each timed apply: the host thread's core, and how fast it ran Python then.
+    assert len(run.cpus) == len(run.python_us) == 3 and min(run.python_us) > 0
     # Chord 1-3 closes triangles with 2 and with the hub: 2 x 6 embeddings; 4-6 likewise.
     assert (pos, neg, events) == (24, 0, "")
     assert run.time_once(query, True)[1:3] == (24, 0)
+
+
+def test_compare_turns_keeps_the_fast_mode_when_asked(tmp_path: Path) -> None:
+    """--python-below: a variant's median over only the runs whose row found the host's core
+    fast; the total sums the rows that every variant still has."""
+    import json
+    import subprocess
+    import sys
+
+    def run(name: str, rows: list[tuple[str, float, list[float] | None]]) -> None:
+        (tmp_path / name).mkdir()
+        search = [dict(query=q, stream="deletion10", mode="count", seconds=ms / 1e3,
+                       **({"host_python_us_each": us} if us else {}))
+                  for q, ms, us in rows]  # fmt: skip
+        (tmp_path / name / "gpu_bench.json").write_text(json.dumps({"search": search}))
+
+    run("m1", [("Q_1", 1.2, [900, 950]), ("Q_5", 1.3, [900])])
+    run("m2", [("Q_1", 1.7, [1600, 1700]), ("Q_5", 1.8, [1650])])  # the slow mode
+    run("b1", [("Q_1", 1.1, [1000]), ("Q_5", 1.9, [1500])])
+    run("b2", [("Q_1", 1.3, None), ("Q_5", 1.2, [990])])  # Q_1 did not record its speed
+    script = Path(__file__).resolve().parents[2] / "bench" / "debug" / "compare_turns.py"
+
+    def table(*flags: str) -> list[str]:
+        out = subprocess.run([sys.executable, str(script), *flags, str(tmp_path), "m1", "b1", "m2",
+                              "b2"], capture_output=True, text=True, check=True).stdout  # fmt: skip
+        return out.splitlines()
+
+    every = table()
+    assert "| Q_1 | deletion10 | count | 1.20 | 1.45 |" in every  # b, then m: all runs
+    assert every[-1] == "| total | | | 2.75 | 3.00 |"
+    fast = table("--python-below", "1200")
+    assert "| Q_1 | deletion10 | count | 1.10 (1) | 1.20 (1) |" in fast
+    assert "| Q_5 | deletion10 | count | 1.20 (1) | 1.30 (1) |" in fast
+    assert fast[-1] == "| total | | | 2.30 | 2.50 |"
+    assert table("--python-below", "995")[-1].startswith("| total (1 of 2 rows")
